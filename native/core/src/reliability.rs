@@ -1,0 +1,1 @@
+//! TSC reliability evaluation (WTMLIB). STUB.

@@ -1,0 +1,1 @@
+//! hrts JNI glue.
