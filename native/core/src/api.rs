@@ -1,0 +1,163 @@
+//! The IBMTS-style API over the process's default segment, plus what hrts adds
+//! (nanoseconds, segment information). The C ABI and JNI layers are thin wrappers
+//! over these functions.
+
+use crate::error::Result;
+use crate::segment::layout::LAYOUT_VERSION;
+use crate::segment::SharedBase;
+use crate::source::SourceId;
+use crate::timeline::Base;
+use once_cell::sync::OnceCell;
+use std::sync::atomic::Ordering::Relaxed;
+
+/// Packs a.b.c.d into 16 bits each, as IBMTS did (1.0.0.5 = 0x0001000000000005).
+pub const fn pack_version(a: u16, b: u16, c: u16, d: u16) -> u64 {
+    (a as u64) << 48 | (b as u64) << 32 | (c as u64) << 16 | d as u64
+}
+
+/// "a.b.c.d" of a packed version.
+pub fn version_string(v: u64) -> String {
+    format!("{}.{}.{}.{}", v >> 48, (v >> 32) & 0xffff, (v >> 16) & 0xffff, v & 0xffff)
+}
+
+const fn parse_u16(s: &str) -> u16 {
+    let b = s.as_bytes();
+    let mut i = 0;
+    let mut v: u16 = 0;
+    while i < b.len() {
+        v = v * 10 + (b[i] - b'0') as u16;
+        i += 1;
+    }
+    v
+}
+
+/// The library's logic version: the crate's major.minor.patch and the segment
+/// layout version as the fourth part.
+pub const LOGIC_VERSION: u64 = pack_version(
+    parse_u16(env!("CARGO_PKG_VERSION_MAJOR")),
+    parse_u16(env!("CARGO_PKG_VERSION_MINOR")),
+    parse_u16(env!("CARGO_PKG_VERSION_PATCH")),
+    LAYOUT_VERSION as u16,
+);
+
+/// IBMTS's success status.
+pub const SUCCESS: i32 = 0;
+
+/// Copyright line reported by `getCopyright`.
+pub const COPYRIGHT: &str = "hrts: (c) the hrts authors, Apache-2.0. Inspired by IBM's High Resolution Time Stamp Facility.";
+
+static GLOBAL: OnceCell<SharedBase> = OnceCell::new();
+
+/// The process's default segment (named by `HRTS_SEGMENT`, else `/hrts-<uid>`),
+/// opened on first use. A failure is returned, not cached: a later call retries.
+pub fn global() -> Result<&'static SharedBase> {
+    GLOBAL.get_or_try_init(SharedBase::open_default)
+}
+
+/// The default segment if it is already open: the hot paths' accessor.
+#[inline(always)]
+pub fn global_if_open() -> Option<&'static SharedBase> {
+    GLOBAL.get()
+}
+
+/// Seconds and microseconds since the Unix epoch (IBMTS `calcTimeStamp`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct TimeStamp {
+    pub seconds: u64,
+    pub microseconds: u32,
+}
+
+impl TimeStamp {
+    pub fn from_ns(ns: u64) -> TimeStamp {
+        TimeStamp {
+            seconds: ns / 1_000_000_000,
+            microseconds: (ns % 1_000_000_000 / 1_000) as u32,
+        }
+    }
+
+    /// IBMTS's test-loop line: `seconds.micros = HEX.HEX`.
+    pub fn ibmts_line(&self) -> String {
+        format!(
+            "{}.{:06} = {:08X}.{:08X}",
+            self.seconds, self.microseconds, self.seconds, self.microseconds
+        )
+    }
+}
+
+/// Everything `hrts info` shows about a segment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SegmentInfo {
+    pub name: String,
+    pub layout_version: u32,
+    pub source: SourceId,
+    pub reason: String,
+    pub frequency: u64,
+    pub calibration_spread_ppb: u64,
+    pub calibration_elapsed_ns: u64,
+    pub calibrations: u32,
+    pub creator_pid: u32,
+    pub creator_uid: u32,
+    pub created_realtime_ns: u64,
+    pub mult: u64,
+    pub shift: u32,
+    pub wrap_threshold: u64,
+    pub moves: u64,
+    pub base: Base,
+}
+
+impl SharedBase {
+    /// IBMTS `calcTimeStamp`.
+    #[inline]
+    pub fn calc_time_stamp(&self) -> TimeStamp {
+        TimeStamp::from_ns(self.now_ns())
+    }
+
+    /// IBMTS `getEpochMicroseconds`.
+    #[inline]
+    pub fn epoch_micros(&self) -> u64 {
+        self.now_ns() / 1_000
+    }
+
+    /// A snapshot of the segment's recorded facts.
+    pub fn info(&self) -> SegmentInfo {
+        let h = self.header();
+        SegmentInfo {
+            name: self.name.clone(),
+            layout_version: h.layout_version.load(Relaxed),
+            source: self.source,
+            reason: crate::segment::load_reason(h),
+            frequency: self.freq_hz,
+            calibration_spread_ppb: h.calib_spread_ppb.load(Relaxed),
+            calibration_elapsed_ns: h.calib_elapsed_ns.load(Relaxed),
+            calibrations: h.calibrations.load(Relaxed),
+            creator_pid: h.creator_pid.load(Relaxed),
+            creator_uid: h.creator_uid.load(Relaxed),
+            created_realtime_ns: h.created_realtime_ns.load(Relaxed),
+            mult: self.scale.mult,
+            shift: self.scale.shift,
+            wrap_threshold: self.threshold,
+            moves: h.moves.load(Relaxed),
+            base: self.base(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_packs_like_ibmts() {
+        assert_eq!(pack_version(1, 0, 0, 5), 0x0001_0000_0000_0005);
+        assert_eq!(pack_version(1, 0, 0, 5), 281_474_976_710_661);
+        assert_eq!(version_string(0x0001_0000_0000_0005), "1.0.0.5");
+        assert_eq!(version_string(LOGIC_VERSION), format!("{}.{LAYOUT_VERSION}", env!("CARGO_PKG_VERSION")));
+    }
+
+    #[test]
+    fn ibmts_line_matches_figure_4() {
+        let ts = TimeStamp { seconds: 1_019_168_389, microseconds: 13_063 };
+        assert_eq!(ts.ibmts_line(), "1019168389.013063 = 3CBF4685.00003307");
+        assert_eq!(TimeStamp::from_ns(1_019_168_389_013_063_999), ts);
+    }
+}

@@ -1,0 +1,120 @@
+//! How a process finds and opens its segment: name, sharing, calendar source,
+//! and the bounds on waiting. `Config::from_env` is what every front end uses.
+
+use super::shm::Sharing;
+use crate::calibrate::CalibrationConfig;
+use crate::error::{Error, ErrorKind, Result};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Environment variable naming the segment (e.g. `/hrts-myapp`).
+pub const ENV_SEGMENT: &str = "HRTS_SEGMENT";
+/// Environment variable naming a group (name or numeric gid) to share the segment with.
+pub const ENV_GROUP: &str = "HRTS_GROUP";
+/// Environment variable setting the wrap threshold, in counter ticks.
+pub const ENV_WRAP_THRESHOLD: &str = "HRTS_WRAP_THRESHOLD";
+
+/// The calendar clock read once when a base is set: nanoseconds since the Unix epoch.
+/// Injectable so tests can make the calendar jump without touching the machine's clock.
+pub type Calendar = Arc<dyn Fn() -> u64 + Send + Sync>;
+
+#[derive(Clone)]
+pub struct Config {
+    pub name: String,
+    pub sharing: Sharing,
+    pub calendar: Calendar,
+    /// How long an attaching process waits for the creator to publish `ready`
+    /// before it gives up (creator alive) or takes over (creator gone).
+    pub ready_timeout: Duration,
+    /// Ticks after which the base is moved forward; `None` picks half of the
+    /// largest delta the fast arithmetic handles. Only the creator's value counts.
+    pub wrap_threshold: Option<u64>,
+    pub calibration: CalibrationConfig,
+    /// Run the cross-CPU reliability evaluation before trusting a hardware counter.
+    pub evaluate_reliability: bool,
+}
+
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Config")
+            .field("name", &self.name)
+            .field("sharing", &self.sharing)
+            .field("ready_timeout", &self.ready_timeout)
+            .field("wrap_threshold", &self.wrap_threshold)
+            .finish_non_exhaustive()
+    }
+}
+
+/// `/hrts-<uid>`: one segment per user unless configured otherwise.
+pub fn default_name() -> String {
+    // SAFETY: geteuid cannot fail.
+    format!("/hrts-{}", unsafe { libc::geteuid() })
+}
+
+impl Config {
+    /// The defaults for a segment called `name`, private to this user.
+    pub fn named(name: &str) -> Config {
+        Config {
+            name: name.to_string(),
+            sharing: Sharing::Private,
+            calendar: Arc::new(crate::os::realtime_ns),
+            ready_timeout: Duration::from_secs(5),
+            wrap_threshold: None,
+            calibration: CalibrationConfig::default(),
+            evaluate_reliability: true,
+        }
+    }
+
+    /// Defaults overridden by `HRTS_SEGMENT`, `HRTS_GROUP` and `HRTS_WRAP_THRESHOLD`.
+    pub fn from_env() -> Result<Config> {
+        let name = std::env::var(ENV_SEGMENT)
+            .ok()
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(default_name);
+        let mut cfg = Config::named(&name);
+        if let Some(group) = std::env::var(ENV_GROUP).ok().filter(|s| !s.is_empty()) {
+            cfg.sharing = Sharing::Group(resolve_group(&group)?);
+        }
+        if let Ok(v) = std::env::var(ENV_WRAP_THRESHOLD) {
+            let ticks = v.trim().parse::<u64>().ok().filter(|&t| t > 0);
+            cfg.wrap_threshold = Some(ticks.ok_or_else(|| {
+                Error::new(
+                    ErrorKind::InvalidArgument,
+                    format!("{ENV_WRAP_THRESHOLD}={v:?} is not a positive number of ticks"),
+                )
+            })?);
+        }
+        Ok(cfg)
+    }
+}
+
+/// A group name or numeric gid to a gid.
+pub fn resolve_group(group: &str) -> Result<u32> {
+    if let Ok(gid) = group.parse::<u32>() {
+        return Ok(gid);
+    }
+    let cname = std::ffi::CString::new(group)
+        .map_err(|_| Error::new(ErrorKind::InvalidArgument, "NUL in group name"))?;
+    // SAFETY: zeroed is a valid bit pattern for struct group (pointers null).
+    let mut grp: libc::group = unsafe { std::mem::zeroed() };
+    let mut buf = vec![0 as libc::c_char; 16 * 1024];
+    let mut result: *mut libc::group = std::ptr::null_mut();
+    // SAFETY: all pointers are valid for the call; `buf` outlives it and its
+    // length is passed, so getgrnam_r writes only inside it.
+    let rc = unsafe {
+        libc::getgrnam_r(
+            cname.as_ptr(),
+            &mut grp,
+            buf.as_mut_ptr(),
+            buf.len(),
+            &mut result,
+        )
+    };
+    if rc != 0 || result.is_null() {
+        return Err(Error::new(
+            ErrorKind::InvalidArgument,
+            format!("{ENV_GROUP}={group:?}: no such group; give a group name or numeric gid"),
+        ));
+    }
+    Ok(grp.gr_gid)
+}

@@ -1,0 +1,116 @@
+//! Initialising a segment: choose and calibrate the counter source, pair it with
+//! the calendar once, and publish `ready`. Runs in exactly one process per
+//! segment (or in the one that replaces a creator that died).
+
+use super::layout::*;
+use super::Config;
+use crate::calibrate::{calibrate, Calibration};
+use crate::convert::Scale;
+use crate::eligibility::choose_source;
+use crate::error::Result;
+use crate::source::{self, SourceId};
+use std::sync::atomic::Ordering::{Relaxed, Release};
+
+pub(super) fn initialise(h: &Header, cfg: &Config) -> Result<()> {
+    h.init_started_ns.store(crate::os::monotonic_ns(), Relaxed);
+    let (source, reason, cal) = pick_and_calibrate(cfg)?;
+    let scale = Scale::for_frequency(cal.hz)?;
+    let threshold = cfg
+        .wrap_threshold
+        .unwrap_or(scale.max_delta / 2)
+        .clamp(1, scale.max_delta);
+
+    h.creator_pid.store(crate::os::pid(), Relaxed);
+    // SAFETY: geteuid cannot fail.
+    h.creator_uid.store(unsafe { libc::geteuid() }, Relaxed);
+    h.source_id.store(source as u32, Relaxed);
+    h.freq_hz.store(cal.hz, Relaxed);
+    h.mult.store(scale.mult, Relaxed);
+    h.shift.store(scale.shift, Relaxed);
+    h.max_delta.store(scale.max_delta, Relaxed);
+    h.wrap_threshold.store(threshold, Relaxed);
+    h.calib_spread_ppb.store(cal.spread_ppb, Relaxed);
+    h.calib_elapsed_ns.store(cal.elapsed_ns, Relaxed);
+    h.calibrations.fetch_add(1, Relaxed);
+    store_reason(h, &reason);
+
+    let (counter, ns) = pair_counter_with_calendar(source, &cfg.calendar);
+    h.created_realtime_ns.store(ns, Relaxed);
+    for slot in &h.slots {
+        slot.counter.store(counter, Relaxed);
+        slot.ns.store(ns, Relaxed);
+        slot.frac.store(0, Relaxed);
+        slot.generation.store(1, Relaxed);
+    }
+    h.seq.store(0, Relaxed);
+    h.moves.store(0, Relaxed);
+    h.writer_start_time.store(0, Relaxed);
+
+    h.segment_size.store(SEGMENT_SIZE as u64, Relaxed);
+    h.header_size
+        .store(std::mem::size_of::<Header>() as u32, Relaxed);
+    h.layout_version.store(LAYOUT_VERSION, Relaxed);
+    h.magic.store(MAGIC, Release);
+    h.state
+        .store(state_word(STATE_READY, crate::os::pid()), Release);
+    Ok(())
+}
+
+/// Chooses the source and calibrates it. A hardware counter that fails its
+/// reliability evaluation or calibration is replaced by CLOCK_MONOTONIC_RAW, with
+/// the reason recorded, rather than failing the whole process.
+fn pick_and_calibrate(cfg: &Config) -> Result<(SourceId, String, Calibration)> {
+    let choice = choose_source();
+    let mut reason = choice.reason;
+    if choice.source != SourceId::MonotonicRaw {
+        match calibrate(choice.source, &cfg.calibration) {
+            Ok(cal) => return Ok((choice.source, reason, cal)),
+            Err(e) => {
+                reason = format!("{reason}; calibration failed ({e}), fell back to monotonic-raw")
+            }
+        }
+    }
+    let cal = calibrate(SourceId::MonotonicRaw, &cfg.calibration)?;
+    Ok((SourceId::MonotonicRaw, reason, cal))
+}
+
+fn store_reason(h: &Header, reason: &str) {
+    let mut bytes = reason.as_bytes();
+    if bytes.len() > REASON_LEN {
+        // Cut at a character boundary so the stored text stays valid UTF-8.
+        let mut end = REASON_LEN;
+        while !reason.is_char_boundary(end) {
+            end -= 1;
+        }
+        bytes = &bytes[..end];
+    }
+    for (dst, &b) in h.reason.iter().zip(bytes) {
+        dst.store(b, Relaxed);
+    }
+    h.reason_len.store(bytes.len() as u32, Relaxed);
+}
+
+pub(crate) fn load_reason(h: &Header) -> String {
+    let len = (h.reason_len.load(Relaxed) as usize).min(REASON_LEN);
+    let bytes: Vec<u8> = h.reason[..len].iter().map(|b| b.load(Relaxed)).collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// Reads the calendar between two counter reads several times and keeps the
+/// tightest bracket, so the pairing error is a few tens of nanoseconds.
+pub(crate) fn pair_counter_with_calendar(
+    source: SourceId,
+    calendar: &super::Calendar,
+) -> (u64, u64) {
+    let mut best = (u64::MAX, 0, 0);
+    for _ in 0..7 {
+        let before = source::read_ordered(source);
+        let ns = calendar();
+        let after = source::read_ordered(source);
+        let width = after.wrapping_sub(before);
+        if width < best.0 {
+            best = (width, before.wrapping_add(width / 2), ns);
+        }
+    }
+    (best.1, best.2)
+}

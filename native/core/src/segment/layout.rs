@@ -1,0 +1,163 @@
+//! The shared segment's memory layout, stated once. C sees it only through the
+//! C ABI's accessor functions and Java only through native calls, so this file is
+//! the single source of truth.
+//!
+//! Every field is an atomic because other processes read and write the page
+//! concurrently; plain fields would be data races.
+
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8};
+
+/// "HRTSBASE" in little-endian: the first eight bytes of every hrts segment.
+pub const MAGIC: u64 = u64::from_le_bytes(*b"HRTSBASE");
+/// Bumped whenever the meaning or position of any field changes. `magic` and
+/// `layout_version` stay at offsets 0 and 8 in every version, so any version can
+/// recognise any other and refuse it with a clear message.
+pub const LAYOUT_VERSION: u32 = 1;
+/// One page: the whole segment.
+pub const SEGMENT_SIZE: usize = 4096;
+/// Bytes kept for the reason a counter source was chosen.
+pub const REASON_LEN: usize = 192;
+
+/// `state` word: high 32 bits a [`State`] code, low 32 bits the pid of the
+/// process that initialises (or initialised) the segment.
+pub const STATE_EMPTY: u64 = 0;
+pub const STATE_INITIALISING: u64 = 1;
+pub const STATE_READY: u64 = 2;
+
+pub fn state_word(code: u64, pid: u32) -> u64 {
+    (code << 32) | pid as u64
+}
+pub fn state_code(word: u64) -> u64 {
+    word >> 32
+}
+pub fn state_pid(word: u64) -> u32 {
+    word as u32
+}
+
+/// One copy of the base. Two copies exist so a writer always writes the copy
+/// readers are not using: readers never wait for a writer, and a writer that dies
+/// mid-write leaves the active copy intact.
+#[repr(C)]
+pub struct Slot {
+    /// Counter value the base refers to.
+    pub counter: AtomicU64,
+    /// Calendar time at `counter`, whole nanoseconds since the Unix epoch.
+    pub ns: AtomicU64,
+    /// Sub-nanosecond remainder at `counter`, in units of 2^-shift ns; carrying it
+    /// makes a moved base produce exactly the timeline of the unmoved one.
+    pub frac: AtomicU64,
+    /// Bumped by every explicit reset (`set_base_info`) and re-base, never by a move.
+    pub generation: AtomicU64,
+}
+
+/// The segment header. Immutable fields are written by the initialising process
+/// before it publishes `STATE_READY` (release) and never change afterwards.
+#[repr(C, align(64))]
+pub struct Header {
+    // --- offsets 0..16 are fixed for all layout versions ---
+    pub magic: AtomicU64,
+    pub layout_version: AtomicU32,
+    pub header_size: AtomicU32,
+    // --- version 1 ---
+    pub segment_size: AtomicU64,
+    pub state: AtomicU64,
+    /// CLOCK_MONOTONIC (system-wide) when initialisation began; bounds the wait
+    /// for a creator that is alive but stuck.
+    pub init_started_ns: AtomicU64,
+    pub creator_pid: AtomicU32,
+    pub creator_uid: AtomicU32,
+    pub source_id: AtomicU32,
+    pub shift: AtomicU32,
+    pub freq_hz: AtomicU64,
+    pub mult: AtomicU64,
+    pub max_delta: AtomicU64,
+    pub wrap_threshold: AtomicU64,
+    pub calib_spread_ppb: AtomicU64,
+    pub calib_elapsed_ns: AtomicU64,
+    /// How many processes ran a calibration for this segment (1 unless a creator
+    /// died mid-initialisation and was replaced).
+    pub calibrations: AtomicU32,
+    pub eval_monotonic: AtomicU32,
+    pub eval_max_shift_ns: AtomicU64,
+    pub eval_cpus: AtomicU32,
+    pub reason_len: AtomicU32,
+    pub reason: [AtomicU8; REASON_LEN],
+    pub created_realtime_ns: AtomicU64,
+    /// Count of base moves (diagnostics only).
+    pub moves: AtomicU64,
+    /// Writer bookkeeping, written only by the holder of the writer role.
+    pub writer_start_time: AtomicU64,
+
+    // --- the hot part: read by every stamp ---
+    /// Seqlock word: high 32 bits count completed writes (the active slot is
+    /// their parity), low 32 bits hold the pid of the current writer or 0.
+    pub seq: Hot<AtomicU64>,
+    pub slots: [Slot; 2],
+}
+
+/// Puts a field on its own cache line so the hot read path shares no line with
+/// fields written at other times.
+#[repr(C, align(64))]
+pub struct Hot<T>(pub T);
+
+impl<T> std::ops::Deref for Hot<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+/// Bytes after the header, kept for later layout versions (IBMTS's "array of
+/// undefined size").
+pub const EXTENSION_OFFSET: usize = std::mem::size_of::<Header>();
+pub const EXTENSION_LEN: usize = SEGMENT_SIZE - EXTENSION_OFFSET;
+
+const _: () = assert!(std::mem::size_of::<Header>() <= SEGMENT_SIZE / 2);
+const _: () = assert!(std::mem::align_of::<Header>() <= 4096);
+
+/// Seqlock word helpers.
+pub const SEQ_ONE: u64 = 1 << 32;
+pub fn seq_writer(word: u64) -> u32 {
+    word as u32
+}
+pub fn seq_slot(word: u64) -> usize {
+    ((word >> 32) & 1) as usize
+}
+/// A snapshot read from the slot active at `before` is consistent when, at
+/// `after`, no write has completed since, or exactly one has and no writer holds
+/// the word: only the *next* writer writes into the slot that was read.
+#[inline(always)]
+pub fn snapshot_valid(before: u64, after: u64) -> bool {
+    after.wrapping_sub(before & !0xffff_ffff) <= SEQ_ONE
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fixed_offsets_never_move() {
+        assert_eq!(std::mem::offset_of!(Header, magic), 0);
+        assert_eq!(std::mem::offset_of!(Header, layout_version), 8);
+        assert_eq!(std::mem::offset_of!(Header, seq) % 64, 0);
+        assert!(EXTENSION_LEN >= 2048);
+    }
+
+    #[test]
+    fn snapshot_validity_follows_the_two_slot_protocol() {
+        let s = |n: u64, pid: u32| (n << 32) | pid as u64;
+        assert!(snapshot_valid(s(7, 0), s(7, 0)));
+        // A writer holds the word: it writes the other slot.
+        assert!(snapshot_valid(s(7, 0), s(7, 42)));
+        // One write completed: it wrote the other slot.
+        assert!(snapshot_valid(s(7, 0), s(8, 0)));
+        // The next writer writes the slot we read.
+        assert!(!snapshot_valid(s(7, 0), s(8, 42)));
+        assert!(!snapshot_valid(s(7, 0), s(9, 0)));
+        // Counter wrap.
+        assert!(snapshot_valid(s(u32::MAX as u64, 0), s(0, 0)));
+        assert!(!snapshot_valid(s(u32::MAX as u64, 0), s(1, 0)));
+        assert_eq!(seq_slot(s(7, 0)), 1);
+        assert_eq!(seq_writer(s(7, 42)), 42);
+    }
+}
