@@ -348,3 +348,6 @@ fn check_identity(h: &Header, name: &str) -> Result<bool> {
     }
     Ok(true)
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,324 @@
+//! In-process tests of the segment protocol. Cross-process behaviour (32 attachers,
+//! causality, a writer killed with SIGKILL) is tested with real processes in
+//! native/cli/tests/multiprocess.rs.
+
+use super::layout::*;
+use super::*;
+use crate::source;
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::sync::atomic::AtomicU64;
+use std::sync::atomic::Ordering::SeqCst;
+use std::sync::Arc;
+
+/// A segment name of this test alone, unlinked when dropped.
+struct TestName(String);
+
+impl TestName {
+    fn new(tag: &str) -> TestName {
+        static N: AtomicU64 = AtomicU64::new(0);
+        let name = format!("/hrts-coretest-{}-{tag}-{}", crate::os::pid(), N.fetch_add(1, SeqCst));
+        let _ = SharedBase::unlink(&name);
+        TestName(name)
+    }
+    fn cfg(&self) -> Config {
+        let mut cfg = Config::named(&self.0);
+        cfg.evaluate_reliability = false;
+        cfg
+    }
+    fn path(&self) -> String {
+        format!("/dev/shm{}", self.0)
+    }
+}
+
+impl Drop for TestName {
+    fn drop(&mut self) {
+        let _ = SharedBase::unlink(&self.0);
+    }
+}
+
+fn write_object(t: &TestName, bytes: &[u8], mode: u32) {
+    let mut f = std::fs::File::create(t.path()).unwrap();
+    f.write_all(bytes).unwrap();
+    std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+fn expect_err(cfg: &Config, kind: ErrorKind, needle: &str) -> Error {
+    let err = SharedBase::open(cfg).expect_err("open must fail");
+    assert_eq!(err.kind(), kind, "{err}");
+    assert!(err.message().contains(needle), "{err}");
+    assert!(err.message().contains(&cfg.name), "message names the segment: {err}");
+    err
+}
+
+/// The pid of a process that has certainly exited.
+fn dead_pid() -> u32 {
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let pid = child.id();
+    child.wait().unwrap();
+    pid
+}
+
+#[test]
+fn create_then_attach_share_one_base() {
+    let t = TestName::new("attach");
+    let a = SharedBase::open(&t.cfg()).unwrap();
+    assert_eq!(a.opened(), Opened::Created);
+    let b = SharedBase::open(&t.cfg()).unwrap();
+    assert_eq!(b.opened(), Opened::Attached);
+    assert_eq!(a.base_info(), b.base_info());
+    assert_eq!(a.scale(), b.scale());
+    assert_eq!(a.source(), b.source());
+    let info = b.info();
+    assert_eq!(info.calibrations, 1);
+    assert_eq!(info.creator_pid, crate::os::pid());
+    assert_eq!(info.layout_version, LAYOUT_VERSION);
+    assert!(!info.reason.is_empty());
+    let meta = std::fs::metadata(t.path()).unwrap();
+    assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+    assert_eq!(meta.len(), SEGMENT_SIZE as u64);
+}
+
+#[test]
+fn stamps_match_the_system_clock_right_after_creation() {
+    let t = TestName::new("realtime");
+    let base = SharedBase::open(&t.cfg()).unwrap();
+    // The best of several brackets bounds the scheduling noise of one read.
+    let best = (0..200)
+        .map(|_| {
+            let before = crate::os::realtime_ns();
+            let stamp = base.now_ns_ordered();
+            let after = crate::os::realtime_ns();
+            let mid = before / 2 + after / 2;
+            (after - before, stamp as i64 - mid as i64)
+        })
+        .min_by_key(|&(width, _)| width)
+        .unwrap();
+    assert!(best.1.abs() < 2_000, "stamp is {} ns off CLOCK_REALTIME", best.1);
+}
+
+#[test]
+fn later_calendar_changes_do_not_move_the_timeline_until_reset() {
+    let t = TestName::new("jump");
+    let offset = Arc::new(AtomicU64::new(0));
+    let mut cfg = t.cfg();
+    let o = offset.clone();
+    cfg.calendar = Arc::new(move || crate::os::realtime_ns() + o.load(SeqCst));
+    let base = SharedBase::open(&cfg).unwrap();
+    let gen = base.base_info().generation;
+    const HOUR: u64 = 3_600_000_000_000;
+    offset.store(HOUR, SeqCst);
+    let off = base.now_ns() as i64 - crate::os::realtime_ns() as i64;
+    assert!(off.abs() < 10_000_000, "timeline moved with the calendar: {off} ns");
+    let info = base.set_base_info().unwrap();
+    assert_eq!(info.generation, gen + 1);
+    let off = base.now_ns() as i64 - crate::os::realtime_ns() as i64;
+    assert!((off - HOUR as i64).abs() < 10_000_000, "reset ignored the calendar: {off} ns");
+}
+
+#[test]
+fn a_million_moves_give_the_unmoved_timeline_bit_for_bit() {
+    let t = TestName::new("moves");
+    let mut cfg = t.cfg();
+    cfg.wrap_threshold = Some(1);
+    let base = SharedBase::open(&cfg).unwrap();
+    let origin = base.base();
+    assert_eq!(origin.frac, 0);
+    let scale = base.scale();
+    let moves_before = base.info().moves;
+    let n = if cfg!(debug_assertions) { 200_000 } else { 1_000_000 };
+    let mut counter = source::read_ordered(base.source());
+    let mut expected_moves = 0;
+    for _ in 0..n {
+        // Steps of 1..=4096 ticks beyond the last value cover every remainder;
+        // every step past the threshold of one tick moves the base.
+        let step = 1 + (counter.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 52);
+        counter += step;
+        expected_moves += (step > 1) as u64;
+        let reference = origin.ns as u128
+            + ((counter - origin.counter) as u128 * scale.mult as u128 >> scale.shift);
+        assert_eq!(base.ns_at(counter) as u128, reference);
+    }
+    let moved = base.info().moves - moves_before;
+    assert_eq!(moved, expected_moves);
+    assert!(moved > n as u64 / 2);
+    assert_eq!(base.base().generation, origin.generation);
+}
+
+#[test]
+fn readers_continue_while_a_writer_holds_the_word_and_a_dead_one_is_recovered() {
+    let t = TestName::new("deadwriter");
+    let base = SharedBase::open(&t.cfg()).unwrap();
+    let h = base.header();
+    let word = h.seq.load(SeqCst);
+    let before = base.now_ns();
+    // A writer that died mid-move: its pid holds the word, the inactive slot is junk.
+    h.seq.store(word | dead_pid() as u64, SeqCst);
+    store_junk(&h.slots[seq_slot(word) ^ 1]);
+    let during = base.now_ns();
+    assert!(during >= before);
+    assert!(!base.force_move(), "the first attempt only recovers the word");
+    assert_eq!(h.seq.load(SeqCst), word, "the dead writer's word was released");
+    assert!(base.force_move());
+    assert!(base.now_ns() >= during);
+}
+
+#[test]
+fn a_live_writer_is_never_robbed() {
+    let t = TestName::new("livewriter");
+    let base = SharedBase::open(&t.cfg()).unwrap();
+    base.hold_writer_role_for_test().unwrap();
+    let held = base.header().seq.load(SeqCst);
+    assert_eq!(seq_writer(held), crate::os::pid());
+    assert!(!base.force_move());
+    assert_eq!(base.header().seq.load(SeqCst), held);
+    let t0 = base.now_ns();
+    assert!(base.now_ns() >= t0, "readers do not wait for the writer");
+}
+
+fn store_junk(slot: &Slot) {
+    slot.counter.store(u64::MAX / 3, SeqCst);
+    slot.ns.store(5, SeqCst);
+}
+
+#[test]
+fn a_counter_far_behind_the_base_re_bases_instead_of_going_back() {
+    let t = TestName::new("backstep");
+    let base = SharedBase::open(&t.cfg()).unwrap();
+    let first = base.now_ns();
+    let h = base.header();
+    let slot = &h.slots[seq_slot(h.seq.load(SeqCst))];
+    // As if the counter had been reset: the base now lies ten seconds ahead of it.
+    slot.counter
+        .store(slot.counter.load(SeqCst) + base.frequency() * 10, SeqCst);
+    let gen = base.base_info().generation;
+    let after = base.now_ns();
+    assert!(after >= first, "went backwards: {after} < {first}");
+    assert_eq!(base.base_info().generation, gen + 1);
+    assert!(base.now_ns() >= after);
+}
+
+#[test]
+fn a_creator_that_died_before_ready_is_replaced() {
+    let t = TestName::new("deadcreator");
+    let mut page = vec![0u8; SEGMENT_SIZE];
+    let word = state_word(STATE_INITIALISING, dead_pid());
+    let at = std::mem::offset_of!(Header, state);
+    page[at..at + 8].copy_from_slice(&word.to_ne_bytes());
+    write_object(&t, &page, 0o600);
+    let base = SharedBase::open(&t.cfg()).unwrap();
+    assert_eq!(base.opened(), Opened::TookOver);
+    assert!(base.now_ns() > 0);
+}
+
+#[test]
+fn an_object_never_sized_is_taken_over_after_the_wait() {
+    let t = TestName::new("unsized");
+    write_object(&t, &[], 0o600);
+    let mut cfg = t.cfg();
+    cfg.ready_timeout = std::time::Duration::from_millis(50);
+    let base = SharedBase::open(&cfg).unwrap();
+    assert_eq!(base.opened(), Opened::TookOver);
+}
+
+#[test]
+fn a_live_creator_that_never_finishes_times_out() {
+    let t = TestName::new("stuck");
+    let mut page = vec![0u8; SEGMENT_SIZE];
+    let word = state_word(STATE_INITIALISING, crate::os::pid());
+    let at = std::mem::offset_of!(Header, state);
+    page[at..at + 8].copy_from_slice(&word.to_ne_bytes());
+    write_object(&t, &page, 0o600);
+    let mut cfg = t.cfg();
+    cfg.ready_timeout = std::time::Duration::from_millis(50);
+    expect_err(&cfg, ErrorKind::Timeout, "still being initialised");
+}
+
+#[test]
+fn foreign_truncated_and_mis_moded_objects_are_refused() {
+    let t = TestName::new("foreign");
+    write_object(&t, &[0xA5; SEGMENT_SIZE], 0o600);
+    expect_err(&t.cfg(), ErrorKind::Foreign, "not an hrts segment");
+
+    let t = TestName::new("short");
+    write_object(&t, &[0; 100], 0o600);
+    expect_err(&t.cfg(), ErrorKind::Truncated, "truncated");
+
+    let t = TestName::new("mode");
+    write_object(&t, &[0; SEGMENT_SIZE], 0o644);
+    expect_err(&t.cfg(), ErrorKind::Permission, "every user");
+    std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o640)).unwrap();
+    expect_err(&t.cfg(), ErrorKind::Permission, "not 0600");
+}
+
+#[test]
+fn another_users_segment_is_refused() {
+    let t = TestName::new("owner");
+    write_object(&t, &[0; SEGMENT_SIZE], 0o600);
+    let path = std::ffi::CString::new(t.path()).unwrap();
+    // SAFETY: a valid path; chown touches only that file.
+    if unsafe { libc::chown(path.as_ptr(), 65534, u32::MAX) } != 0 {
+        eprintln!("skipped: changing a file's owner needs root");
+        return;
+    }
+    // SAFETY: geteuid cannot fail.
+    let err = if unsafe { libc::geteuid() } == 0 {
+        expect_err(&t.cfg(), ErrorKind::Permission, "belongs to uid 65534")
+    } else {
+        expect_err(&t.cfg(), ErrorKind::Permission, "another user")
+    };
+    assert!(err.message().contains("HRTS_SEGMENT"));
+}
+
+#[test]
+fn other_layout_versions_and_corrupt_fields_are_refused() {
+    let t = TestName::new("version");
+    let base = SharedBase::open(&t.cfg()).unwrap();
+    let h = base.header();
+    h.layout_version.store(LAYOUT_VERSION + 1, SeqCst);
+    expect_err(&t.cfg(), ErrorKind::Version, "a newer hrts");
+    h.layout_version.store(LAYOUT_VERSION - 1, SeqCst);
+    expect_err(&t.cfg(), ErrorKind::Version, "an older hrts");
+    h.layout_version.store(LAYOUT_VERSION, SeqCst);
+
+    let mult = h.mult.load(SeqCst);
+    h.mult.store(u64::MAX, SeqCst);
+    expect_err(&t.cfg(), ErrorKind::Corrupt, "conversion range");
+    h.mult.store(0, SeqCst);
+    expect_err(&t.cfg(), ErrorKind::Corrupt, "calibration is invalid");
+    h.mult.store(mult, SeqCst);
+
+    h.source_id.store(77, SeqCst);
+    expect_err(&t.cfg(), ErrorKind::Corrupt, "unknown counter source");
+    h.source_id.store(base.source() as u32, SeqCst);
+
+    let state = h.state.load(SeqCst);
+    h.state.store(0xdead_beef_0000_0001, SeqCst);
+    expect_err(&t.cfg(), ErrorKind::Corrupt, "state word");
+    h.state.store(state, SeqCst);
+    assert!(SharedBase::open(&t.cfg()).is_ok(), "restored segment opens again");
+}
+
+#[test]
+fn group_mode_is_explicit_and_never_world_accessible() {
+    let t = TestName::new("group");
+    // SAFETY: getegid cannot fail.
+    let gid = unsafe { libc::getegid() };
+    let mut cfg = t.cfg();
+    cfg.sharing = Sharing::Group(gid);
+    let _base = SharedBase::open(&cfg).unwrap();
+    let meta = std::fs::metadata(t.path()).unwrap();
+    assert_eq!(meta.permissions().mode() & 0o777, 0o660);
+    // A private opener refuses the group-readable segment rather than using it.
+    expect_err(&t.cfg(), ErrorKind::Permission, "not 0600");
+    assert!(SharedBase::open(&cfg).is_ok());
+}
+
+#[test]
+fn bad_names_are_rejected_before_touching_the_system() {
+    for name in ["", "/", "noslash", "/a/b"] {
+        let cfg = Config::named(name);
+        let err = SharedBase::open(&cfg).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{name:?}");
+    }
+}
