@@ -1,16 +1,35 @@
-//! Counter sources. STUB: the clock-core work replaces the bodies, keeping signatures.
+//! Counter sources: the x86-64 TSC, the aarch64 virtual counter (`CNTVCT_EL0`), the
+//! ppc64 Time Base and `CLOCK_MONOTONIC_RAW` as the portable fallback.
+//!
+//! Every id can be passed to [`read`] on every architecture: an id this build cannot
+//! read (see [`SourceId::supported`]) reads `CLOCK_MONOTONIC_RAW` instead, so a
+//! segment written on another architecture can never make a reader execute an
+//! instruction its CPU lacks. Callers that care check `supported()` first.
 
 /// A counter source; the discriminant is stored in the shared segment.
 #[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SourceId {
+    /// `CLOCK_MONOTONIC_RAW` in nanoseconds (frequency exactly 1 GHz).
     MonotonicRaw = 1,
+    /// The x86-64 time-stamp counter.
     Tsc = 2,
+    /// The aarch64 generic timer's virtual count, `CNTVCT_EL0`.
     Cntvct = 3,
+    /// The Power Architecture Time Base register.
     TimeBase = 4,
 }
 
 impl SourceId {
+    /// Every source, in id order.
+    pub const ALL: [SourceId; 4] = [
+        SourceId::MonotonicRaw,
+        SourceId::Tsc,
+        SourceId::Cntvct,
+        SourceId::TimeBase,
+    ];
+
+    /// The id stored in a segment, or `None` for a value no source has.
     pub fn from_u32(v: u32) -> Option<SourceId> {
         match v {
             1 => Some(SourceId::MonotonicRaw),
@@ -20,6 +39,8 @@ impl SourceId {
             _ => None,
         }
     }
+
+    /// The stable lower-case name, as accepted by `HRTS_SOURCE`.
     pub fn name(self) -> &'static str {
         match self {
             SourceId::MonotonicRaw => "monotonic-raw",
@@ -28,21 +49,423 @@ impl SourceId {
             SourceId::TimeBase => "timebase",
         }
     }
+
+    /// The source with this name (`tsc`, `cntvct`, `timebase`, `monotonic-raw`),
+    /// ignoring ASCII case and surrounding white space.
+    pub fn from_name(name: &str) -> Option<SourceId> {
+        let name = name.trim();
+        SourceId::ALL
+            .into_iter()
+            .find(|s| s.name().eq_ignore_ascii_case(name))
+    }
+
     /// Whether this build can read the source at all (architecture).
     pub fn supported(self) -> bool {
-        matches!(self, SourceId::MonotonicRaw)
+        match self {
+            SourceId::MonotonicRaw => true,
+            SourceId::Tsc => cfg!(target_arch = "x86_64"),
+            SourceId::Cntvct => cfg!(target_arch = "aarch64"),
+            SourceId::TimeBase => cfg!(target_arch = "powerpc64"),
+        }
+    }
+
+    /// The source's native hardware counter on this architecture, if any.
+    pub fn native() -> Option<SourceId> {
+        SourceId::ALL
+            .into_iter()
+            .find(|s| *s != SourceId::MonotonicRaw && s.supported())
     }
 }
 
-/// Unordered read.
+/// Unordered read: the CPU may execute it before earlier instructions finish.
+/// Cheapest; right for intervals measured on one thread with slack of a few ns.
 #[inline(always)]
 pub fn read(id: SourceId) -> u64 {
-    let _ = id;
-    crate::os::monotonic_raw_ns()
+    match id {
+        #[cfg(target_arch = "x86_64")]
+        SourceId::Tsc => arch::read(),
+        #[cfg(target_arch = "aarch64")]
+        SourceId::Cntvct => arch::read(),
+        #[cfg(target_arch = "powerpc64")]
+        SourceId::TimeBase => arch::read(),
+        _ => crate::os::monotonic_raw_ns(),
+    }
 }
 
-/// Ordered read (not executed before earlier instructions).
+/// Ordered read: not executed before earlier instructions have completed, so a stamp
+/// taken after an event (a store another thread observed, a lock acquired) is not
+/// earlier than it.
+///
+/// x86-64: `rdtscp` when CPUID reports it, else `lfence; rdtsc`. aarch64: `isb; mrs`.
+/// ppc64: `mftb` as for [`read`]: the Time Base read is not speculated ahead of
+/// earlier instructions in a way any ISA document promises to prevent, and the
+/// article this project follows uses plain `mftb`; a stamp's error there is bounded
+/// by the pipeline depth (a few ns), which is below the Time Base's resolution on
+/// current machines (512 MHz, ~2 ns).
 #[inline(always)]
 pub fn read_ordered(id: SourceId) -> u64 {
-    read(id)
+    match id {
+        #[cfg(target_arch = "x86_64")]
+        SourceId::Tsc => arch::read_ordered(),
+        #[cfg(target_arch = "aarch64")]
+        SourceId::Cntvct => arch::read_ordered(),
+        #[cfg(target_arch = "powerpc64")]
+        SourceId::TimeBase => arch::read(),
+        _ => crate::os::monotonic_raw_ns(),
+    }
+}
+
+/// Fenced read for measurement code (calibration, reliability probes): neither
+/// earlier nor later instructions move across it. Slower than [`read_ordered`].
+#[inline(always)]
+pub fn read_fenced(id: SourceId) -> u64 {
+    match id {
+        #[cfg(target_arch = "x86_64")]
+        SourceId::Tsc => arch::read_fenced(),
+        #[cfg(target_arch = "aarch64")]
+        SourceId::Cntvct => arch::read_fenced(),
+        #[cfg(target_arch = "powerpc64")]
+        SourceId::TimeBase => arch::read_fenced(),
+        _ => crate::os::monotonic_raw_ns(),
+    }
+}
+
+/// The frequency the hardware or firmware declares for the counter, in Hz, if it
+/// declares one; `calibrate` measures the real one. `MonotonicRaw` is exactly 1 GHz.
+///
+/// - TSC: CPUID leaf 0x15 (crystal clock × ratio; exact where present), else the
+///   hypervisor timing leaf 0x40000010 (TSC kHz; KVM/VMware), else `None`. Leaf 0x16
+///   (base MHz) is deliberately not used: it is a marketing figure, not the TSC rate.
+/// - CNTVCT: `CNTFRQ_EL0`, which firmware programs and the kernel trusts.
+/// - Time Base: the `timebase` line of `/proc/cpuinfo`.
+pub fn nominal_frequency(id: SourceId) -> Option<u64> {
+    match id {
+        SourceId::MonotonicRaw => Some(1_000_000_000),
+        #[cfg(target_arch = "x86_64")]
+        SourceId::Tsc => arch::nominal_frequency(),
+        #[cfg(target_arch = "aarch64")]
+        SourceId::Cntvct => arch::nominal_frequency(),
+        #[cfg(target_arch = "powerpc64")]
+        SourceId::TimeBase => std::fs::read_to_string("/proc/cpuinfo")
+            .ok()
+            .and_then(|s| parse_cpuinfo_timebase(&s)),
+        #[allow(unreachable_patterns)]
+        _ => None,
+    }
+}
+
+/// The value of the first `timebase : <hz>` line of a ppc64 `/proc/cpuinfo`.
+pub fn parse_cpuinfo_timebase(cpuinfo: &str) -> Option<u64> {
+    cpuinfo.lines().find_map(|line| {
+        let (key, value) = line.split_once(':')?;
+        if key.trim() != "timebase" {
+            return None;
+        }
+        value.trim().parse::<u64>().ok().filter(|hz| *hz > 0)
+    })
+}
+
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod arch {
+    use core::arch::x86_64::{__cpuid, __cpuid_count, __rdtscp, _mm_lfence, _rdtsc};
+    use core::sync::atomic::{AtomicU8, Ordering};
+
+    #[inline(always)]
+    pub fn read() -> u64 {
+        // SAFETY: rdtsc exists on every x86-64 CPU and only reads the counter; the
+        // kernel could disable it for user space (PR_SET_TSC), which hrts documents as
+        // unsupported, in which case eligibility never selects the TSC.
+        unsafe { _rdtsc() }
+    }
+
+    const UNKNOWN: u8 = 0;
+    const RDTSCP: u8 = 1;
+    const LFENCE: u8 = 2;
+    static ORDERED_KIND: AtomicU8 = AtomicU8::new(UNKNOWN);
+
+    #[inline(always)]
+    pub fn read_ordered() -> u64 {
+        // One relaxed load of a value that never changes after the first call: the
+        // branch is perfectly predicted, and it lets us use rdtscp (cheaper than
+        // lfence;rdtsc on most parts) without executing it on a CPU that lacks it.
+        match ORDERED_KIND.load(Ordering::Relaxed) {
+            RDTSCP => rdtscp(),
+            LFENCE => lfence_rdtsc(),
+            _ => read_ordered_slow(),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn read_ordered_slow() -> u64 {
+        let kind = if has_rdtscp() { RDTSCP } else { LFENCE };
+        ORDERED_KIND.store(kind, Ordering::Relaxed);
+        if kind == RDTSCP {
+            rdtscp()
+        } else {
+            lfence_rdtsc()
+        }
+    }
+
+    #[inline(always)]
+    fn rdtscp() -> u64 {
+        let mut aux = 0u32;
+        // SAFETY: only reached after CPUID reported RDTSCP (leaf 0x80000001 EDX bit
+        // 27); the instruction writes the counter and `aux`, a valid local.
+        unsafe { __rdtscp(&mut aux) }
+    }
+
+    #[inline(always)]
+    fn lfence_rdtsc() -> u64 {
+        // SAFETY: lfence is part of SSE2, which every x86-64 CPU has; it only orders
+        // instruction dispatch. rdtsc as in `read`.
+        unsafe {
+            _mm_lfence();
+            _rdtsc()
+        }
+    }
+
+    #[inline(always)]
+    pub fn read_fenced() -> u64 {
+        let t = lfence_rdtsc();
+        // SAFETY: as in `lfence_rdtsc`; the trailing lfence keeps later instructions
+        // (a CAS publishing this value, the next clock read) from starting before
+        // rdtsc has read the counter.
+        unsafe { _mm_lfence() };
+        t
+    }
+
+    // `__cpuid` became a safe function in recent Rust; the unsafe blocks below keep
+    // the crate building with the workspace's minimum Rust (1.80), where it is not.
+    #[allow(unused_unsafe)]
+    fn max_extended_leaf() -> u32 {
+        // SAFETY: CPUID exists on every x86-64 CPU; leaf 0x80000000 is always valid.
+        unsafe { __cpuid(0x8000_0000).eax }
+    }
+
+    #[allow(unused_unsafe)]
+    fn max_basic_leaf() -> u32 {
+        // SAFETY: CPUID leaf 0 is always valid.
+        unsafe { __cpuid(0).eax }
+    }
+
+    /// RDTSCP support: CPUID 0x80000001 EDX bit 27.
+    #[allow(unused_unsafe)]
+    pub fn has_rdtscp() -> bool {
+        if max_extended_leaf() < 0x8000_0001 {
+            return false;
+        }
+        // SAFETY: the leaf is within the reported maximum.
+        let r = unsafe { __cpuid(0x8000_0001) };
+        r.edx & (1 << 27) != 0
+    }
+
+    /// Invariant TSC: CPUID 0x80000007 EDX bit 8 (runs at a constant rate in every
+    /// P-, C- and T-state). `None` when the leaf does not exist.
+    #[allow(unused_unsafe)]
+    pub fn invariant_tsc() -> Option<bool> {
+        if max_extended_leaf() < 0x8000_0007 {
+            return None;
+        }
+        // SAFETY: the leaf is within the reported maximum.
+        let r = unsafe { __cpuid(0x8000_0007) };
+        Some(r.edx & (1 << 8) != 0)
+    }
+
+    #[allow(unused_unsafe)]
+    pub fn nominal_frequency() -> Option<u64> {
+        if max_basic_leaf() >= 0x15 {
+            // SAFETY: the leaf is within the reported maximum.
+            let r = unsafe { __cpuid_count(0x15, 0) };
+            let (den, num, crystal) = (r.eax as u64, r.ebx as u64, r.ecx as u64);
+            if den != 0 && num != 0 && crystal != 0 {
+                return Some(crystal * num / den);
+            }
+        }
+        // Hypervisor present (CPUID 1 ECX bit 31): leaf 0x40000010 EAX is TSC kHz on
+        // KVM and VMware when the hypervisor exposes the leaf.
+        // SAFETY: leaf 1 is always valid.
+        let hv = unsafe { __cpuid(1) }.ecx & (1 << 31) != 0;
+        if hv {
+            // SAFETY: hypervisor leaves 0x40000000.. are defined when bit 31 is set;
+            // 0x40000000 EAX reports the maximum hypervisor leaf.
+            let max_hv = unsafe { __cpuid(0x4000_0000) }.eax;
+            if max_hv >= 0x4000_0010 {
+                // SAFETY: within the reported hypervisor maximum.
+                let khz = unsafe { __cpuid(0x4000_0010) }.eax as u64;
+                if khz != 0 {
+                    return Some(khz * 1000);
+                }
+            }
+        }
+        None
+    }
+}
+
+#[cfg(target_arch = "aarch64")]
+pub(crate) mod arch {
+    #[inline(always)]
+    pub fn read() -> u64 {
+        let v: u64;
+        // SAFETY: Linux enables EL0 access to CNTVCT_EL0 (CNTKCTL_EL1.EL0VCTEN) on
+        // every aarch64 system it supports; mrs only reads the register.
+        unsafe {
+            core::arch::asm!("mrs {0}, cntvct_el0", out(reg) v, options(nomem, nostack, preserves_flags))
+        };
+        v
+    }
+
+    #[inline(always)]
+    pub fn read_ordered() -> u64 {
+        let v: u64;
+        // SAFETY: as in `read`; isb only flushes the pipeline so the counter read is
+        // not performed before earlier instructions.
+        unsafe {
+            core::arch::asm!("isb", "mrs {0}, cntvct_el0", out(reg) v, options(nomem, nostack, preserves_flags))
+        };
+        v
+    }
+
+    #[inline(always)]
+    pub fn read_fenced() -> u64 {
+        let v: u64;
+        // SAFETY: as in `read_ordered`; the second isb keeps later instructions from
+        // starting before the read.
+        unsafe {
+            core::arch::asm!("isb", "mrs {0}, cntvct_el0", "isb", out(reg) v, options(nostack, preserves_flags))
+        };
+        v
+    }
+
+    pub fn nominal_frequency() -> Option<u64> {
+        let v: u64;
+        // SAFETY: CNTFRQ_EL0 is readable at EL0 whenever CNTVCT_EL0 is.
+        unsafe {
+            core::arch::asm!("mrs {0}, cntfrq_el0", out(reg) v, options(nomem, nostack, preserves_flags))
+        };
+        // Only the low 32 bits are defined.
+        let hz = v & 0xffff_ffff;
+        (hz != 0).then_some(hz)
+    }
+}
+
+#[cfg(target_arch = "powerpc64")]
+pub(crate) mod arch {
+    #[inline(always)]
+    pub fn read() -> u64 {
+        let v: u64;
+        // SAFETY: mftb (mfspr from TBR 268) is a user-mode read of the 64-bit Time
+        // Base on every 64-bit Power CPU; it touches no memory.
+        unsafe {
+            core::arch::asm!("mftb {0}", out(reg) v, options(nomem, nostack, preserves_flags))
+        };
+        v
+    }
+
+    #[inline(always)]
+    pub fn read_fenced() -> u64 {
+        let v: u64;
+        // SAFETY: as in `read`; isync before and after is the Power idiom for keeping
+        // instructions from moving across a Time Base read (context synchronising).
+        unsafe {
+            core::arch::asm!("isync", "mftb {0}", "isync", out(reg) v, options(nostack, preserves_flags))
+        };
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_round_trip_through_u32_and_name() {
+        for id in SourceId::ALL {
+            assert_eq!(SourceId::from_u32(id as u32), Some(id));
+            assert_eq!(SourceId::from_name(id.name()), Some(id));
+        }
+        assert_eq!(SourceId::from_u32(0), None);
+        assert_eq!(SourceId::from_u32(5), None);
+        assert_eq!(SourceId::from_name(" TSC\n"), Some(SourceId::Tsc));
+        assert_eq!(SourceId::from_name("hpet"), None);
+    }
+
+    #[test]
+    fn exactly_one_hardware_source_per_supported_arch() {
+        let hw: Vec<_> = SourceId::ALL
+            .into_iter()
+            .filter(|s| *s != SourceId::MonotonicRaw && s.supported())
+            .collect();
+        let expected = usize::from(cfg!(any(
+            target_arch = "x86_64",
+            target_arch = "aarch64",
+            target_arch = "powerpc64"
+        )));
+        assert_eq!(hw.len(), expected, "{hw:?}");
+        assert!(SourceId::MonotonicRaw.supported());
+        assert_eq!(SourceId::native(), hw.first().copied());
+    }
+
+    #[test]
+    fn every_id_reads_without_fault_and_advances() {
+        // Unsupported ids fall back to CLOCK_MONOTONIC_RAW; all must tick forward.
+        for id in SourceId::ALL {
+            for f in [read, read_ordered, read_fenced] {
+                let a = f(id);
+                let deadline = crate::os::monotonic_raw_ns() + 50_000_000;
+                let mut b = f(id);
+                while b == a && crate::os::monotonic_raw_ns() < deadline {
+                    b = f(id);
+                }
+                assert!(b > a, "{} did not advance: {a} then {b}", id.name());
+            }
+        }
+    }
+
+    #[test]
+    fn unsupported_ids_read_monotonic_raw() {
+        for id in SourceId::ALL.into_iter().filter(|s| !s.supported()) {
+            let lo = crate::os::monotonic_raw_ns();
+            let v = read(id);
+            let hi = crate::os::monotonic_raw_ns();
+            assert!(lo <= v && v <= hi, "{}: {lo} <= {v} <= {hi}", id.name());
+        }
+    }
+
+    #[test]
+    fn nominal_frequency_is_plausible_when_declared() {
+        assert_eq!(
+            nominal_frequency(SourceId::MonotonicRaw),
+            Some(1_000_000_000)
+        );
+        if let Some(native) = SourceId::native() {
+            if let Some(hz) = nominal_frequency(native) {
+                assert!((1_000_000..=20_000_000_000).contains(&hz), "{hz}");
+            }
+        }
+        #[cfg(target_arch = "aarch64")]
+        assert!(
+            nominal_frequency(SourceId::Cntvct).is_some(),
+            "CNTFRQ_EL0 must be programmed"
+        );
+    }
+
+    #[test]
+    fn cpuinfo_timebase_line_is_parsed() {
+        let s = "processor\t: 0\ncpu\t\t: POWER9\nclock\t\t: 2200.000000MHz\n\ntimebase\t: 512000000\nplatform\t: PowerNV\n";
+        assert_eq!(parse_cpuinfo_timebase(s), Some(512_000_000));
+        assert_eq!(parse_cpuinfo_timebase("timebase : zero\n"), None);
+        assert_eq!(parse_cpuinfo_timebase("timebase : 0\n"), None);
+        assert_eq!(parse_cpuinfo_timebase("model name : x\n"), None);
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn ordered_and_unordered_tsc_agree() {
+        let a = read(SourceId::Tsc);
+        let b = read_ordered(SourceId::Tsc);
+        let c = read_fenced(SourceId::Tsc);
+        let d = read(SourceId::Tsc);
+        assert!(a <= b && b <= c && c <= d, "{a} {b} {c} {d}");
+    }
 }
