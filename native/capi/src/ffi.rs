@@ -1,0 +1,427 @@
+//! The exported functions. Each is a thin wrapper over `hrts_core::api`: check
+//! pointers, reach the process's segment, convert, write the outputs.
+
+use crate::boundary::{status_call, value_call};
+use crate::status::{last_error_ptr, Failure, HrtsStatus};
+use hrts_core::api;
+use hrts_core::SharedBase;
+use std::ffi::{c_char, c_int, CString};
+use std::ptr::NonNull;
+use std::sync::OnceLock;
+
+/// Major part of the version this header was generated for.
+pub const HRTS_VERSION_MAJOR: u16 = 0;
+/// Minor part of the version this header was generated for.
+pub const HRTS_VERSION_MINOR: u16 = 1;
+/// Patch part of the version this header was generated for.
+pub const HRTS_VERSION_PATCH: u16 = 0;
+/// Fourth part: the shared segment's layout version.
+pub const HRTS_VERSION_LAYOUT: u16 = 2;
+
+/// The process's segment: already open (the hot path, one load), or opened now.
+#[inline(always)]
+fn base() -> Result<&'static SharedBase, Failure> {
+    match api::global_if_open() {
+        Some(base) => Ok(base),
+        None => open_base(),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn open_base() -> Result<&'static SharedBase, Failure> {
+    api::global().map_err(Failure::from)
+}
+
+/// A required output pointer, or the NULL-pointer failure naming it.
+#[inline(always)]
+fn required<T>(p: *mut T, arg: &str, function: &str) -> Result<NonNull<T>, Failure> {
+    NonNull::new(p).ok_or_else(|| Failure::null(arg, function))
+}
+
+/// Writes `v` through an output pointer the caller promised is valid.
+///
+/// # Safety
+/// `p` must be aligned and valid for a write of `T` (the exported functions'
+/// documented contract; NULL was already excluded by [`required`]).
+#[inline(always)]
+unsafe fn put<T>(p: NonNull<T>, v: T) {
+    // SAFETY: guaranteed by this function's contract, passed on from the caller.
+    unsafe { p.as_ptr().write(v) }
+}
+
+/// The library's logic version, packed a.b.c.d into 16 bits each as IBMTS did
+/// (`0x0001000000000005` is 1.0.0.5): the crate's major.minor.patch and the
+/// shared segment's layout version. Compare it with
+/// `HRTS_PACK_VERSION(HRTS_VERSION_MAJOR, ..., HRTS_VERSION_LAYOUT)` to detect a
+/// header/library mismatch. Never fails.
+#[no_mangle]
+pub extern "C" fn hrts_get_version() -> u64 {
+    value_call(api::LOGIC_VERSION, || api::LOGIC_VERSION)
+}
+
+/// IBMTS `getBaseInfo`: the counter frequency in Hz, the counter value of the
+/// current base, and the base's calendar time (seconds and microseconds since
+/// the Unix epoch). Opens the process's segment (`HRTS_SEGMENT`, default
+/// `/hrts-<uid>`) on first use.
+///
+/// # Safety
+/// Each pointer must be NULL (then `HRTS_E_NULL_POINTER` is returned and nothing
+/// is written) or valid for writing one `uint64_t`.
+#[no_mangle]
+pub unsafe extern "C" fn hrts_get_base_info(
+    frequency: *mut u64,
+    counter: *mut u64,
+    seconds: *mut u64,
+    microseconds: *mut u64,
+) -> c_int {
+    status_call(|| {
+        const F: &str = "hrts_get_base_info";
+        let frequency = required(frequency, "frequency", F)?;
+        let counter = required(counter, "counter", F)?;
+        let seconds = required(seconds, "seconds", F)?;
+        let microseconds = required(microseconds, "microseconds", F)?;
+        let info = base()?.base_info();
+        // SAFETY: all four are non-NULL and, by this function's contract, valid.
+        unsafe {
+            put(frequency, info.frequency);
+            put(counter, info.counter);
+            put(seconds, info.seconds);
+            put(microseconds, info.microseconds);
+        }
+        Ok(())
+    })
+}
+
+/// The generation of the current base: 0 when the segment was created, +1 for
+/// every `hrts_set_base_info` (by any process) and every re-base after the
+/// counter went backwards.
+///
+/// # Safety
+/// `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint64_t`.
+#[no_mangle]
+pub unsafe extern "C" fn hrts_get_generation(out: *mut u64) -> c_int {
+    status_call(|| {
+        let out = required(out, "out", "hrts_get_generation")?;
+        let generation = base()?.base_info().generation;
+        // SAFETY: non-NULL and valid by this function's contract.
+        unsafe { put(out, generation) };
+        Ok(())
+    })
+}
+
+/// IBMTS `setBaseInfo`: pairs the counter with the calendar clock anew for every
+/// process attached to the segment and bumps the generation. This is the one
+/// way a change of the system clock reaches the timeline. May return
+/// `HRTS_E_TIMEOUT` if another live process holds the base for too long.
+#[no_mangle]
+pub extern "C" fn hrts_set_base_info() -> c_int {
+    status_call(|| {
+        base()?.set_base_info()?;
+        Ok(())
+    })
+}
+
+/// IBMTS `calcTimeStamp`: seconds and microseconds since the Unix epoch, in
+/// IBMTS's 32-bit layout. Returns `HRTS_E_OVERFLOW` (writing nothing) instead of
+/// wrapping once the seconds no longer fit in 32 bits (in 2106); use
+/// `hrts_calc_time_stamp64` in new code.
+///
+/// # Safety
+/// Each pointer must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one
+/// `uint32_t`.
+#[no_mangle]
+pub unsafe extern "C" fn hrts_calc_time_stamp(seconds: *mut u32, microseconds: *mut u32) -> c_int {
+    status_call(|| {
+        const F: &str = "hrts_calc_time_stamp";
+        let seconds = required(seconds, "seconds", F)?;
+        let microseconds = required(microseconds, "microseconds", F)?;
+        let ts = base()?.calc_time_stamp();
+        let secs = seconds_u32(ts.seconds)?;
+        // SAFETY: both non-NULL and valid by this function's contract.
+        unsafe {
+            put(seconds, secs);
+            put(microseconds, ts.microseconds);
+        }
+        Ok(())
+    })
+}
+
+fn seconds_u32(seconds: u64) -> Result<u32, Failure> {
+    u32::try_from(seconds).map_err(|_| {
+        Failure::new(
+            HrtsStatus::E_OVERFLOW,
+            format!(
+                "hrts_calc_time_stamp: {seconds} seconds since the epoch do not fit in 32 bits; \
+                 use hrts_calc_time_stamp64"
+            ),
+        )
+    })
+}
+
+/// `hrts_calc_time_stamp` with 64-bit seconds: never overflows.
+///
+/// # Safety
+/// `seconds` must be NULL or valid for writing one `uint64_t`, `microseconds`
+/// NULL or valid for writing one `uint32_t`; NULL gives `HRTS_E_NULL_POINTER`.
+#[no_mangle]
+pub unsafe extern "C" fn hrts_calc_time_stamp64(
+    seconds: *mut u64,
+    microseconds: *mut u32,
+) -> c_int {
+    status_call(|| {
+        const F: &str = "hrts_calc_time_stamp64";
+        let seconds = required(seconds, "seconds", F)?;
+        let microseconds = required(microseconds, "microseconds", F)?;
+        let ts = base()?.calc_time_stamp();
+        // SAFETY: both non-NULL and valid by this function's contract.
+        unsafe {
+            put(seconds, ts.seconds);
+            put(microseconds, ts.microseconds);
+        }
+        Ok(())
+    })
+}
+
+/// IBMTS `getEpochMicroseconds`: microseconds since the Unix epoch.
+///
+/// # Safety
+/// `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint64_t`.
+#[no_mangle]
+pub unsafe extern "C" fn hrts_get_epoch_microseconds(out: *mut u64) -> c_int {
+    status_call(|| {
+        let out = required(out, "out", "hrts_get_epoch_microseconds")?;
+        let us = base()?.epoch_micros();
+        // SAFETY: non-NULL and valid by this function's contract.
+        unsafe { put(out, us) };
+        Ok(())
+    })
+}
+
+/// Nanoseconds since the Unix epoch: the cheapest, finest hrts stamp (an
+/// unordered counter read; stamps from one thread never go backwards).
+///
+/// # Safety
+/// `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint64_t`.
+#[no_mangle]
+pub unsafe extern "C" fn hrts_get_epoch_nanoseconds(out: *mut u64) -> c_int {
+    status_call(|| {
+        let out = required(out, "out", "hrts_get_epoch_nanoseconds")?;
+        let ns = base()?.now_ns();
+        // SAFETY: non-NULL and valid by this function's contract.
+        unsafe { put(out, ns) };
+        Ok(())
+    })
+}
+
+/// The calling process's id (IBMTS `getOSProcessID`). Never fails.
+#[no_mangle]
+pub extern "C" fn hrts_get_pid() -> u32 {
+    value_call(0, hrts_core::os::pid)
+}
+
+/// The calling thread's Linux thread id (`gettid`; IBMTS `getOSThreadID`).
+/// Never fails.
+#[no_mangle]
+pub extern "C" fn hrts_get_thread_id() -> u32 {
+    value_call(0, hrts_core::os::thread_id)
+}
+
+/// Copies the name of the process's segment (e.g. `/hrts-1000`) into `buf` as
+/// a NUL-terminated string. If `len` is smaller than the name plus its NUL,
+/// returns `HRTS_E_BUFFER_TOO_SMALL` (the message gives the size needed) and
+/// writes nothing. Names are at most 255 bytes, so 256 always suffices.
+///
+/// # Safety
+/// `buf` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing `len` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn hrts_get_segment_name(buf: *mut c_char, len: usize) -> c_int {
+    status_call(|| {
+        const F: &str = "hrts_get_segment_name";
+        let buf = required(buf, "buf", F)?;
+        let name = base()?.name().as_bytes();
+        if len < name.len() + 1 {
+            return Err(Failure::new(
+                HrtsStatus::E_BUFFER_TOO_SMALL,
+                format!(
+                    "{F}: the buffer holds {len} bytes, the name needs {}",
+                    name.len() + 1
+                ),
+            ));
+        }
+        let dst = buf.as_ptr().cast::<u8>();
+        // SAFETY: `buf` is valid for `len` bytes (contract) and len > name.len(),
+        // so both writes stay inside it; the name is our own String, which cannot
+        // overlap caller memory.
+        unsafe {
+            std::ptr::copy_nonoverlapping(name.as_ptr(), dst, name.len());
+            dst.add(name.len()).write(0);
+        }
+        Ok(())
+    })
+}
+
+/// This thread's last error message: the message of the most recent failing
+/// hrts call on this thread ("" if none failed yet), like errno it is not
+/// cleared by a successful call. Never NULL. The string belongs to hrts and
+/// stays valid until the next hrts call on this thread.
+#[no_mangle]
+pub extern "C" fn hrts_last_error() -> *const c_char {
+    value_call(c"".as_ptr(), last_error_ptr)
+}
+
+/// The name of a status code (`"HRTS_E_NULL_POINTER"` for
+/// `HRTS_E_NULL_POINTER`), or `"HRTS_E_UNKNOWN_STATUS"` for a value that is not
+/// one. A static string; never NULL.
+#[no_mangle]
+pub extern "C" fn hrts_status_name(status: c_int) -> *const c_char {
+    value_call(c"HRTS_E_UNKNOWN_STATUS".as_ptr(), || {
+        let name = usize::try_from(status)
+            .ok()
+            .and_then(|i| HrtsStatus::ALL.get(i))
+            .map_or(c"HRTS_E_UNKNOWN_STATUS", |s| s.name());
+        name.as_ptr()
+    })
+}
+
+/// The copyright line (IBMTS `getCopyright`). A static string; never NULL.
+#[no_mangle]
+pub extern "C" fn hrts_copyright() -> *const c_char {
+    static COPYRIGHT: OnceLock<CString> = OnceLock::new();
+    value_call(c"".as_ptr(), || {
+        COPYRIGHT
+            .get_or_init(|| CString::new(api::COPYRIGHT).unwrap_or_default())
+            .as_ptr()
+    })
+}
+
+/// Reads a C string returned by this library (for the tests).
+#[cfg(test)]
+pub(crate) fn c_str(p: *const c_char) -> String {
+    assert!(!p.is_null());
+    // SAFETY: every string this library returns is NUL-terminated and static or
+    // thread-owned, unchanged while the test reads it.
+    unsafe { std::ffi::CStr::from_ptr(p) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ptr::null_mut;
+
+    #[test]
+    fn header_version_constants_match_the_library() {
+        let packed = api::pack_version(
+            HRTS_VERSION_MAJOR,
+            HRTS_VERSION_MINOR,
+            HRTS_VERSION_PATCH,
+            HRTS_VERSION_LAYOUT,
+        );
+        assert_eq!(
+            packed,
+            hrts_get_version(),
+            "update the HRTS_VERSION_* constants in native/capi/src/ffi.rs, then bless the header"
+        );
+    }
+
+    #[test]
+    fn status_names_follow_the_values() {
+        for (i, s) in HrtsStatus::ALL.iter().enumerate() {
+            assert_eq!(*s as usize, i, "ALL must be in value order");
+            assert_eq!(
+                c_str(hrts_status_name(i as c_int)),
+                c_str(s.name().as_ptr())
+            );
+        }
+        assert_eq!(c_str(hrts_status_name(0)), "HRTS_SUCCESS");
+        assert_eq!(c_str(hrts_status_name(11)), "HRTS_E_NULL_POINTER");
+        assert_eq!(c_str(hrts_status_name(-1)), "HRTS_E_UNKNOWN_STATUS");
+        assert_eq!(c_str(hrts_status_name(1000)), "HRTS_E_UNKNOWN_STATUS");
+    }
+
+    #[test]
+    fn null_pointers_are_refused_before_anything_else() {
+        // These never reach the segment, so they need no HRTS_SEGMENT.
+        let mut v = 0u64;
+        // SAFETY: every pointer is NULL or points at a live local.
+        let rcs = unsafe {
+            [
+                hrts_get_epoch_nanoseconds(null_mut()),
+                hrts_get_epoch_microseconds(null_mut()),
+                hrts_get_generation(null_mut()),
+                hrts_get_base_info(&mut v, &mut v, null_mut(), &mut v),
+                hrts_calc_time_stamp(null_mut(), null_mut()),
+                hrts_calc_time_stamp64(&mut v, null_mut()),
+                hrts_get_segment_name(null_mut(), 10),
+            ]
+        };
+        for rc in rcs {
+            assert_eq!(rc, HrtsStatus::E_NULL_POINTER as c_int);
+        }
+        assert!(c_str(hrts_last_error()).contains("hrts_get_segment_name"));
+        assert!(c_str(hrts_last_error()).contains("`buf` is NULL"));
+        assert_eq!(v, 0, "nothing is written on failure");
+    }
+
+    #[test]
+    fn seconds_past_2106_overflow_instead_of_wrapping() {
+        assert_eq!(seconds_u32(u32::MAX as u64).unwrap(), u32::MAX);
+        let err = seconds_u32(u32::MAX as u64 + 1).unwrap_err();
+        assert_eq!(err.status, HrtsStatus::E_OVERFLOW);
+        assert!(err.message.contains("hrts_calc_time_stamp64"));
+    }
+
+    #[test]
+    fn pid_thread_id_and_copyright() {
+        assert_eq!(hrts_get_pid(), std::process::id());
+        assert_ne!(hrts_get_thread_id(), 0);
+        assert!(c_str(hrts_copyright()).contains("hrts"));
+    }
+}
+
+#[cfg(test)]
+mod segment_tests {
+    use super::*;
+
+    /// The one test in this crate that opens the process's segment: it names its
+    /// own before first use (the global reads HRTS_SEGMENT once) and removes it.
+    #[test]
+    fn real_calls_against_a_private_segment() {
+        let name = format!("/hrts-capitest-{}", std::process::id());
+        std::env::set_var("HRTS_SEGMENT", &name);
+        let result = std::panic::catch_unwind(|| {
+            let mut buf = [0 as c_char; 64];
+            // SAFETY: `buf` is valid for its length; the other pointers are locals.
+            unsafe {
+                assert_eq!(hrts_get_segment_name(buf.as_mut_ptr(), buf.len()), 0);
+                assert_eq!(c_str(buf.as_ptr()), name);
+                let exact = name.len() + 1;
+                assert_eq!(hrts_get_segment_name(buf.as_mut_ptr(), exact), 0);
+                assert_eq!(
+                    hrts_get_segment_name(buf.as_mut_ptr(), exact - 1),
+                    HrtsStatus::E_BUFFER_TOO_SMALL as c_int
+                );
+                assert!(c_str(hrts_last_error()).contains(&format!("needs {exact}")));
+
+                let (mut g0, mut g1) = (0u64, 0u64);
+                assert_eq!(hrts_get_generation(&mut g0), 0);
+                assert_eq!(hrts_set_base_info(), 0);
+                assert_eq!(hrts_get_generation(&mut g1), 0);
+                assert_eq!(g1, g0 + 1);
+
+                let (mut ns, mut us) = (0u64, 0u64);
+                assert_eq!(hrts_get_epoch_nanoseconds(&mut ns), 0);
+                assert_eq!(hrts_get_epoch_microseconds(&mut us), 0);
+                assert!(us >= ns / 1000 && us - ns / 1000 < 1_000_000);
+                let real = hrts_core::os::realtime_ns();
+                assert!(real.abs_diff(ns) < 50_000_000, "{real} vs {ns}");
+            }
+        });
+        let _ = SharedBase::unlink(&name);
+        if let Err(panic) = result {
+            std::panic::resume_unwind(panic);
+        }
+    }
+}

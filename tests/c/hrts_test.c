@@ -1,0 +1,233 @@
+/*
+ * C-side checks of libhrts through its public header only, as a C user sees it.
+ *
+ *   hrts_test                          run the checks; last line "c: N passed, N failed"
+ *   hrts_test stamp-events FILE COUNT  append COUNT lines "<epoch_ns> c <i>" to FILE
+ *
+ * Run it with its own segment (HRTS_SEGMENT): it calls hrts_set_base_info, which
+ * would move every other process's base on a shared one.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "hrts.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static int passed, failed;
+
+static void check(int ok, const char *what, const char *detail) {
+  if (ok) {
+    passed++;
+  } else {
+    failed++;
+    printf("FAIL: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
+  }
+}
+
+/* Checks a status and shows hrts_last_error() when it is not HRTS_SUCCESS. */
+static int check_ok(int rc, const char *what) {
+  char detail[512];
+  snprintf(detail, sizeof detail, "%s: %s", hrts_status_name(rc), hrts_last_error());
+  check(rc == HRTS_SUCCESS, what, rc == HRTS_SUCCESS ? NULL : detail);
+  return rc == HRTS_SUCCESS;
+}
+
+static uint64_t realtime_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t absdiff(uint64_t a, uint64_t b) { return a > b ? a - b : b - a; }
+
+static void check_version(void) {
+  uint64_t v = hrts_get_version();
+  check(v == HRTS_HEADER_VERSION, "hrts_get_version equals the header's packed version", NULL);
+  check(v == HRTS_PACK_VERSION(v >> 48, (v >> 32) & 0xffff, (v >> 16) & 0xffff, v & 0xffff),
+        "packing round-trips", NULL);
+  check(strstr(hrts_copyright(), "hrts") != NULL, "copyright names hrts", NULL);
+}
+
+static void check_base_info(void) {
+  uint64_t freq = 0, counter = 0, sec = 0, usec = 0;
+  if (!check_ok(hrts_get_base_info(&freq, &counter, &sec, &usec), "hrts_get_base_info")) return;
+  check(freq > 0, "frequency > 0", NULL);
+  check(counter != 0, "base counter nonzero", NULL);
+  check(sec > 1600000000u, "base seconds are a plausible epoch time", NULL);
+  check(usec < 1000000u, "base microseconds below one second", NULL);
+  /* The base was taken at or before now, and the segment is new (ours). */
+  uint64_t base_ns = sec * 1000000000u + usec * 1000u;
+  check(base_ns <= realtime_ns() + 1000000u, "base time not in the future", NULL);
+}
+
+static void check_calc_time_stamp(void) {
+  uint32_t sec = 0, usec = 0;
+  uint64_t before = realtime_ns();
+  if (!check_ok(hrts_calc_time_stamp(&sec, &usec), "hrts_calc_time_stamp")) return;
+  uint64_t after = realtime_ns();
+  uint64_t stamp = (uint64_t)sec * 1000000000u + (uint64_t)usec * 1000u;
+  char detail[128];
+  snprintf(detail, sizeof detail, "stamp %" PRIu64 " vs clock %" PRIu64 "..%" PRIu64, stamp,
+           before, after);
+  /* A fresh segment's calendar base is CLOCK_REALTIME at creation; only
+     calibration error and NTP slew since then separate the two. */
+  check(stamp + 5000000u >= before && stamp <= after + 5000000u,
+        "calc_time_stamp within 5 ms of CLOCK_REALTIME", detail);
+  check(usec < 1000000u, "microseconds below one second", NULL);
+
+  uint64_t sec64 = 0;
+  uint32_t usec64 = 0;
+  if (check_ok(hrts_calc_time_stamp64(&sec64, &usec64), "hrts_calc_time_stamp64")) {
+    check(sec64 >= sec && sec64 - sec <= 1, "64-bit seconds agree with 32-bit", NULL);
+  }
+}
+
+static void check_epoch_monotonic(void) {
+  uint64_t prev_us = 0, prev_ns = 0, us = 0, ns = 0;
+  int backwards = 0, errors = 0;
+  for (int i = 0; i < 100000; i++) {
+    errors += hrts_get_epoch_microseconds(&us) != HRTS_SUCCESS;
+    errors += hrts_get_epoch_nanoseconds(&ns) != HRTS_SUCCESS;
+    backwards += us < prev_us || ns < prev_ns;
+    prev_us = us;
+    prev_ns = ns;
+  }
+  check(errors == 0, "100000 epoch reads succeed", NULL);
+  check(backwards == 0, "epoch microseconds and nanoseconds never go backwards", NULL);
+  check(absdiff(ns, realtime_ns()) < 5000000u, "epoch ns within 5 ms of CLOCK_REALTIME", NULL);
+  check(ns / 1000u >= us && ns / 1000u - us < 1000000u, "ns and us agree", NULL);
+}
+
+static void check_set_base_info(void) {
+  uint64_t g0 = 0, g1 = 0, before = 0, after = 0;
+  check_ok(hrts_get_generation(&g0), "hrts_get_generation");
+  check_ok(hrts_get_epoch_nanoseconds(&before), "stamp before reset");
+  if (!check_ok(hrts_set_base_info(), "hrts_set_base_info")) return;
+  check_ok(hrts_get_generation(&g1), "hrts_get_generation after reset");
+  check(g1 == g0 + 1, "hrts_set_base_info bumps the generation by one", NULL);
+  check_ok(hrts_get_epoch_nanoseconds(&after), "stamp after reset");
+  check(absdiff(after, realtime_ns()) < 5000000u, "after reset, stamps follow CLOCK_REALTIME",
+        NULL);
+}
+
+static void check_null_pointers(void) {
+  uint64_t v = 0;
+  uint32_t w = 0;
+  struct {
+    const char *name;
+    int rc;
+  } cases[] = {
+      {"hrts_get_base_info", hrts_get_base_info(NULL, &v, &v, &v)},
+      {"hrts_get_generation", hrts_get_generation(NULL)},
+      {"hrts_calc_time_stamp", hrts_calc_time_stamp(&w, NULL)},
+      {"hrts_calc_time_stamp64", hrts_calc_time_stamp64(NULL, &w)},
+      {"hrts_get_epoch_microseconds", hrts_get_epoch_microseconds(NULL)},
+      {"hrts_get_epoch_nanoseconds", hrts_get_epoch_nanoseconds(NULL)},
+      {"hrts_get_segment_name", hrts_get_segment_name(NULL, 64)},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char what[128];
+    snprintf(what, sizeof what, "%s(NULL) gives HRTS_E_NULL_POINTER", cases[i].name);
+    check(cases[i].rc == HRTS_E_NULL_POINTER, what, hrts_status_name(cases[i].rc));
+  }
+  /* Initialisers are evaluated in no fixed order: make the last failure explicit. */
+  hrts_get_segment_name(NULL, 64);
+  const char *msg = hrts_last_error();
+  check(msg != NULL && strlen(msg) > 0, "hrts_last_error is non-empty after a failure", NULL);
+  check(msg != NULL && strstr(msg, "hrts_get_segment_name") != NULL,
+        "hrts_last_error names the failing function", msg);
+}
+
+static void check_status_names(void) {
+  check(strcmp(hrts_status_name(HRTS_SUCCESS), "HRTS_SUCCESS") == 0, "name of HRTS_SUCCESS", NULL);
+  check(strcmp(hrts_status_name(HRTS_E_NULL_POINTER), "HRTS_E_NULL_POINTER") == 0,
+        "name of HRTS_E_NULL_POINTER", NULL);
+  check(strcmp(hrts_status_name(HRTS_E_FOREIGN), "HRTS_E_FOREIGN") == 0, "name of HRTS_E_FOREIGN",
+        NULL);
+  check(strcmp(hrts_status_name(-5), "HRTS_E_UNKNOWN_STATUS") == 0, "name of an unknown status",
+        NULL);
+}
+
+static void check_segment_name(void) {
+  char buf[256];
+  const char *want = getenv("HRTS_SEGMENT");
+  if (!check_ok(hrts_get_segment_name(buf, sizeof buf), "hrts_get_segment_name")) return;
+  check(want != NULL && strcmp(buf, want) == 0, "segment name is HRTS_SEGMENT", buf);
+  char small[4];
+  int rc = hrts_get_segment_name(small, sizeof small);
+  check(rc == HRTS_E_BUFFER_TOO_SMALL, "a too-small buffer gives HRTS_E_BUFFER_TOO_SMALL",
+        hrts_status_name(rc));
+}
+
+static void *failing_thread(void *arg) {
+  (void)arg;
+  uint64_t tid = hrts_get_thread_id();
+  hrts_get_epoch_nanoseconds(NULL);
+  return (void *)(uintptr_t)tid;
+}
+
+static void check_threads(void) {
+  check(hrts_get_pid() == (uint32_t)getpid(), "hrts_get_pid is getpid", NULL);
+  uint64_t ok = 0;
+  hrts_get_epoch_nanoseconds(&ok); /* no failure on this thread: message unchanged */
+  const char *before = hrts_last_error();
+  char saved[512];
+  snprintf(saved, sizeof saved, "%s", before);
+  pthread_t t;
+  void *tid = NULL;
+  pthread_create(&t, NULL, failing_thread, NULL);
+  pthread_join(t, &tid);
+  check((uint32_t)(uintptr_t)tid != hrts_get_thread_id(), "threads have distinct ids", NULL);
+  check(strcmp(hrts_last_error(), saved) == 0,
+        "another thread's failure does not change this thread's last error", NULL);
+}
+
+static int stamp_events(const char *path, const char *count_arg) {
+  char *end;
+  long count = strtol(count_arg, &end, 10);
+  if (*end != '\0' || count < 0) {
+    fprintf(stderr, "hrts_test: COUNT must be a non-negative integer, not %s\n", count_arg);
+    return 2;
+  }
+  FILE *f = fopen(path, "a");
+  if (!f) {
+    perror(path);
+    return 1;
+  }
+  for (long i = 0; i < count; i++) {
+    uint64_t ns;
+    int rc = hrts_get_epoch_nanoseconds(&ns);
+    if (rc != HRTS_SUCCESS) {
+      fprintf(stderr, "hrts_test: %s: %s\n", hrts_status_name(rc), hrts_last_error());
+      fclose(f);
+      return 1;
+    }
+    fprintf(f, "%" PRIu64 " c %ld\n", ns, i);
+  }
+  return fclose(f) == 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv) {
+  if (argc == 4 && strcmp(argv[1], "stamp-events") == 0) return stamp_events(argv[2], argv[3]);
+  if (argc != 1) {
+    fprintf(stderr, "usage: hrts_test [stamp-events FILE COUNT]\n");
+    return 2;
+  }
+  check_version();
+  check_status_names();
+  check_null_pointers();
+  check_base_info();
+  check_calc_time_stamp();
+  check_epoch_monotonic();
+  check_set_base_info();
+  check_segment_name();
+  check_threads();
+  printf("c: %d passed, %d failed\n", passed, failed);
+  return failed == 0 ? 0 : 1;
+}

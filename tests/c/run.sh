@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Builds libhrts (release, default target dir: the library everyone else links),
+# compiles the C test against include/hrts.h and runs it on a segment of its own.
+# The last line of output is "c: N passed, N failed".
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$root"
+
+cargo build --release -q -p hrts-capi
+lib="$root/target/release"
+bin="$root/target/c"
+mkdir -p "$bin"
+cc -std=c11 -Wall -Wextra -Werror -O2 -pthread -I include tests/c/hrts_test.c \
+  -o "$bin/hrts_test" -L "$lib" -lhrts -Wl,-rpath,"$lib"
+
+segment="/hrts-ctest-$$"
+# shm objects live in /dev/shm on Linux: removing the file is shm_unlink.
+trap 'rm -f "/dev/shm${segment}"' EXIT
+HRTS_SEGMENT="$segment" "$bin/hrts_test"
