@@ -18,11 +18,16 @@ pub mod calibrate;
 pub mod convert;
 pub mod eligibility;
 pub mod error;
+pub mod itc;
 pub mod os;
 pub mod reliability;
 pub mod segment;
+pub mod sequence;
 pub mod source;
+#[cfg(test)]
+mod testutil;
 pub mod timeline;
+pub mod unique;
 
 pub use error::{Error, ErrorKind, Result};
 pub use segment::{Config, Opened, SharedBase};

@@ -4,6 +4,7 @@
 use super::shm::Sharing;
 use crate::calibrate::CalibrationConfig;
 use crate::error::{Error, ErrorKind, Result};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -32,6 +33,10 @@ pub struct Config {
     pub calibration: CalibrationConfig,
     /// Run the cross-CPU reliability evaluation before trusting a hardware counter.
     pub evaluate_reliability: bool,
+    /// Where sequence numbers are persisted; `None`: [`crate::sequence::default_seq_file`].
+    pub seq_file: Option<PathBuf>,
+    /// Sequence numbers between two writes of the persist file.
+    pub seq_interval: u64,
 }
 
 impl std::fmt::Debug for Config {
@@ -62,6 +67,8 @@ impl Config {
             wrap_threshold: None,
             calibration: CalibrationConfig::default(),
             evaluate_reliability: true,
+            seq_file: None,
+            seq_interval: crate::sequence::DEFAULT_INTERVAL,
         }
     }
 
@@ -83,6 +90,17 @@ impl Config {
                     format!("{ENV_WRAP_THRESHOLD}={v:?} is not a positive number of ticks"),
                 )
             })?);
+        }
+        if let Some(path) = std::env::var_os(crate::sequence::ENV_SEQ_FILE).filter(|v| !v.is_empty()) {
+            cfg.seq_file = Some(PathBuf::from(path));
+        }
+        if let Ok(v) = std::env::var(crate::sequence::ENV_SEQ_INTERVAL) {
+            cfg.seq_interval = v.trim().parse::<u64>().ok().filter(|&n| n > 0).ok_or_else(|| {
+                Error::new(
+                    ErrorKind::InvalidArgument,
+                    format!("{}={v:?} is not a positive number", crate::sequence::ENV_SEQ_INTERVAL),
+                )
+            })?;
         }
         Ok(cfg)
     }

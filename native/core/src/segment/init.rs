@@ -11,7 +11,7 @@ use crate::error::Result;
 use crate::source::{self, SourceId};
 use std::sync::atomic::Ordering::{Relaxed, Release};
 
-pub(super) fn initialise(h: &Header, cfg: &Config) -> Result<()> {
+pub(super) fn initialise(h: &Header, ext: &Extension, cfg: &Config) -> Result<()> {
     h.init_started_ns.store(crate::os::monotonic_ns(), Relaxed);
     let (source, reason, cal) = pick_and_calibrate(cfg)?;
     let scale = Scale::for_frequency(cal.hz)?;
@@ -44,6 +44,11 @@ pub(super) fn initialise(h: &Header, cfg: &Config) -> Result<()> {
     }
     h.seq.store(0, Relaxed);
     h.moves.store(0, Relaxed);
+    // A replaced creator may have left anything here; nobody read it before `ready`.
+    for word in [&*ext.last_unique, &*ext.seq_next, &ext.seq_limit, &ext.seq_interval] {
+        word.store(0, Relaxed);
+    }
+    ext.seq_ready.store(0, Relaxed);
     h.writer_start_time.store(0, Relaxed);
 
     h.segment_size.store(SEGMENT_SIZE as u64, Relaxed);

@@ -12,7 +12,10 @@ pub const MAGIC: u64 = u64::from_le_bytes(*b"HRTSBASE");
 /// Bumped whenever the meaning or position of any field changes. `magic` and
 /// `layout_version` stay at offsets 0 and 8 in every version, so any version can
 /// recognise any other and refuse it with a clear message.
-pub const LAYOUT_VERSION: u32 = 1;
+///
+/// 1: header, calibration and the two-slot base. 2: adds [`Extension`] (unique
+/// stamps and sequence numbers) at [`EXTENSION_OFFSET`].
+pub const LAYOUT_VERSION: u32 = 2;
 /// One page: the whole segment.
 pub const SEGMENT_SIZE: usize = 4096;
 /// Bytes kept for the reason a counter source was chosen.
@@ -112,6 +115,25 @@ impl<T> std::ops::Deref for Hot<T> {
 pub const EXTENSION_OFFSET: usize = std::mem::size_of::<Header>();
 pub const EXTENSION_LEN: usize = SEGMENT_SIZE - EXTENSION_OFFSET;
 
+/// Layout version 2's use of the extension area. Zero is the initial state of
+/// every field, which is what a fresh page holds.
+#[repr(C)]
+pub struct Extension {
+    /// The last unique stamp issued by any process (epoch ns).
+    pub last_unique: Hot<AtomicU64>,
+    /// The next sequence number to hand out.
+    pub seq_next: Hot<AtomicU64>,
+    /// Numbers below this are covered by the persisted file.
+    pub seq_limit: AtomicU64,
+    /// 0 until the first process loaded the persisted file; then 1.
+    pub seq_ready: AtomicU32,
+    pub _reserved: AtomicU32,
+    /// Persist interval N of this segment (numbers between file writes).
+    pub seq_interval: AtomicU64,
+}
+
+const _: () = assert!(EXTENSION_OFFSET % 64 == 0);
+const _: () = assert!(EXTENSION_OFFSET + std::mem::size_of::<Extension>() <= SEGMENT_SIZE);
 const _: () = assert!(std::mem::size_of::<Header>() <= SEGMENT_SIZE / 2);
 const _: () = assert!(std::mem::align_of::<Header>() <= 4096);
 

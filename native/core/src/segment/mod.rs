@@ -52,6 +52,8 @@ pub struct SharedBase {
     /// (seq word, first seen) of a writer role this process suspects is stale.
     pub(crate) suspect: Mutex<Option<(u64, u64)>>,
     pub(crate) writer_timeout: Duration,
+    pub(crate) seq_file: std::path::PathBuf,
+    pub(crate) seq_interval: u64,
 }
 
 impl std::fmt::Debug for SharedBase {
@@ -97,7 +99,7 @@ impl SharedBase {
                     .compare_exchange(STATE_EMPTY, me, Acquire, Relaxed)
                     .is_ok()
                 {
-                    if let Err(e) = init::initialise(header, cfg) {
+                    if let Err(e) = init::initialise(header, extension_of(&map), cfg) {
                         shm::unlink(&cname);
                         return Err(e);
                     }
@@ -160,7 +162,7 @@ impl SharedBase {
                     .compare_exchange(state, mine, Acquire, Relaxed)
                     .is_ok()
                 {
-                    init::initialise(header, cfg)?;
+                    init::initialise(header, extension_of(&map), cfg)?;
                     return SharedBase::from_ready(map, cfg, Opened::TookOver);
                 }
                 continue;
@@ -191,7 +193,7 @@ impl SharedBase {
         if h.header_size.load(Relaxed) as usize != std::mem::size_of::<Header>()
             || h.segment_size.load(Relaxed) as usize != SEGMENT_SIZE
         {
-            return bad("its recorded sizes do not match layout version 1".into());
+            return bad(format!("its recorded sizes do not match layout version {LAYOUT_VERSION}"));
         }
         let raw_source = h.source_id.load(Relaxed);
         let Some(source) = SourceId::from_u32(raw_source) else {
@@ -247,11 +249,20 @@ impl SharedBase {
             calendar: cfg.calendar.clone(),
             suspect: Mutex::new(None),
             writer_timeout: Duration::from_secs(1),
+            seq_file: cfg
+                .seq_file
+                .clone()
+                .unwrap_or_else(|| crate::sequence::default_seq_file(&cfg.name)),
+            seq_interval: cfg.seq_interval.max(1),
         })
     }
 
     pub(crate) fn header(&self) -> &Header {
         header_of(&self.map)
+    }
+
+    pub(crate) fn extension(&self) -> &Extension {
+        extension_of(&self.map)
     }
 
     /// The segment's name.
@@ -306,6 +317,14 @@ fn header_of(map: &shm::Mapping) -> &Header {
     // long and lives as long as the borrow; Header is all atomics, valid for any
     // bit pattern, and every access goes through atomic operations.
     unsafe { &*(map.as_ptr() as *const Header) }
+}
+
+fn extension_of(map: &shm::Mapping) -> &Extension {
+    debug_assert!(map.len() >= SEGMENT_SIZE);
+    // SAFETY: EXTENSION_OFFSET is 64-byte aligned inside the page-aligned
+    // mapping and the Extension fits in the page (checked at compile time); it is
+    // all atomics, valid for any bit pattern.
+    unsafe { &*(map.as_ptr().add(EXTENSION_OFFSET) as *const Extension) }
 }
 
 fn corrupt(name: &str, what: String) -> Error {

@@ -4,38 +4,13 @@
 
 use super::layout::*;
 use super::*;
+use crate::testutil::TestName;
 use crate::source;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::SeqCst;
 use std::sync::Arc;
-
-/// A segment name of this test alone, unlinked when dropped.
-struct TestName(String);
-
-impl TestName {
-    fn new(tag: &str) -> TestName {
-        static N: AtomicU64 = AtomicU64::new(0);
-        let name = format!("/hrts-coretest-{}-{tag}-{}", crate::os::pid(), N.fetch_add(1, SeqCst));
-        let _ = SharedBase::unlink(&name);
-        TestName(name)
-    }
-    fn cfg(&self) -> Config {
-        let mut cfg = Config::named(&self.0);
-        cfg.evaluate_reliability = false;
-        cfg
-    }
-    fn path(&self) -> String {
-        format!("/dev/shm{}", self.0)
-    }
-}
-
-impl Drop for TestName {
-    fn drop(&mut self) {
-        let _ = SharedBase::unlink(&self.0);
-    }
-}
 
 fn write_object(t: &TestName, bytes: &[u8], mode: u32) {
     let mut f = std::fs::File::create(t.path()).unwrap();

@@ -1,0 +1,41 @@
+//! Test helpers shared by the core's unit tests.
+
+use crate::segment::{Config, SharedBase};
+use std::sync::atomic::AtomicU64;
+use std::sync::atomic::Ordering::SeqCst;
+
+/// A segment name of this test alone, unlinked when dropped.
+pub struct TestName(pub String);
+
+impl TestName {
+    pub fn new(tag: &str) -> TestName {
+        static N: AtomicU64 = AtomicU64::new(0);
+        let name = format!("/hrts-coretest-{}-{tag}-{}", crate::os::pid(), N.fetch_add(1, SeqCst));
+        let _ = SharedBase::unlink(&name);
+        TestName(name)
+    }
+    pub fn cfg(&self) -> Config {
+        let mut cfg = Config::named(&self.0);
+        cfg.evaluate_reliability = false;
+        cfg.seq_file = Some(self.seq_file());
+        cfg
+    }
+    /// A persist file private to this test.
+    pub fn seq_file(&self) -> std::path::PathBuf {
+        std::env::temp_dir()
+            .join("hrts-coretest-seq")
+            .join(format!("{}.seq", &self.0[1..]))
+    }
+    pub fn path(&self) -> String {
+        format!("/dev/shm{}", self.0)
+    }
+}
+
+impl Drop for TestName {
+    fn drop(&mut self) {
+        let _ = SharedBase::unlink(&self.0);
+        let _ = std::fs::remove_file(self.seq_file());
+        let _ = std::fs::remove_file(self.seq_file().with_extension("lock"));
+    }
+}
+
