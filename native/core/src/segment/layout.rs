@@ -27,6 +27,9 @@ pub const STATE_EMPTY: u64 = 0;
 pub const STATE_INITIALISING: u64 = 1;
 pub const STATE_READY: u64 = 2;
 
+/// `eval_monotonic` when no reliability evaluation ran.
+pub const EVAL_NOT_RUN: u32 = 2;
+
 pub fn state_word(code: u64, pid: u32) -> u64 {
     (code << 32) | pid as u64
 }

@@ -14,7 +14,9 @@ pub(crate) use init::{load_reason, pair_counter_with_calendar};
 pub mod layout;
 pub mod shm;
 
-pub use config::{default_name, resolve_group, Calendar, Config, ENV_GROUP, ENV_SEGMENT, ENV_WRAP_THRESHOLD};
+pub use config::{
+    default_name, resolve_group, Calendar, Config, ENV_GROUP, ENV_SEGMENT, ENV_WRAP_THRESHOLD,
+};
 pub use shm::Sharing;
 
 use crate::convert::Scale;
@@ -152,7 +154,10 @@ impl SharedBase {
                 STATE_INITIALISING => !crate::os::process_alive(owner),
                 STATE_EMPTY => crate::os::monotonic_ns() >= deadline,
                 _ => {
-                    return Err(corrupt(&cfg.name, format!("state word {state:#x} is invalid")));
+                    return Err(corrupt(
+                        &cfg.name,
+                        format!("state word {state:#x} is invalid"),
+                    ));
                 }
             };
             if take_over {
@@ -187,13 +192,18 @@ impl SharedBase {
     fn from_ready(map: shm::Mapping, cfg: &Config, opened: Opened) -> Result<SharedBase> {
         let h = header_of(&map);
         if !check_identity(h, &cfg.name)? {
-            return Err(corrupt(&cfg.name, "it is marked ready but has no magic".into()));
+            return Err(corrupt(
+                &cfg.name,
+                "it is marked ready but has no magic".into(),
+            ));
         }
         let bad = |what: String| Err(corrupt(&cfg.name, what));
         if h.header_size.load(Relaxed) as usize != std::mem::size_of::<Header>()
             || h.segment_size.load(Relaxed) as usize != SEGMENT_SIZE
         {
-            return bad(format!("its recorded sizes do not match layout version {LAYOUT_VERSION}"));
+            return bad(format!(
+                "its recorded sizes do not match layout version {LAYOUT_VERSION}"
+            ));
         }
         let raw_source = h.source_id.load(Relaxed);
         let Some(source) = SourceId::from_u32(raw_source) else {
@@ -353,9 +363,15 @@ fn check_identity(h: &Header, name: &str) -> Result<bool> {
     let version = h.layout_version.load(Relaxed);
     if version != LAYOUT_VERSION {
         let (age, fix) = if version < LAYOUT_VERSION {
-            ("an older", "once every process using it has exited, remove it with `hrts unlink`")
+            (
+                "an older",
+                "once every process using it has exited, remove it with `hrts unlink`",
+            )
         } else {
-            ("a newer", "upgrade this program's hrts library, or use another segment name")
+            (
+                "a newer",
+                "upgrade this program's hrts library, or use another segment name",
+            )
         };
         return Err(Error::new(
             ErrorKind::Version,

@@ -77,7 +77,10 @@ pub fn create_exclusive(name: &CString, sharing: Sharing) -> Result<Option<Fd>> 
         // SAFETY: fd is an open descriptor we own; -1 keeps the owner.
         if unsafe { libc::fchown(fd.raw(), u32::MAX, gid) } != 0 {
             let e = Error::os(
-                format!("fchown of segment {} to group {gid}", name.to_string_lossy()),
+                format!(
+                    "fchown of segment {} to group {gid}",
+                    name.to_string_lossy()
+                ),
                 "the creating user must be a member of that group",
             );
             unlink(name);
@@ -119,7 +122,11 @@ fn open_error(name: &CString, err: &std::io::Error) -> Error {
             ),
         );
     }
-    Error::from_io(format!("shm_open {name}"), err, "is /dev/shm mounted and writable?")
+    Error::from_io(
+        format!("shm_open {name}"),
+        err,
+        "is /dev/shm mounted and writable?",
+    )
 }
 
 pub struct Stat {
@@ -159,7 +166,10 @@ pub fn check_owner_and_mode(name: &str, st: &Stat, sharing: Sharing) -> Result<(
         ))
     };
     if st.mode & 0o007 != 0 {
-        return refuse(format!("its mode {:04o} gives access to every user", st.mode));
+        return refuse(format!(
+            "its mode {:04o} gives access to every user",
+            st.mode
+        ));
     }
     match sharing {
         Sharing::Private => {

@@ -4,8 +4,8 @@
 
 use super::layout::*;
 use super::*;
-use crate::testutil::TestName;
 use crate::source;
+use crate::testutil::TestName;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::sync::atomic::AtomicU64;
@@ -22,7 +22,10 @@ fn expect_err(cfg: &Config, kind: ErrorKind, needle: &str) -> Error {
     let err = SharedBase::open(cfg).expect_err("open must fail");
     assert_eq!(err.kind(), kind, "{err}");
     assert!(err.message().contains(needle), "{err}");
-    assert!(err.message().contains(&cfg.name), "message names the segment: {err}");
+    assert!(
+        err.message().contains(&cfg.name),
+        "message names the segment: {err}"
+    );
     err
 }
 
@@ -69,7 +72,11 @@ fn stamps_match_the_system_clock_right_after_creation() {
         })
         .min_by_key(|&(width, _)| width)
         .unwrap();
-    assert!(best.1.abs() < 2_000, "stamp is {} ns off CLOCK_REALTIME", best.1);
+    assert!(
+        best.1.abs() < 2_000,
+        "stamp is {} ns off CLOCK_REALTIME",
+        best.1
+    );
 }
 
 #[test]
@@ -84,11 +91,17 @@ fn later_calendar_changes_do_not_move_the_timeline_until_reset() {
     const HOUR: u64 = 3_600_000_000_000;
     offset.store(HOUR, SeqCst);
     let off = base.now_ns() as i64 - crate::os::realtime_ns() as i64;
-    assert!(off.abs() < 10_000_000, "timeline moved with the calendar: {off} ns");
+    assert!(
+        off.abs() < 10_000_000,
+        "timeline moved with the calendar: {off} ns"
+    );
     let info = base.set_base_info().unwrap();
     assert_eq!(info.generation, gen + 1);
     let off = base.now_ns() as i64 - crate::os::realtime_ns() as i64;
-    assert!((off - HOUR as i64).abs() < 10_000_000, "reset ignored the calendar: {off} ns");
+    assert!(
+        (off - HOUR as i64).abs() < 10_000_000,
+        "reset ignored the calendar: {off} ns"
+    );
 }
 
 #[test]
@@ -101,7 +114,11 @@ fn a_million_moves_give_the_unmoved_timeline_bit_for_bit() {
     assert_eq!(origin.frac, 0);
     let scale = base.scale();
     let moves_before = base.info().moves;
-    let n = if cfg!(debug_assertions) { 200_000 } else { 1_000_000 };
+    let n = if cfg!(debug_assertions) {
+        200_000
+    } else {
+        1_000_000
+    };
     let mut counter = source::read_ordered(base.source());
     let mut expected_moves = 0;
     for _ in 0..n {
@@ -132,8 +149,15 @@ fn readers_continue_while_a_writer_holds_the_word_and_a_dead_one_is_recovered() 
     store_junk(&h.slots[seq_slot(word) ^ 1]);
     let during = base.now_ns();
     assert!(during >= before);
-    assert!(!base.force_move(), "the first attempt only recovers the word");
-    assert_eq!(h.seq.load(SeqCst), word, "the dead writer's word was released");
+    assert!(
+        !base.force_move(),
+        "the first attempt only recovers the word"
+    );
+    assert_eq!(
+        h.seq.load(SeqCst),
+        word,
+        "the dead writer's word was released"
+    );
     assert!(base.force_move());
     assert!(base.now_ns() >= during);
 }
@@ -271,7 +295,10 @@ fn other_layout_versions_and_corrupt_fields_are_refused() {
     h.state.store(0xdead_beef_0000_0001, SeqCst);
     expect_err(&t.cfg(), ErrorKind::Corrupt, "state word");
     h.state.store(state, SeqCst);
-    assert!(SharedBase::open(&t.cfg()).is_ok(), "restored segment opens again");
+    assert!(
+        SharedBase::open(&t.cfg()).is_ok(),
+        "restored segment opens again"
+    );
 }
 
 #[test]
