@@ -15,7 +15,11 @@ struct TestName(String);
 impl TestName {
     fn new(tag: &str) -> TestName {
         static N: AtomicU64 = AtomicU64::new(0);
-        let name = format!("/hrts-mptest-{}-{tag}-{}", std::process::id(), N.fetch_add(1, SeqCst));
+        let name = format!(
+            "/hrts-mptest-{}-{tag}-{}",
+            std::process::id(),
+            N.fetch_add(1, SeqCst)
+        );
         let _ = SharedBase::unlink(&name);
         TestName(name)
     }
@@ -112,15 +116,29 @@ fn thirty_two_processes_at_once_share_one_calibration_and_base() {
         .into_iter()
         .map(|c| {
             let out = c.wait_with_output().unwrap();
-            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
             parse_info(&String::from_utf8(out.stdout).unwrap())
         })
         .collect();
     let created = infos.iter().filter(|i| i["opened"] == "created").count();
     assert_eq!(created, 1, "exactly one process creates and calibrates");
-    for key in ["calibrations", "frequency", "source", "base counter", "base ns", "creator pid"] {
+    for key in [
+        "calibrations",
+        "frequency",
+        "source",
+        "base counter",
+        "base ns",
+        "creator pid",
+    ] {
         let first = &infos[0][key];
-        assert!(infos.iter().all(|i| &i[key] == first), "{key} differs between processes");
+        assert!(
+            infos.iter().all(|i| &i[key] == first),
+            "{key} differs between processes"
+        );
     }
     assert_eq!(infos[0]["calibrations"], "1");
 }
@@ -172,7 +190,11 @@ fn a_writer_killed_holding_the_base_is_recovered_from() {
         assert!(now >= last);
         last = now;
     }
-    assert_eq!(base.info().base, held_by, "nobody moved the base while held");
+    assert_eq!(
+        base.info().base,
+        held_by,
+        "nobody moved the base while held"
+    );
 
     holder.kill().unwrap();
     holder.wait().unwrap();
@@ -186,6 +208,101 @@ fn a_writer_killed_holding_the_base_is_recovered_from() {
         assert!(mine >= theirs, "round {round}: {mine} < {theirs}");
         last = mine;
     }
-    assert!(base.info().moves > moves_before, "the base moves again after recovery");
+    assert!(
+        base.info().moves > moves_before,
+        "the base moves again after recovery"
+    );
     done.send(()).unwrap();
+}
+
+#[test]
+fn unique_stamps_from_8_processes_of_2_threads_never_repeat() {
+    let seg = TestName::new("unique");
+    let dir = std::env::temp_dir().join(format!("hrts-unique-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let per_thread = 1_000_000u64;
+    let children: Vec<_> = (0..8)
+        .map(|_| {
+            hrts(&seg)
+                .args(["debug", "unique-dump", &per_thread.to_string(), "2"])
+                .arg(&dir)
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut c in children {
+        assert!(c.wait().unwrap().success());
+    }
+    let mut all = Vec::with_capacity(16 * per_thread as usize);
+    let mut files = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let bytes = std::fs::read(entry.unwrap().path()).unwrap();
+        let stamps: Vec<u64> = bytes
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        assert_eq!(stamps.len() as u64, per_thread);
+        assert!(
+            stamps.windows(2).all(|w| w[0] < w[1]),
+            "a thread's unique stamps must strictly increase"
+        );
+        all.extend(stamps);
+        files += 1;
+    }
+    assert_eq!(files, 16, "8 processes x 2 threads");
+    let n = all.len();
+    all.sort_unstable();
+    all.dedup();
+    assert_eq!(all.len(), n, "{} duplicate unique stamps", n - all.len());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn sequence_numbers_survive_sigkill_and_reboots_without_repeating() {
+    let seg = TestName::new("seq");
+    let dir = std::env::temp_dir().join(format!("hrts-seq-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let seq_file = dir.join("numbers.seq");
+    let mut seen = std::collections::HashSet::new();
+    let mut rng = 0x2545_F491_4F6C_DD1Du64;
+    let mut next_random = move |bound: u64| {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng % bound
+    };
+    for round in 0..50 {
+        let mut children: Vec<Child> = (0..3)
+            .map(|_| {
+                hrts(&seg)
+                    .env("HRTS_SEQ_FILE", &seq_file)
+                    .env("HRTS_SEQ_INTERVAL", "50")
+                    .args(["seq", "100000000"])
+                    .stdout(Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        // Creation (calibration) takes about 100 ms of this; the kill lands anywhere after.
+        std::thread::sleep(Duration::from_millis(120 + next_random(150)));
+        for c in &mut children {
+            c.kill().unwrap(); // SIGKILL
+        }
+        let mut issued = 0;
+        for c in children {
+            let out = c.wait_with_output().unwrap();
+            let text = String::from_utf8_lossy(&out.stdout);
+            // A line cut by the kill has no newline; every complete line was issued.
+            let complete = &text[..text.rfind('\n').map_or(0, |i| i + 1)];
+            for line in complete.lines() {
+                let n: u64 = line.parse().unwrap_or_else(|_| panic!("bad line {line:?}"));
+                assert!(seen.insert(n), "round {round}: {n} issued twice");
+                issued += 1;
+            }
+        }
+        assert!(issued > 0, "round {round}: no process got a number");
+        SharedBase::unlink(&seg.0).unwrap(); // the simulated reboot
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }
