@@ -68,7 +68,9 @@ impl ItcFormat {
     /// The accurate conversion: drop the event bits, multiply by the nominal
     /// period and by 2^bits.
     pub fn to_seconds(&self, stamp: u64) -> f64 {
-        (stamp >> self.event_bits) as f64 * self.nominal_period_s() * (1u64 << self.event_bits) as f64
+        (stamp >> self.event_bits) as f64
+            * self.nominal_period_s()
+            * (1u64 << self.event_bits) as f64
     }
 
     /// The legacy conversion: the raw stamp times the nominal period.
@@ -121,7 +123,8 @@ impl ItcStamper {
                 .compare_exchange_weak(prev, next.wrapping_add(1), SeqCst, Relaxed)
             {
                 Ok(_) => {
-                    self.max_event.fetch_max(self.format.decode(next).1, Relaxed);
+                    self.max_event
+                        .fetch_max(self.format.decode(next).1, Relaxed);
                     return next;
                 }
                 Err(seen) => prev = seen,
@@ -159,17 +162,32 @@ mod tests {
         assert_eq!(f.to_seconds_legacy(s0), 1.5);
         assert_eq!(f.to_ns(s0), 1_500_000_000);
         let s = f.encode(1500, 8191);
-        assert_eq!(f.to_seconds(s), 1.5, "the accurate path ignores the event counter");
+        assert_eq!(
+            f.to_seconds(s),
+            1.5,
+            "the accurate path ignores the event counter"
+        );
         let legacy_err = f.to_seconds_legacy(s) - 1.5;
-        assert!(legacy_err > 0.0 && legacy_err < 0.001, "legacy error {legacy_err} is under one tick");
+        assert!(
+            legacy_err > 0.0 && legacy_err < 0.001,
+            "legacy error {legacy_err} is under one tick"
+        );
     }
 
     #[test]
     fn a_coarse_clock_still_gives_unique_increasing_stamps() {
         let f = ItcFormat::new(3, 1_000_000).unwrap(); // 8 events per ms tick
         let st = ItcStamper::new(f, 1_000_000_000);
-        assert_eq!(st.stamp_at(1_000_000_000), 0, "the first tick of the run is tick 0");
-        assert_eq!(st.stamp_at(1_000_000_000), 1, "a second event on tick 0 is counted");
+        assert_eq!(
+            st.stamp_at(1_000_000_000),
+            0,
+            "the first tick of the run is tick 0"
+        );
+        assert_eq!(
+            st.stamp_at(1_000_000_000),
+            1,
+            "a second event on tick 0 is counted"
+        );
         let same_tick = 1_000_000_000 + 5_000_000;
         let stamps: Vec<u64> = (0..10).map(|_| st.stamp_at(same_tick)).collect();
         assert!(stamps.windows(2).all(|w| w[0] < w[1]));

@@ -10,7 +10,11 @@ pub struct TestName(pub String);
 impl TestName {
     pub fn new(tag: &str) -> TestName {
         static N: AtomicU64 = AtomicU64::new(0);
-        let name = format!("/hrts-coretest-{}-{tag}-{}", crate::os::pid(), N.fetch_add(1, SeqCst));
+        let name = format!(
+            "/hrts-coretest-{}-{tag}-{}",
+            crate::os::pid(),
+            N.fetch_add(1, SeqCst)
+        );
         let _ = SharedBase::unlink(&name);
         TestName(name)
     }
@@ -38,4 +42,3 @@ impl Drop for TestName {
         let _ = std::fs::remove_file(self.seq_file().with_extension("lock"));
     }
 }
-

@@ -132,8 +132,10 @@ impl SharedBase {
         h.seq.compare_exchange(seen, mine, AcqRel, Relaxed).ok()?;
         // Orders the slot stores below after the acquisition for seqlock readers.
         fence(Release);
-        h.writer_start_time
-            .store(crate::os::process_start_time(crate::os::pid()).unwrap_or(0), Relaxed);
+        h.writer_start_time.store(
+            crate::os::process_start_time(crate::os::pid()).unwrap_or(0),
+            Relaxed,
+        );
         Some(mine)
     }
 
@@ -187,8 +189,7 @@ impl SharedBase {
     pub fn set_base_info(&self) -> Result<BaseInfo> {
         let held = self.acquire_writer_waiting()?;
         let old = self.active(held);
-        let (counter, ns) =
-            crate::segment::pair_counter_with_calendar(self.source, &self.calendar);
+        let (counter, ns) = crate::segment::pair_counter_with_calendar(self.source, &self.calendar);
         self.release_writer(
             held,
             Base {
@@ -206,9 +207,9 @@ impl SharedBase {
     /// calendar clock and the old base's time at its threshold, so stamps issued
     /// before the re-base are (as far as the base can know) not passed backwards.
     fn rebase_after_backstep(&self, counter: u64, seen: u64) -> Result<u64> {
-        let held = self.acquire_writer(seen).ok_or_else(|| {
-            Error::new(ErrorKind::Timeout, "another process is re-basing")
-        })?;
+        let held = self
+            .acquire_writer(seen)
+            .ok_or_else(|| Error::new(ErrorKind::Timeout, "another process is re-basing"))?;
         let old = self.active(held);
         let old_reach = old
             .ns

@@ -43,13 +43,18 @@ mod tests {
         let threads: Vec<_> = (0..4)
             .map(|i| {
                 let base = if i % 2 == 0 { a.clone() } else { b.clone() };
-                std::thread::spawn(move || (0..50_000).map(|_| base.next_unique()).collect::<Vec<_>>())
+                std::thread::spawn(move || {
+                    (0..50_000).map(|_| base.next_unique()).collect::<Vec<_>>()
+                })
             })
             .collect();
         let mut all = Vec::new();
         for th in threads {
             let v = th.join().unwrap();
-            assert!(v.windows(2).all(|w| w[0] < w[1]), "a thread's stamps must increase");
+            assert!(
+                v.windows(2).all(|w| w[0] < w[1]),
+                "a thread's stamps must increase"
+            );
             all.extend(v);
         }
         let n = all.len();
