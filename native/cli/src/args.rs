@@ -1,0 +1,302 @@
+//! Command-line parsing (std only: the grammar is a handful of words).
+
+use crate::exit::CliError;
+use hrts_core::source::SourceId;
+use std::time::Duration;
+
+/// Which reliability method(s) `hrts eval` runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Methods {
+    Cop,
+    Switching,
+    Both,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EvalOptions {
+    pub methods: Methods,
+    pub budget: Duration,
+    pub source: Option<SourceId>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Command {
+    Now,
+    Info,
+    Test {
+        count: u64,
+        delay: Duration,
+    },
+    Eval(EvalOptions),
+    Reset,
+    Unlink,
+    Echo,
+    /// Hidden: take the writer role and never give it back (killed by a test).
+    HoldWriter,
+    Help,
+    Version,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Invocation {
+    /// `--segment NAME`, overriding HRTS_SEGMENT.
+    pub segment: Option<String>,
+    pub command: Command,
+}
+
+/// Parses the arguments after the program name. Global options may stand
+/// anywhere; command options are only accepted by their command.
+pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Invocation, CliError> {
+    let mut segment = None;
+    let mut help = false;
+    let mut version = false;
+    let mut words = Vec::new();
+    let mut options: Vec<(String, String)> = Vec::new();
+    let mut it = args.into_iter();
+    while let Some(arg) = it.next() {
+        let (flag, inline) = match arg.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
+            _ => (arg.clone(), None),
+        };
+        let mut value = |name: &str| {
+            inline
+                .clone()
+                .or_else(|| it.next())
+                .ok_or_else(|| CliError::usage(format!("{name} needs a value")))
+        };
+        match flag.as_str() {
+            "-h" | "--help" => help = true,
+            "-V" | "--version" => version = true,
+            "--segment" => segment = Some(value("--segment")?),
+            "--method" | "--budget-ms" | "--source" => {
+                let v = value(&flag)?;
+                options.push((flag, v));
+            }
+            "--" => words.extend(it.by_ref()),
+            f if f.starts_with('-') && f.len() > 1 => {
+                return Err(CliError::usage(format!("unknown option {f}")));
+            }
+            _ => words.push(arg),
+        }
+    }
+    if let Some(name) = &segment {
+        if name.is_empty() {
+            return Err(CliError::usage("--segment needs a non-empty name"));
+        }
+    }
+    let command = if help {
+        Command::Help
+    } else if version {
+        Command::Version
+    } else {
+        command(&words, &options)?
+    };
+    if !options.is_empty() && !matches!(command, Command::Eval(_)) {
+        return Err(CliError::usage(format!(
+            "{} is an option of `hrts eval` only",
+            options[0].0
+        )));
+    }
+    Ok(Invocation { segment, command })
+}
+
+fn command(words: &[String], options: &[(String, String)]) -> Result<Command, CliError> {
+    let Some((name, rest)) = words.split_first() else {
+        return Err(CliError::usage("no command given"));
+    };
+    let no_args = |cmd: Command| {
+        if rest.is_empty() {
+            Ok(cmd)
+        } else {
+            Err(CliError::usage(format!(
+                "`hrts {name}` takes no arguments, got {:?}",
+                rest[0]
+            )))
+        }
+    };
+    match name.as_str() {
+        "now" => no_args(Command::Now),
+        "info" => no_args(Command::Info),
+        "reset" => no_args(Command::Reset),
+        "unlink" => no_args(Command::Unlink),
+        "echo" => no_args(Command::Echo),
+        "help" => no_args(Command::Help),
+        "test" => test_args(rest),
+        "eval" => {
+            if !rest.is_empty() {
+                return Err(CliError::usage(format!(
+                    "`hrts eval` takes no arguments, got {:?}",
+                    rest[0]
+                )));
+            }
+            eval_options(options).map(Command::Eval)
+        }
+        "debug" => match rest {
+            [what] if what == "hold-writer" => Ok(Command::HoldWriter),
+            _ => Err(CliError::usage("usage: hrts debug hold-writer")),
+        },
+        other => Err(CliError::usage(format!("unknown command {other:?}"))),
+    }
+}
+
+fn test_args(rest: &[String]) -> Result<Command, CliError> {
+    let (count, delay) = match rest {
+        [n] => (n, None),
+        [n, d] => (n, Some(d)),
+        _ => return Err(CliError::usage("usage: hrts test N [DELAY_SECONDS]")),
+    };
+    let count = count
+        .parse::<u64>()
+        .map_err(|_| CliError::usage(format!("test: N must be a whole number, not {count:?}")))?;
+    let delay = match delay {
+        None => Duration::ZERO,
+        Some(d) => d
+            .parse::<f64>()
+            .ok()
+            .and_then(|s| Duration::try_from_secs_f64(s).ok())
+            .ok_or_else(|| {
+                CliError::usage(format!(
+                    "test: DELAY must be a non-negative number of seconds, not {d:?}"
+                ))
+            })?,
+    };
+    Ok(Command::Test { count, delay })
+}
+
+fn eval_options(options: &[(String, String)]) -> Result<EvalOptions, CliError> {
+    let mut eval = EvalOptions {
+        methods: Methods::Both,
+        budget: Duration::from_millis(200),
+        source: None,
+    };
+    for (flag, v) in options {
+        match flag.as_str() {
+            "--method" => {
+                eval.methods = match v.as_str() {
+                    "cop" => Methods::Cop,
+                    "switching" => Methods::Switching,
+                    "both" => Methods::Both,
+                    _ => {
+                        return Err(CliError::usage(format!(
+                            "--method must be cop, switching or both, not {v:?}"
+                        )))
+                    }
+                }
+            }
+            "--budget-ms" => {
+                let ms = v
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|&ms| (1..=60_000).contains(&ms));
+                eval.budget = Duration::from_millis(ms.ok_or_else(|| {
+                    CliError::usage(format!("--budget-ms must be 1..60000, not {v:?}"))
+                })?);
+            }
+            "--source" => {
+                eval.source = Some(SourceId::from_name(v).ok_or_else(|| {
+                    CliError::usage(format!(
+                        "--source must be one of tsc, cntvct, timebase, monotonic-raw, not {v:?}"
+                    ))
+                })?);
+            }
+            _ => unreachable!("parse() only collects known options"),
+        }
+    }
+    Ok(eval)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(args: &[&str]) -> Result<Invocation, CliError> {
+        parse(args.iter().map(|s| s.to_string()))
+    }
+
+    fn usage_message(args: &[&str]) -> String {
+        match p(args) {
+            Err(CliError::Usage(m)) => m,
+            other => panic!("{args:?} should be a usage error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn global_segment_option_anywhere() {
+        for args in [
+            &["--segment", "/x", "now"][..],
+            &["now", "--segment", "/x"],
+            &["--segment=/x", "now"],
+        ] {
+            let inv = p(args).unwrap();
+            assert_eq!(inv.segment.as_deref(), Some("/x"));
+            assert_eq!(inv.command, Command::Now);
+        }
+    }
+
+    #[test]
+    fn test_takes_count_and_optional_delay() {
+        assert_eq!(
+            p(&["test", "10"]).unwrap().command,
+            Command::Test {
+                count: 10,
+                delay: Duration::ZERO
+            }
+        );
+        assert_eq!(
+            p(&["test", "3", "0.25"]).unwrap().command,
+            Command::Test {
+                count: 3,
+                delay: Duration::from_millis(250)
+            }
+        );
+        assert!(usage_message(&["test"]).contains("hrts test N"));
+        assert!(usage_message(&["test", "ten"]).contains("whole number"));
+        assert!(usage_message(&["test", "1", "-1"]).contains("unknown option"));
+        assert!(usage_message(&["test", "1", "soon"]).contains("DELAY"));
+    }
+
+    #[test]
+    fn eval_options_are_parsed_and_confined_to_eval() {
+        let Command::Eval(e) = p(&[
+            "eval",
+            "--method",
+            "cop",
+            "--budget-ms=20",
+            "--source",
+            "monotonic-raw",
+        ])
+        .unwrap()
+        .command
+        else {
+            panic!()
+        };
+        assert_eq!(e.methods, Methods::Cop);
+        assert_eq!(e.budget, Duration::from_millis(20));
+        assert_eq!(e.source, Some(SourceId::MonotonicRaw));
+        assert!(usage_message(&["now", "--method", "cop"]).contains("eval"));
+        assert!(usage_message(&["eval", "--method", "x"]).contains("cop"));
+        assert!(usage_message(&["eval", "--budget-ms", "0"]).contains("1..60000"));
+    }
+
+    #[test]
+    fn mistakes_are_usage_errors() {
+        assert!(usage_message(&[]).contains("no command"));
+        assert!(usage_message(&["frobnicate"]).contains("unknown command"));
+        assert!(usage_message(&["now", "extra"]).contains("takes no arguments"));
+        assert!(usage_message(&["--bogus"]).contains("unknown option"));
+        assert!(usage_message(&["now", "--segment"]).contains("needs a value"));
+        assert!(usage_message(&["debug"]).contains("hold-writer"));
+    }
+
+    #[test]
+    fn help_and_version_win() {
+        assert_eq!(p(&["--help"]).unwrap().command, Command::Help);
+        assert_eq!(p(&["now", "-h"]).unwrap().command, Command::Help);
+        assert_eq!(p(&["help"]).unwrap().command, Command::Help);
+        assert_eq!(p(&["-V"]).unwrap().command, Command::Version);
+        assert_eq!(
+            p(&["debug", "hold-writer"]).unwrap().command,
+            Command::HoldWriter
+        );
+    }
+}

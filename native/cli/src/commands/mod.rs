@@ -1,0 +1,67 @@
+//! One module per command; this one opens the segment they share.
+
+mod debug;
+mod echo;
+mod eval;
+mod info;
+mod reset;
+mod test_loop;
+
+use crate::args::{Command, Invocation};
+use crate::exit::CliError;
+use hrts_core::segment::{default_name, Config, ENV_SEGMENT};
+use hrts_core::SharedBase;
+use std::io::Write;
+
+/// Runs the parsed command.
+pub fn run(inv: &Invocation) -> Result<(), CliError> {
+    let segment = inv.segment.as_deref();
+    match &inv.command {
+        Command::Help => print(crate::help::USAGE),
+        Command::Version => print(&format!("{}\n", crate::help::version())),
+        Command::Now => print(&format!("{}\n", open(segment)?.now_ns())),
+        Command::Info => info::run(&open(segment)?),
+        Command::Test { count, delay } => test_loop::run(&open(segment)?, *count, *delay),
+        Command::Eval(options) => eval::run(options),
+        Command::Reset => reset::run(&open(segment)?),
+        Command::Unlink => unlink(segment),
+        Command::Echo => echo::run(&open(segment)?),
+        Command::HoldWriter => debug::hold_writer(&open(segment)?),
+    }
+}
+
+/// The segment this invocation means: `--segment`, else HRTS_SEGMENT, else the
+/// per-user default; with the rest of the configuration from the environment.
+fn open(segment: Option<&str>) -> Result<SharedBase, CliError> {
+    let mut cfg = Config::from_env()?;
+    if let Some(name) = segment {
+        cfg.name = name.to_string();
+    }
+    Ok(SharedBase::open(&cfg)?)
+}
+
+/// The segment's name without opening (or creating) it, and without requiring
+/// the rest of the environment to be valid: `unlink` must work on a segment
+/// whatever state it or the environment is in.
+fn segment_name(segment: Option<&str>) -> String {
+    segment
+        .map(str::to_string)
+        .or_else(|| std::env::var(ENV_SEGMENT).ok().filter(|s| !s.is_empty()))
+        .unwrap_or_else(default_name)
+}
+
+fn unlink(segment: Option<&str>) -> Result<(), CliError> {
+    let name = segment_name(segment);
+    if SharedBase::unlink(&name)? {
+        print(&format!("removed segment {name}\n"))
+    } else {
+        print(&format!("segment {name} did not exist\n"))
+    }
+}
+
+fn print(text: &str) -> Result<(), CliError> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(())
+}

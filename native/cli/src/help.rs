@@ -1,0 +1,55 @@
+//! `hrts --help` and `hrts --version`.
+
+use hrts_core::api;
+
+pub const USAGE: &str = "\
+hrts: one shared high-resolution timeline for every process on this host
+
+Usage: hrts [--segment NAME] COMMAND [ARGS]
+
+Commands:
+  now                  print the current time as epoch nanoseconds
+  info                 print the segment's facts as `key: value` lines
+  test N [DELAY]       IBMTS test loop: a Version=0x... line, then N lines
+                       `seconds.micros = HEX.HEX`, DELAY seconds apart (default 0)
+  eval [OPTIONS]       evaluate the hardware counter's reliability across CPUs
+                       (WTMLIB methods); progress on stderr, results on stdout
+      --method cop|switching|both   which method(s) to run (default both)
+      --budget-ms N                 probing time per method (default 200)
+      --source NAME                 tsc, cntvct, timebase, monotonic-raw
+                                    (default: this machine's hardware counter)
+  reset                set the base anew (IBMTS setBaseInfo) for every process,
+                       bumping the generation; prints the new base
+  unlink               remove the segment's name; says whether it existed
+  echo                 for every line on stdin print one ordered stamp (epoch ns)
+  help                 print this help
+
+Options:
+  --segment NAME       the segment to use (default: $HRTS_SEGMENT, else /hrts-<uid>)
+  -h, --help           print this help
+  -V, --version        print the version
+
+Environment:
+  HRTS_SEGMENT         segment name, e.g. /hrts-myapp
+  HRTS_GROUP           share a new segment with this group (name or gid)
+  HRTS_WRAP_THRESHOLD  ticks after which the base is moved forward (creator only)
+
+Exit status:
+  0  success
+  1  runtime error (OS error, no usable counter, I/O)
+  2  usage error (command line, or a malformed HRTS_* value)
+  3  segment refused: not an hrts segment, truncated, another layout version,
+     corrupt, or owned by another user / unsafe mode
+  4  timed out waiting for another process (segment creator or base writer)
+Errors are printed to stderr as `hrts: error: <message>`.
+";
+
+/// `hrts X.Y.Z (logic version a.b.c.d, 0x...)`.
+pub fn version() -> String {
+    format!(
+        "hrts {} (logic version {}, {:#018x})",
+        env!("CARGO_PKG_VERSION"),
+        api::version_string(api::LOGIC_VERSION),
+        api::LOGIC_VERSION
+    )
+}

@@ -1,0 +1,450 @@
+//! The `hrts` binary as a script sees it: output formats and exit codes. Every
+//! test uses a segment of its own, removed when the test ends.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// A segment name private to one test; unlinked on drop, even on failure.
+struct Segment(String);
+
+impl Segment {
+    fn new() -> Segment {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let n = N.fetch_add(1, Ordering::Relaxed);
+        Segment(format!("/hrts-clitest-{}-{n}", std::process::id()))
+    }
+
+    fn shm_path(&self) -> String {
+        format!("/dev/shm{}", self.0)
+    }
+
+    /// Runs `hrts --segment <this> args...`.
+    fn run(&self, args: &[&str]) -> Output {
+        hrts(&[&["--segment", &self.0], args].concat())
+    }
+}
+
+impl Drop for Segment {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(self.shm_path());
+    }
+}
+
+fn command() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_hrts"));
+    // The caller's environment must not change what the tests see.
+    for var in ["HRTS_SEGMENT", "HRTS_GROUP", "HRTS_WRAP_THRESHOLD"] {
+        c.env_remove(var);
+    }
+    c
+}
+
+fn hrts(args: &[&str]) -> Output {
+    command().args(args).output().expect("run hrts")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).unwrap()
+}
+
+/// Asserts success and returns stdout.
+fn ok(o: Output) -> String {
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
+    stdout(&o)
+}
+
+fn realtime_ns() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
+}
+
+fn info(seg: &Segment) -> HashMap<String, String> {
+    ok(seg.run(&["info"]))
+        .lines()
+        .map(|l| {
+            let (k, v) = l
+                .split_once(": ")
+                .unwrap_or_else(|| panic!("not key: value: {l:?}"));
+            (k.to_string(), v.to_string())
+        })
+        .collect()
+}
+
+fn num(map: &HashMap<String, String>, key: &str) -> u64 {
+    let v = map
+        .get(key)
+        .unwrap_or_else(|| panic!("info has no {key:?}: {map:?}"));
+    v.parse()
+        .unwrap_or_else(|_| panic!("{key}: {v:?} is not a number"))
+}
+
+#[test]
+fn now_is_close_to_the_system_clock() {
+    let seg = Segment::new();
+    ok(seg.run(&["now"])); // create (and calibrate) outside the measured window
+    let before = realtime_ns();
+    let now: u64 = ok(seg.run(&["now"]))
+        .trim()
+        .parse()
+        .expect("a plain integer");
+    let after = realtime_ns();
+    // A fresh segment's base is the realtime clock at creation; calibration error
+    // over a second is microseconds. Allow for scheduling of the child process.
+    assert!(
+        now + 5_000_000 >= before && now <= after + 5_000_000,
+        "{before} <= {now} <= {after}"
+    );
+}
+
+#[test]
+fn test_prints_the_header_and_n_well_formed_lines() {
+    let seg = Segment::new();
+    let out = ok(seg.run(&["test", "5"]));
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 6, "{out}");
+    assert_eq!(
+        lines[0],
+        format!(
+            "hrts High Resolution Timestamp Test: Version=0x{:016X}",
+            hrts_core::api::LOGIC_VERSION
+        )
+    );
+    let mut previous = (0u64, 0u64);
+    for line in &lines[1..] {
+        // seconds.micros = HEX.HEX, the two halves the same value.
+        let (dec, hex) = line.split_once(" = ").unwrap_or_else(|| panic!("{line:?}"));
+        let (s, us) = dec.split_once('.').unwrap();
+        let (hs, hus) = hex.split_once('.').unwrap();
+        assert_eq!(us.len(), 6, "{line:?}");
+        assert_eq!((hs.len(), hus.len()), (8, 8), "{line:?}");
+        assert!(hex
+            .chars()
+            .all(|c| c == '.' || c.is_ascii_digit() || c.is_ascii_uppercase()));
+        let (s, us): (u64, u64) = (s.parse().unwrap(), us.parse().unwrap());
+        assert_eq!(u64::from_str_radix(hs, 16).unwrap(), s, "{line:?}");
+        assert_eq!(u64::from_str_radix(hus, 16).unwrap(), us, "{line:?}");
+        assert!(us < 1_000_000);
+        assert!((s, us) >= previous, "stamps went backwards: {line:?}");
+        assert!(s.abs_diff(realtime_ns() / 1_000_000_000) <= 2);
+        previous = (s, us);
+    }
+}
+
+#[test]
+fn test_with_a_delay_spaces_the_stamps() {
+    let seg = Segment::new();
+    let out = ok(seg.run(&["test", "3", "0.1"]));
+    let us: Vec<u64> = out
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let (s, rest) = l.split_once('.').unwrap();
+            s.parse::<u64>().unwrap() * 1_000_000 + rest[..6].parse::<u64>().unwrap()
+        })
+        .collect();
+    assert_eq!(us.len(), 3);
+    for pair in us.windows(2) {
+        let gap = pair[1] - pair[0];
+        assert!((95_000..1_000_000).contains(&gap), "gap {gap} us");
+    }
+}
+
+#[test]
+fn info_fields_parse() {
+    let seg = Segment::new();
+    let first = info(&seg);
+    assert_eq!(first["segment"], seg.0);
+    assert_eq!(first["opened"], "created");
+    assert_eq!(
+        num(&first, "layout version"),
+        hrts_core::segment::layout::LAYOUT_VERSION as u64
+    );
+    assert!(["tsc", "cntvct", "timebase", "monotonic-raw"].contains(&first["source"].as_str()));
+    assert!(!first["reason"].is_empty());
+    assert!(num(&first, "frequency Hz") > 0);
+    assert!(num(&first, "calibrations") >= 1);
+    num(&first, "calibration spread ppb");
+    // The creator was that `hrts info` process, which has exited since.
+    assert_ne!(num(&first, "creator pid"), std::process::id() as u64);
+    // SAFETY: geteuid cannot fail.
+    assert_eq!(num(&first, "creator uid"), unsafe { libc::geteuid() }
+        as u64);
+    let created = num(&first, "created epoch ns");
+    assert!(created.abs_diff(realtime_ns()) < 60_000_000_000);
+    assert!(num(&first, "base ns") >= created);
+    for key in [
+        "generation",
+        "base counter",
+        "mult",
+        "shift",
+        "wrap threshold ticks",
+        "moves",
+    ] {
+        num(&first, key);
+    }
+    assert!(num(&first, "mult") > 0 && (1..64).contains(&num(&first, "shift")));
+
+    let second = info(&seg);
+    assert_eq!(second["opened"], "attached");
+    assert_eq!(second["creator pid"], first["creator pid"]);
+    assert_eq!(second["frequency Hz"], first["frequency Hz"]);
+}
+
+#[test]
+fn reset_bumps_the_generation_for_the_next_process() {
+    let seg = Segment::new();
+    let g0 = num(&info(&seg), "generation");
+    let reset: HashMap<String, String> = ok(seg.run(&["reset"]))
+        .lines()
+        .filter_map(|l| l.split_once(": "))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    assert_eq!(num(&reset, "generation"), g0 + 1);
+    assert!(num(&reset, "frequency Hz") > 0);
+    assert!(num(&reset, "microseconds") < 1_000_000);
+    assert_eq!(
+        num(&reset, "base ns"),
+        num(&reset, "seconds") * 1_000_000_000
+            + num(&reset, "microseconds") * 1_000
+            + num(&reset, "base ns") % 1_000
+    );
+    let after = info(&seg);
+    assert_eq!(num(&after, "generation"), g0 + 1);
+    assert_eq!(after["base counter"], reset["base counter"]);
+}
+
+#[test]
+fn unlink_removes_the_segment_and_says_whether_it_existed() {
+    let seg = Segment::new();
+    ok(seg.run(&["now"]));
+    assert!(std::path::Path::new(&seg.shm_path()).exists());
+    assert_eq!(
+        ok(seg.run(&["unlink"])).trim(),
+        format!("removed segment {}", seg.0)
+    );
+    assert!(!std::path::Path::new(&seg.shm_path()).exists());
+    assert_eq!(
+        ok(seg.run(&["unlink"])).trim(),
+        format!("segment {} did not exist", seg.0)
+    );
+    // The next user creates a fresh one.
+    assert_eq!(info(&seg)["opened"], "created");
+}
+
+#[test]
+fn hrts_segment_environment_variable_names_the_segment() {
+    let seg = Segment::new();
+    let out = command()
+        .env("HRTS_SEGMENT", &seg.0)
+        .arg("info")
+        .output()
+        .unwrap();
+    assert!(ok(out).contains(&format!("segment: {}\n", seg.0)));
+    // --segment wins over the environment.
+    let other = Segment::new();
+    let out = command()
+        .env("HRTS_SEGMENT", &seg.0)
+        .args(["--segment", &other.0, "info"])
+        .output()
+        .unwrap();
+    assert!(ok(out).contains(&format!("segment: {}\n", other.0)));
+}
+
+#[test]
+fn echo_stamps_every_line_in_order() {
+    let seg = Segment::new();
+    ok(seg.run(&["now"]));
+    let mut child = command()
+        .args(["--segment", &seg.0, "echo"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let before = realtime_ns();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"a\nb\n\nlast without newline")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stamps: Vec<u64> = ok(out).lines().map(|l| l.parse().unwrap()).collect();
+    assert_eq!(stamps.len(), 4);
+    assert!(stamps.windows(2).all(|w| w[0] <= w[1]), "{stamps:?}");
+    assert!(stamps[0] + 5_000_000 >= before);
+}
+
+#[test]
+fn usage_errors_exit_2_with_a_message() {
+    let seg = Segment::new();
+    for args in [
+        &[][..],
+        &["frobnicate"],
+        &["test"],
+        &["test", "many"],
+        &["test", "1", "2", "3"],
+        &["now", "extra"],
+        &["--bogus", "now"],
+        &["now", "--method", "cop"],
+        &["--segment"],
+        &["eval", "--budget-ms", "0"],
+    ] {
+        let out = hrts(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            stderr(&out).starts_with("hrts: error: "),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+        assert!(stdout(&out).is_empty());
+    }
+    // An invalid segment name or environment value is the caller's mistake too.
+    let out = hrts(&["--segment", "no-slash", "now"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("must start with '/'"),
+        "{}",
+        stderr(&out)
+    );
+    let out = command()
+        .env("HRTS_WRAP_THRESHOLD", "lots")
+        .args(["--segment", &seg.0, "now"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("HRTS_WRAP_THRESHOLD"));
+}
+
+#[test]
+fn help_documents_commands_and_exit_codes() {
+    let help = ok(hrts(&["--help"]));
+    for word in [
+        "now",
+        "info",
+        "test N",
+        "eval",
+        "reset",
+        "unlink",
+        "echo",
+        "--segment",
+        "Exit status",
+    ] {
+        assert!(help.contains(word), "--help lacks {word:?}");
+    }
+    assert!(!help.contains("hold-writer"), "debug commands stay hidden");
+    assert_eq!(ok(hrts(&["help"])), help);
+    let version = ok(hrts(&["--version"]));
+    assert!(version.starts_with(&format!("hrts {} ", env!("CARGO_PKG_VERSION"))));
+    assert!(version.contains(&hrts_core::api::version_string(
+        hrts_core::api::LOGIC_VERSION
+    )));
+}
+
+/// Puts `bytes` at the segment's name with the mode an hrts segment has, so only
+/// the contents are wrong.
+fn plant(seg: &Segment, bytes: &[u8]) {
+    std::fs::write(seg.shm_path(), bytes).unwrap();
+    std::fs::set_permissions(seg.shm_path(), std::fs::Permissions::from_mode(0o600)).unwrap();
+}
+
+#[test]
+fn a_foreign_segment_is_refused_with_exit_3() {
+    let seg = Segment::new();
+    plant(&seg, &[0xA5; 4096]);
+    for cmd in ["info", "now", "test"] {
+        let args: &[&str] = if cmd == "test" {
+            &["test", "1"]
+        } else {
+            &[cmd]
+        };
+        let out = seg.run(args);
+        assert_eq!(out.status.code(), Some(3), "{cmd}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(err.starts_with("hrts: error: "), "{err}");
+        assert!(err.contains("not an hrts segment"), "{err}");
+        assert!(err.contains(&seg.0), "the message names the segment: {err}");
+    }
+    // Nothing was overwritten, and unlink can still remove it.
+    assert_eq!(std::fs::read(seg.shm_path()).unwrap(), vec![0xA5; 4096]);
+    assert!(ok(seg.run(&["unlink"])).starts_with("removed"));
+}
+
+#[test]
+fn a_truncated_segment_is_refused_with_exit_3() {
+    let seg = Segment::new();
+    plant(&seg, &[0x5A; 100]);
+    let out = seg.run(&["info"]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(stderr(&out).contains("truncated"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_world_readable_segment_is_refused_with_exit_3() {
+    let seg = Segment::new();
+    ok(seg.run(&["now"]));
+    std::fs::set_permissions(seg.shm_path(), std::fs::Permissions::from_mode(0o644)).unwrap();
+    let out = seg.run(&["now"]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("refusing segment"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn eval_reports_every_method_and_a_verdict() {
+    let out = hrts(&["eval", "--budget-ms", "20"]);
+    if out.status.code() == Some(1) && stderr(&out).contains("no hardware counter") {
+        return; // an architecture without one: nothing to evaluate
+    }
+    let text = ok(out);
+    let blocks: Vec<&str> = text.split("\n\n").collect();
+    assert_eq!(blocks.len(), 3, "{text}");
+    for (block, method) in blocks.iter().zip(["cas-ordered-probes", "cpu-switching"]) {
+        let map: HashMap<&str, &str> = block.lines().filter_map(|l| l.split_once(": ")).collect();
+        assert_eq!(map["method"], method);
+        assert!(["yes", "no"].contains(&map["monotonic"]));
+        assert!(map["probes"].parse::<u64>().unwrap() >= 2);
+        assert!(map["frequency Hz"].parse::<u64>().unwrap() > 0);
+        assert!(!map["cpus"].is_empty());
+    }
+    assert!(blocks[2].trim().starts_with("verdict: "), "{text}");
+}
+
+#[test]
+fn a_killed_writer_is_recovered_from() {
+    use std::io::{BufRead, BufReader};
+    let seg = Segment::new();
+    let g0 = num(&info(&seg), "generation");
+    let mut holder = command()
+        .args(["--segment", &seg.0, "debug", "hold-writer"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(holder.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line, "holding\n");
+    holder.kill().unwrap(); // SIGKILL: the role is never released
+    holder.wait().unwrap();
+    // The next writer sees a dead holder, recovers the role, and resets.
+    let reset = ok(seg.run(&["reset"]));
+    assert!(
+        reset.contains(&format!("generation: {}\n", g0 + 1)),
+        "{reset}"
+    );
+    let now: u64 = ok(seg.run(&["now"])).trim().parse().unwrap();
+    assert!(now.abs_diff(realtime_ns()) < 50_000_000);
+}
