@@ -146,7 +146,7 @@ int hrts_get_base_info(uint64_t *frequency,
                        uint64_t *microseconds);
 
 /**
- * The generation of the current base: 0 when the segment was created, +1 for
+ * The generation of the current base: 1 when the segment was created, +1 for
  * every `hrts_set_base_info` (by any process) and every re-base after the
  * counter went backwards.
  *
@@ -195,13 +195,26 @@ int hrts_calc_time_stamp64(uint64_t *seconds,
 int hrts_get_epoch_microseconds(uint64_t *out);
 
 /**
- * Nanoseconds since the Unix epoch: the cheapest, finest hrts stamp (an
- * unordered counter read; stamps from one thread never go backwards).
+ * Nanoseconds since the Unix epoch: the cheapest, finest hrts stamp. The
+ * counter read is unordered (the CPU may execute it a little early); use
+ * `hrts_get_epoch_nanoseconds_ordered` for stamps compared across threads or
+ * processes.
  *
  * # Safety
  * `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint64_t`.
  */
 int hrts_get_epoch_nanoseconds(uint64_t *out);
+
+/**
+ * `hrts_get_epoch_nanoseconds` with an ordered counter read: the read cannot
+ * execute before the instructions that precede the call, so a stamp taken
+ * after observing another thread's or process's event is not earlier than
+ * the stamp that thread took before it. A few ns dearer.
+ *
+ * # Safety
+ * `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint64_t`.
+ */
+int hrts_get_epoch_nanoseconds_ordered(uint64_t *out);
 
 /**
  * The calling process's id (IBMTS `getOSProcessID`). Never fails.

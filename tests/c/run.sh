@@ -7,8 +7,10 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
 
 cargo build --release -q -p hrts-capi
-lib="$root/target/release"
-bin="$root/target/c"
+# Link the library cargo just built: target/release unless CARGO_TARGET_DIR moves it.
+target="${CARGO_TARGET_DIR:-$root/target}"
+lib="$target/release"
+bin="$target/c"
 mkdir -p "$bin"
 cc -std=c11 -Wall -Wextra -Werror -O2 -pthread -I include tests/c/hrts_test.c \
   -o "$bin/hrts_test" -L "$lib" -lhrts -Wl,-rpath,"$lib"

@@ -93,7 +93,7 @@ pub unsafe extern "C" fn hrts_get_base_info(
     })
 }
 
-/// The generation of the current base: 0 when the segment was created, +1 for
+/// The generation of the current base: 1 when the segment was created, +1 for
 /// every `hrts_set_base_info` (by any process) and every re-base after the
 /// counter went backwards.
 ///
@@ -198,8 +198,10 @@ pub unsafe extern "C" fn hrts_get_epoch_microseconds(out: *mut u64) -> c_int {
     })
 }
 
-/// Nanoseconds since the Unix epoch: the cheapest, finest hrts stamp (an
-/// unordered counter read; stamps from one thread never go backwards).
+/// Nanoseconds since the Unix epoch: the cheapest, finest hrts stamp. The
+/// counter read is unordered (the CPU may execute it a little early); use
+/// `hrts_get_epoch_nanoseconds_ordered` for stamps compared across threads or
+/// processes.
 ///
 /// # Safety
 /// `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint64_t`.
@@ -208,6 +210,24 @@ pub unsafe extern "C" fn hrts_get_epoch_nanoseconds(out: *mut u64) -> c_int {
     status_call(|| {
         let out = required(out, "out", "hrts_get_epoch_nanoseconds")?;
         let ns = base()?.now_ns();
+        // SAFETY: non-NULL and valid by this function's contract.
+        unsafe { put(out, ns) };
+        Ok(())
+    })
+}
+
+/// `hrts_get_epoch_nanoseconds` with an ordered counter read: the read cannot
+/// execute before the instructions that precede the call, so a stamp taken
+/// after observing another thread's or process's event is not earlier than
+/// the stamp that thread took before it. A few ns dearer.
+///
+/// # Safety
+/// `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint64_t`.
+#[no_mangle]
+pub unsafe extern "C" fn hrts_get_epoch_nanoseconds_ordered(out: *mut u64) -> c_int {
+    status_call(|| {
+        let out = required(out, "out", "hrts_get_epoch_nanoseconds_ordered")?;
+        let ns = base()?.now_ns_ordered();
         // SAFETY: non-NULL and valid by this function's contract.
         unsafe { put(out, ns) };
         Ok(())
@@ -349,6 +369,7 @@ mod tests {
         let rcs = unsafe {
             [
                 hrts_get_epoch_nanoseconds(null_mut()),
+                hrts_get_epoch_nanoseconds_ordered(null_mut()),
                 hrts_get_epoch_microseconds(null_mut()),
                 hrts_get_generation(null_mut()),
                 hrts_get_base_info(&mut v, &mut v, null_mut(), &mut v),
@@ -411,8 +432,10 @@ mod segment_tests {
                 assert_eq!(hrts_get_generation(&mut g1), 0);
                 assert_eq!(g1, g0 + 1);
 
-                let (mut ns, mut us) = (0u64, 0u64);
+                let (mut ns, mut us, mut ordered) = (0u64, 0u64, 0u64);
                 assert_eq!(hrts_get_epoch_nanoseconds(&mut ns), 0);
+                assert_eq!(hrts_get_epoch_nanoseconds_ordered(&mut ordered), 0);
+                assert!(ordered >= ns && ordered - ns < 50_000_000);
                 assert_eq!(hrts_get_epoch_microseconds(&mut us), 0);
                 assert!(us >= ns / 1000 && us - ns / 1000 < 1_000_000);
                 let real = hrts_core::os::realtime_ns();
