@@ -1,0 +1,360 @@
+package io.hrts;
+
+import java.io.ByteArrayOutputStream;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Properties;
+import java.util.Set;
+
+/**
+ * Finds and loads the hrts JNI library ({@code libhrts_jni.so}), in this order:
+ *
+ * <ol>
+ *   <li>the system property {@value #LIBRARY_PROPERTY}, naming a library file: if set it wins,
+ *       and a file that does not exist (or does not load) is an error, nothing else is tried;
+ *   <li>the library packed in the jar at {@code native/<platform>/libhrts_jni.so}, extracted to
+ *       the directory named by {@value #DIR_PROPERTY} or by default to a per-user, per-version
+ *       directory under {@code java.io.tmpdir} (written to a temporary file and atomically
+ *       renamed, so concurrent JVMs never see a partial file) and loaded from there;
+ *   <li>{@code System.loadLibrary("hrts_jni")}, i.e. {@code java.library.path}.
+ * </ol>
+ *
+ * <p>If nothing loads, {@link HrtsException} names the platform, every path tried with its
+ * failure, and how to fix it.
+ */
+public final class NativeLoader {
+    /** System property naming the library file to load; overrides everything else. */
+    public static final String LIBRARY_PROPERTY = "hrts.native.library";
+    /** System property naming the directory the packed library is extracted to. */
+    public static final String DIR_PROPERTY = "hrts.native.dir";
+    /** The name for {@link System#loadLibrary(String)}. */
+    public static final String LIBRARY_NAME = "hrts_jni";
+    /** The file name of the library. */
+    public static final String LIBRARY_FILE = "lib" + LIBRARY_NAME + ".so";
+
+    private static final String VERSION_RESOURCE = "/io/hrts/hrts.properties";
+
+    private static String loadedFrom; // guarded by NativeLoader.class
+
+    private NativeLoader() {}
+
+    /**
+     * Loads the native library once per JVM (later calls return at once).
+     *
+     * @return where it was loaded from, as {@link #loadedFrom()}
+     * @throws HrtsException if it cannot be loaded
+     */
+    public static synchronized String load() {
+        if (loadedFrom == null) {
+            loadedFrom = loadWith(System.getProperties());
+        }
+        return loadedFrom;
+    }
+
+    /**
+     * The absolute path of the library file that was loaded, {@code "java.library.path"} if it
+     * came from {@code System.loadLibrary}, or null if it is not loaded yet.
+     */
+    public static synchronized String loadedFrom() {
+        return loadedFrom;
+    }
+
+    /** The platform directory inside the jar, e.g. {@code linux-x86_64}. */
+    public static String platform() {
+        return platform(System.getProperty("os.name", ""), System.getProperty("os.arch", ""));
+    }
+
+    static String platform(String osName, String osArch) {
+        String os = osName.toLowerCase(Locale.ROOT);
+        os = os.startsWith("linux") ? "linux" : os.replaceAll("[^a-z0-9]+", "");
+        String arch = osArch.toLowerCase(Locale.ROOT);
+        switch (arch) {
+            case "amd64":
+            case "x86_64":
+            case "x86-64":
+                arch = "x86_64";
+                break;
+            case "aarch64":
+            case "arm64":
+                arch = "aarch64";
+                break;
+            case "ppc64le":
+            case "powerpc64le":
+                arch = "ppc64le";
+                break;
+            default:
+                arch = arch.replaceAll("[^a-z0-9_]+", "");
+        }
+        return os + "-" + arch;
+    }
+
+    /** The path of the library inside the jar for this platform (no leading slash). */
+    public static String resourcePath() {
+        return "native/" + platform() + "/" + LIBRARY_FILE;
+    }
+
+    /** The hrts version this jar was built as ({@code "dev"} if unknown). */
+    public static String version() {
+        try (InputStream in = NativeLoader.class.getResourceAsStream(VERSION_RESOURCE)) {
+            if (in != null) {
+                Properties p = new Properties();
+                p.load(in);
+                String v = p.getProperty("version");
+                if (v != null && !v.trim().isEmpty()) {
+                    return v.trim();
+                }
+            }
+        } catch (IOException e) {
+            // fall through to the manifest
+        }
+        Package pkg = NativeLoader.class.getPackage();
+        String v = pkg == null ? null : pkg.getImplementationVersion();
+        return v == null ? "dev" : v;
+    }
+
+    /**
+     * The default extraction directory: {@code <java.io.tmpdir>/hrts-<user>/<version>}.
+     */
+    public static Path defaultExtractionDir() {
+        return userBaseDir(System.getProperties()).resolve(safeName(version()));
+    }
+
+    private static Path userBaseDir(Properties props) {
+        String tmp = props.getProperty("java.io.tmpdir", "/tmp");
+        String user = props.getProperty("user.name", "user");
+        return Paths.get(tmp, "hrts-" + safeName(user));
+    }
+
+    private static String safeName(String s) {
+        String r = s.replaceAll("[^A-Za-z0-9._-]", "_");
+        return r.isEmpty() || r.startsWith(".") ? "_" + r : r;
+    }
+
+    /** Loads according to {@code props} (the system properties in normal use). */
+    static String loadWith(Properties props) {
+        List<String> tried = new ArrayList<>();
+
+        // (a) An explicit library file wins; if it is unusable that is the error.
+        String explicit = props.getProperty(LIBRARY_PROPERTY);
+        if (explicit != null && !explicit.trim().isEmpty()) {
+            Path p = Paths.get(explicit.trim()).toAbsolutePath();
+            String label = "-D" + LIBRARY_PROPERTY + "=" + explicit + " (" + p + ")";
+            if (!Files.exists(p)) {
+                tried.add(label + ": file does not exist");
+            } else if (!Files.isRegularFile(p)) {
+                tried.add(label + ": not a regular file");
+            } else {
+                try {
+                    System.load(p.toString());
+                    return p.toString();
+                } catch (UnsatisfiedLinkError | SecurityException e) {
+                    tried.add(label + ": System.load failed: " + e);
+                }
+            }
+            throw failure(props, tried);
+        }
+
+        // (b) The library packed in the jar, extracted to a directory.
+        String resource = "native/" + platform(
+                props.getProperty("os.name", ""), props.getProperty("os.arch", "")) + "/" + LIBRARY_FILE;
+        byte[] packed;
+        try {
+            packed = readResource("/" + resource);
+        } catch (IOException e) {
+            packed = null;
+            tried.add("jar resource " + resource + ": cannot read: " + e);
+        }
+        if (packed == null) {
+            if (tried.isEmpty()) {
+                tried.add("jar resource " + resource + ": not packaged in "
+                        + codeSource() + " (no library for this platform)");
+            }
+        } else {
+            Path target = null;
+            String dirProp = props.getProperty(DIR_PROPERTY);
+            boolean explicitDir = dirProp != null && !dirProp.trim().isEmpty();
+            Path dir = explicitDir
+                    ? Paths.get(dirProp.trim()).toAbsolutePath()
+                    : userBaseDir(props).toAbsolutePath().resolve(safeName(version()));
+            String label = "jar resource " + resource + " extracted to "
+                    + (explicitDir ? "-D" + DIR_PROPERTY + "=" : "") + dir;
+            try {
+                if (!explicitDir) {
+                    ensurePrivateDir(dir.getParent());
+                }
+                target = extract(packed, dir);
+            } catch (IOException | RuntimeException e) {
+                tried.add(label + ": cannot extract: " + e);
+            }
+            if (target != null) {
+                try {
+                    System.load(target.toString());
+                    return target.toString();
+                } catch (UnsatisfiedLinkError | SecurityException e) {
+                    tried.add(label + ": System.load(" + target + ") failed: " + e
+                            + (explicitDir ? "" : " (is " + dir.getParent() + " on a noexec mount?)"));
+                }
+            }
+        }
+
+        // (c) java.library.path.
+        try {
+            System.loadLibrary(LIBRARY_NAME);
+            return "java.library.path";
+        } catch (UnsatisfiedLinkError | SecurityException e) {
+            tried.add("System.loadLibrary(\"" + LIBRARY_NAME + "\") with java.library.path="
+                    + props.getProperty("java.library.path", "") + ": " + e.getMessage());
+        }
+        throw failure(props, tried);
+    }
+
+    /**
+     * Extracts the library packed in this jar for this platform into {@code dir} (created if
+     * needed) and returns the file, without loading it. The file name carries a hash of the
+     * content, so different builds never overwrite each other's library.
+     *
+     * @throws HrtsException if this jar has no library for this platform
+     */
+    public static Path extractTo(Path dir) throws IOException {
+        byte[] packed = readResource("/" + resourcePath());
+        if (packed == null) {
+            throw new HrtsException("hrts: " + resourcePath() + " is not packaged in " + codeSource());
+        }
+        return extract(packed, dir.toAbsolutePath());
+    }
+
+    private static Path extract(byte[] packed, Path dir) throws IOException {
+        Files.createDirectories(dir);
+        String hash = sha256Hex(packed).substring(0, 16);
+        Path target = dir.resolve("lib" + LIBRARY_NAME + "-" + hash + ".so");
+        if (Files.isRegularFile(target, LinkOption.NOFOLLOW_LINKS)
+                && Files.size(target) == packed.length
+                && Arrays.equals(Files.readAllBytes(target), packed)) {
+            return target; // already extracted (by us or a concurrent JVM)
+        }
+        Path tmp = Files.createTempFile(dir, ".lib" + LIBRARY_NAME + "-", ".tmp");
+        try {
+            Files.write(tmp, packed);
+            Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("rwxr-xr-x"));
+            try {
+                Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE,
+                        StandardCopyOption.REPLACE_EXISTING);
+            } catch (AtomicMoveNotSupportedException e) {
+                Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING);
+            }
+        } finally {
+            Files.deleteIfExists(tmp);
+        }
+        return target;
+    }
+
+    /**
+     * Creates {@code dir} mode 0700 if missing and refuses it unless it is a real directory
+     * owned by this user and writable by nobody else: a shared /tmp must not let another user
+     * plant the library this JVM loads.
+     */
+    private static void ensurePrivateDir(Path dir) throws IOException {
+        try {
+            Files.createDirectories(dir.getParent());
+            Files.createDirectory(dir,
+                    PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+        } catch (FileAlreadyExistsException e) {
+            // made earlier, or by a concurrent JVM: checked below
+        }
+        if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
+            throw new IOException(dir + " is not a directory (or is a symbolic link)");
+        }
+        Object owner = Files.getAttribute(dir, "unix:uid", LinkOption.NOFOLLOW_LINKS);
+        Object self = Files.getAttribute(Paths.get("/proc/self"), "unix:uid");
+        if (!owner.equals(self)) {
+            throw new IOException(dir + " is owned by uid " + owner + ", not by this user (uid "
+                    + self + ")");
+        }
+        Set<PosixFilePermission> perms = Files.getPosixFilePermissions(dir, LinkOption.NOFOLLOW_LINKS);
+        if (perms.contains(PosixFilePermission.GROUP_WRITE)
+                || perms.contains(PosixFilePermission.OTHERS_WRITE)) {
+            throw new IOException(dir + " is writable by other users ("
+                    + PosixFilePermissions.toString(perms) + ")");
+        }
+    }
+
+    private static byte[] readResource(String name) throws IOException {
+        try (InputStream in = NativeLoader.class.getResourceAsStream(name)) {
+            if (in == null) {
+                return null;
+            }
+            ByteArrayOutputStream out = new ByteArrayOutputStream(1 << 20);
+            byte[] buf = new byte[64 * 1024];
+            for (int n; (n = in.read(buf)) > 0; ) {
+                out.write(buf, 0, n);
+            }
+            return out.toByteArray();
+        }
+    }
+
+    private static String sha256Hex(byte[] data) {
+        try {
+            byte[] d = MessageDigest.getInstance("SHA-256").digest(data);
+            StringBuilder sb = new StringBuilder();
+            for (byte b : d) {
+                sb.append(String.format("%02x", b));
+            }
+            return sb.toString();
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is required of every JVM", e);
+        }
+    }
+
+    private static String codeSource() {
+        try {
+            return new File(NativeLoader.class.getProtectionDomain().getCodeSource().getLocation()
+                    .toURI()).toString();
+        } catch (Exception | Error e) {
+            return "the hrts jar";
+        }
+    }
+
+    private static HrtsException failure(Properties props, List<String> tried) {
+        String osName = props.getProperty("os.name", "?");
+        String osArch = props.getProperty("os.arch", "?");
+        String plat = platform(osName, osArch);
+        StringBuilder sb = new StringBuilder();
+        sb.append("hrts: cannot load the native library ").append(LIBRARY_FILE)
+                .append(" for platform ").append(plat)
+                .append(" (os.name=").append(osName).append(", os.arch=").append(osArch)
+                .append(", hrts ").append(version()).append(").\nTried:\n");
+        for (int i = 0; i < tried.size(); i++) {
+            sb.append("  ").append(i + 1).append(". ").append(tried.get(i)).append('\n');
+        }
+        sb.append("How to fix:\n")
+                .append("  - point -D").append(LIBRARY_PROPERTY)
+                .append("=/path/to/").append(LIBRARY_FILE)
+                .append(" at an existing library built for ").append(plat)
+                .append(" (cargo build --release -p hrts-jni gives target/release/")
+                .append(LIBRARY_FILE).append("), or\n")
+                .append("  - if the extraction directory is unusable (e.g. ")
+                .append(props.getProperty("java.io.tmpdir", "/tmp"))
+                .append(" is mounted noexec), set -D").append(DIR_PROPERTY)
+                .append("=/a/writable/directory/on/an/exec/mount, or\n")
+                .append("  - use an hrts jar that contains native/").append(plat).append('/')
+                .append(LIBRARY_FILE).append(" (build it with ./gradlew jar), or\n")
+                .append("  - install ").append(LIBRARY_FILE).append(" on java.library.path.");
+        return new HrtsException(sb.toString());
+    }
+}

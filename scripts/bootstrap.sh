@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Installs what a fresh Debian/Ubuntu machine lacks to build and test hrts.
+# Idempotent: runs apt-get / rustup only for what is missing. Uses sudo only when
+# not root.
+set -euo pipefail
+
+log() { echo "bootstrap: $*"; }
+
+SUDO=
+if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then SUDO=sudo; else
+        log "not root and no sudo: missing packages cannot be installed"; fi
+fi
+
+# ---- Debian packages
+pkgs=(gradle junit4 libhamcrest-java
+      gcc-aarch64-linux-gnu gcc-powerpc64le-linux-gnu
+      libc6-dev-arm64-cross libc6-dev-ppc64el-cross qemu-user-static)
+if command -v dpkg-query >/dev/null 2>&1; then
+    missing=()
+    for p in "${pkgs[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+    done
+    # A JDK (javac), 17 or newer: gradle's own dependency is only a runtime.
+    if ! command -v javac >/dev/null 2>&1; then
+        missing+=(openjdk-17-jdk-headless)
+    fi
+    if [ "${#missing[@]}" -gt 0 ]; then
+        log "installing: ${missing[*]}"
+        $SUDO apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+    else
+        log "Debian packages present"
+    fi
+else
+    log "no dpkg: install yourself: JDK 17+, Gradle (4.4 or 8.x), JUnit 4, aarch64/ppc64le cross gcc + libc, qemu-user"
+fi
+
+# ---- Rust toolchain
+if ! command -v cargo >/dev/null 2>&1 && [ -x "$HOME/.cargo/bin/cargo" ]; then
+    export PATH="$HOME/.cargo/bin:$PATH"
+fi
+if ! command -v cargo >/dev/null 2>&1; then
+    log "ERROR: cargo not found: install Rust (rustup, https://rustup.rs), rust-version >= 1.80" >&2
+    exit 1
+fi
+if command -v rustup >/dev/null 2>&1; then
+    comps=$(rustup component list --installed 2>/dev/null || true)
+    for c in clippy rustfmt; do
+        if ! grep -q "^$c" <<<"$comps"; then
+            log "rustup component add $c"
+            rustup component add "$c"
+        fi
+    done
+    targets=$(rustup target list --installed 2>/dev/null || true)
+    for t in aarch64-unknown-linux-gnu powerpc64le-unknown-linux-gnu; do
+        if ! grep -qx "$t" <<<"$targets"; then
+            log "rustup target add $t"
+            rustup target add "$t"
+        fi
+    done
+    log "Rust components and targets present"
+else
+    log "no rustup: make sure clippy, rustfmt and the aarch64/powerpc64le linux-gnu targets are installed"
+fi
