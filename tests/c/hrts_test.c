@@ -16,6 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -191,6 +194,52 @@ static void check_threads(void) {
         "another thread's failure does not change this thread's last error", NULL);
 }
 
+/*
+ * Opening is per process (the library opens its segment once), so the refusal
+ * cases run in children forked before this process touches the library.
+ * Child exit codes: 0 as expected, 10 + step that failed otherwise.
+ */
+static int child_foreign_segment(void) {
+  char name[64];
+  snprintf(name, sizeof name, "/hrts-ctest-foreign-%d", (int)getpid());
+  int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+  if (fd < 0) return 10;
+  unsigned char junk[4096];
+  memset(junk, 0xA5, sizeof junk);
+  int wrote = write(fd, junk, sizeof junk) == (ssize_t)sizeof junk;
+  close(fd);
+  int result = 0;
+  uint64_t ns = 0;
+  if (!wrote) result = 11;
+  else if (setenv("HRTS_SEGMENT", name, 1) != 0) result = 12;
+  else if (hrts_get_epoch_nanoseconds(&ns) != HRTS_E_FOREIGN) result = 13;
+  else if (strstr(hrts_last_error(), "not an hrts segment") == NULL) result = 14;
+  /* A failure is not cached: the next call tries again, and fails again. */
+  else if (hrts_get_generation(&ns) != HRTS_E_FOREIGN) result = 15;
+  shm_unlink(name);
+  return result;
+}
+
+static int child_invalid_name(void) {
+  uint64_t ns = 0;
+  if (setenv("HRTS_SEGMENT", "no-leading-slash", 1) != 0) return 10;
+  if (hrts_get_epoch_nanoseconds(&ns) != HRTS_E_INVALID_ARGUMENT) return 11;
+  if (strstr(hrts_last_error(), "no-leading-slash") == NULL) return 12;
+  return 0;
+}
+
+static void check_in_child(int (*body)(void), const char *what) {
+  fflush(stdout);
+  pid_t pid = fork();
+  if (pid == 0) _exit(body());
+  int status = 0;
+  char detail[64] = "fork failed";
+  if (pid > 0 && waitpid(pid, &status, 0) == pid) {
+    snprintf(detail, sizeof detail, "child exit status %d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  }
+  check(pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0, what, detail);
+}
+
 static int stamp_events(const char *path, const char *count_arg) {
   char *end;
   long count = strtol(count_arg, &end, 10);
@@ -223,6 +272,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: hrts_test [stamp-events FILE COUNT]\n");
     return 2;
   }
+  /* Before anything opens the segment in this process (see check_in_child). */
+  check_in_child(child_foreign_segment, "a foreign segment gives HRTS_E_FOREIGN, every time");
+  check_in_child(child_invalid_name, "an invalid HRTS_SEGMENT gives HRTS_E_INVALID_ARGUMENT");
   check_version();
   check_status_names();
   check_null_pointers();

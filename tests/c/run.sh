@@ -15,6 +15,11 @@ mkdir -p "$bin"
 cc -std=c11 -Wall -Wextra -Werror -O2 -pthread -I include tests/c/hrts_test.c \
   -o "$bin/hrts_test" -L "$lib" -lhrts -Wl,-rpath,"$lib"
 
+# The header promises C++ compatibility (extern "C"): hold it to that.
+if command -v c++ >/dev/null; then
+  echo '#include "hrts.h"' | c++ -std=c++11 -Wall -Wextra -Werror -I include -x c++ -fsyntax-only -
+fi
+
 segment="/hrts-ctest-$$"
 # shm objects live in /dev/shm on Linux: removing the file is shm_unlink.
 trap 'rm -f "/dev/shm${segment}"' EXIT

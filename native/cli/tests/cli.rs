@@ -174,6 +174,19 @@ fn info_fields_parse() {
     assert!(num(&first, "frequency Hz") > 0);
     assert!(num(&first, "calibrations") >= 1);
     num(&first, "calibration spread ppb");
+    num(&first, "calibration elapsed ns");
+    match first["evaluation"].as_str() {
+        "none" => assert_eq!(first["source"], "monotonic-raw", "only software skips it"),
+        "monotonic" | "not monotonic" => {
+            assert!(num(&first, "evaluation cpus") >= 1);
+            let shift = &first["evaluation max shift ns"];
+            assert!(
+                shift == "unbounded" || shift.parse::<u64>().is_ok(),
+                "{shift}"
+            );
+        }
+        other => panic!("evaluation: {other:?}"),
+    }
     // The creator was that `hrts info` process, which has exited since.
     assert_ne!(num(&first, "creator pid"), std::process::id() as u64);
     // SAFETY: geteuid cannot fail.

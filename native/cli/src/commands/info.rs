@@ -26,7 +26,27 @@ pub fn run(base: &SharedBase) -> Result<(), CliError> {
     line("reason", &i.reason);
     line("frequency Hz", &i.frequency);
     line("calibration spread ppb", &i.calibration_spread_ppb);
+    line("calibration elapsed ns", &i.calibration_elapsed_ns);
     line("calibrations", &i.calibrations);
+    // The creation-time reliability evaluation; absent for a software source.
+    match &i.evaluation {
+        None => line("evaluation", &"none"),
+        Some(e) => {
+            line(
+                "evaluation",
+                &if e.monotonic {
+                    "monotonic"
+                } else {
+                    "not monotonic"
+                },
+            );
+            let shift = e
+                .max_shift_ns
+                .map_or_else(|| "unbounded".to_string(), |ns| ns.to_string());
+            line("evaluation max shift ns", &shift);
+            line("evaluation cpus", &e.cpus);
+        }
+    }
     line("creator pid", &i.creator_pid);
     line("creator uid", &i.creator_uid);
     line("created epoch ns", &i.created_realtime_ns);
