@@ -31,6 +31,16 @@ pub enum Command {
     Reset,
     Unlink,
     Echo,
+    Seq {
+        count: u64,
+    },
+    /// Hidden: each of `threads` threads takes `per_thread` unique stamps and
+    /// writes them to its own file in `dir` (multi-process uniqueness tests).
+    UniqueDump {
+        per_thread: u64,
+        threads: u32,
+        dir: std::path::PathBuf,
+    },
     /// Hidden: take the writer role and never give it back (killed by a test).
     HoldWriter,
     Help,
@@ -122,6 +132,12 @@ fn command(words: &[String], options: &[(String, String)]) -> Result<Command, Cl
         "echo" => no_args(Command::Echo),
         "help" => no_args(Command::Help),
         "test" => test_args(rest),
+        "seq" => match rest {
+            [n] => Ok(Command::Seq {
+                count: whole(n, "seq: N")?,
+            }),
+            _ => Err(CliError::usage("usage: hrts seq N")),
+        },
         "eval" => {
             if !rest.is_empty() {
                 return Err(CliError::usage(format!(
@@ -133,10 +149,26 @@ fn command(words: &[String], options: &[(String, String)]) -> Result<Command, Cl
         }
         "debug" => match rest {
             [what] if what == "hold-writer" => Ok(Command::HoldWriter),
-            _ => Err(CliError::usage("usage: hrts debug hold-writer")),
+            [what, n, threads, dir] if what == "unique-dump" => Ok(Command::UniqueDump {
+                per_thread: whole(n, "unique-dump: PER_THREAD")?,
+                threads: u32::try_from(whole(threads, "unique-dump: THREADS")?)
+                    .ok()
+                    .filter(|&t| (1..=1024).contains(&t))
+                    .ok_or_else(|| CliError::usage("unique-dump: THREADS must be 1..1024"))?,
+                dir: dir.into(),
+            }),
+            _ => Err(CliError::usage(
+                "usage: hrts debug hold-writer | hrts debug unique-dump PER_THREAD THREADS DIR",
+            )),
         },
         other => Err(CliError::usage(format!("unknown command {other:?}"))),
     }
+}
+
+/// A non-negative integer argument.
+fn whole(s: &str, what: &str) -> Result<u64, CliError> {
+    s.parse::<u64>()
+        .map_err(|_| CliError::usage(format!("{what} must be a whole number, not {s:?}")))
 }
 
 fn test_args(rest: &[String]) -> Result<Command, CliError> {
@@ -145,9 +177,7 @@ fn test_args(rest: &[String]) -> Result<Command, CliError> {
         [n, d] => (n, Some(d)),
         _ => return Err(CliError::usage("usage: hrts test N [DELAY_SECONDS]")),
     };
-    let count = count
-        .parse::<u64>()
-        .map_err(|_| CliError::usage(format!("test: N must be a whole number, not {count:?}")))?;
+    let count = whole(count, "test: N")?;
     let delay = match delay {
         None => Duration::ZERO,
         Some(d) => d
@@ -286,6 +316,9 @@ mod tests {
         assert!(usage_message(&["--bogus"]).contains("unknown option"));
         assert!(usage_message(&["now", "--segment"]).contains("needs a value"));
         assert!(usage_message(&["debug"]).contains("hold-writer"));
+        assert!(usage_message(&["debug", "unique-dump", "1", "0", "/d"]).contains("THREADS"));
+        assert!(usage_message(&["seq"]).contains("hrts seq N"));
+        assert!(usage_message(&["seq", "-"]).contains("whole number"));
     }
 
     #[test]

@@ -22,6 +22,9 @@ Commands:
                        bumping the generation; prints the new base
   unlink               remove the segment's name; says whether it existed
   echo                 for every line on stdin print one ordered stamp (epoch ns)
+  seq N                print N sequence numbers shared by every process of the
+                       segment, never repeated, even after a reboot (persisted
+                       in $HRTS_SEQ_FILE every $HRTS_SEQ_INTERVAL numbers)
   help                 print this help
 
 Options:
@@ -33,10 +36,13 @@ Environment:
   HRTS_SEGMENT         segment name, e.g. /hrts-myapp
   HRTS_GROUP           share a new segment with this group (name or gid)
   HRTS_WRAP_THRESHOLD  ticks after which the base is moved forward (creator only)
+  HRTS_SEQ_FILE        where `seq` persists its high-water mark
+                       (default ~/.local/state/hrts/<segment>.seq)
+  HRTS_SEQ_INTERVAL    numbers issued between two writes of that file
 
 Exit status:
   0  success
-  1  runtime error (OS error, no usable counter, I/O)
+  1  runtime error (OS error, no usable counter, I/O, damaged sequence file)
   2  usage error (command line, or a malformed HRTS_* value)
   3  segment refused: not an hrts segment, truncated, another layout version,
      corrupt, or owned by another user / unsafe mode

@@ -171,7 +171,7 @@ fn info_fields_parse() {
     );
     assert!(["tsc", "cntvct", "timebase", "monotonic-raw"].contains(&first["source"].as_str()));
     assert!(!first["reason"].is_empty());
-    assert!(num(&first, "frequency Hz") > 0);
+    assert!(num(&first, "frequency") > 0);
     assert!(num(&first, "calibrations") >= 1);
     num(&first, "calibration spread ppb");
     num(&first, "calibration elapsed ns");
@@ -210,7 +210,7 @@ fn info_fields_parse() {
     let second = info(&seg);
     assert_eq!(second["opened"], "attached");
     assert_eq!(second["creator pid"], first["creator pid"]);
-    assert_eq!(second["frequency Hz"], first["frequency Hz"]);
+    assert_eq!(second["frequency"], first["frequency"]);
 }
 
 #[test]
@@ -223,7 +223,7 @@ fn reset_bumps_the_generation_for_the_next_process() {
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
     assert_eq!(num(&reset, "generation"), g0 + 1);
-    assert!(num(&reset, "frequency Hz") > 0);
+    assert!(num(&reset, "frequency") > 0);
     assert!(num(&reset, "microseconds") < 1_000_000);
     assert_eq!(
         num(&reset, "base ns"),
@@ -429,7 +429,7 @@ fn eval_reports_every_method_and_a_verdict() {
         assert_eq!(map["method"], method);
         assert!(["yes", "no"].contains(&map["monotonic"]));
         assert!(map["probes"].parse::<u64>().unwrap() >= 2);
-        assert!(map["frequency Hz"].parse::<u64>().unwrap() > 0);
+        assert!(map["frequency"].parse::<u64>().unwrap() > 0);
         assert!(!map["cpus"].is_empty());
     }
     assert!(blocks[2].trim().starts_with("verdict: "), "{text}");
@@ -460,4 +460,38 @@ fn a_killed_writer_is_recovered_from() {
     );
     let now: u64 = ok(seg.run(&["now"])).trim().parse().unwrap();
     assert!(now.abs_diff(realtime_ns()) < 50_000_000);
+}
+
+#[test]
+fn seq_numbers_never_repeat_across_processes_and_a_lost_segment() {
+    let seg = Segment::new();
+    let dir = std::env::temp_dir().join(format!("hrts-clitest-seq-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let file = dir.join("n.seq");
+    let seq = |n: &str| -> Vec<u64> {
+        let out = command()
+            .env("HRTS_SEQ_FILE", &file)
+            .env("HRTS_SEQ_INTERVAL", "10")
+            .args(["--segment", &seg.0, "seq", n])
+            .output()
+            .unwrap();
+        ok(out).lines().map(|l| l.parse().unwrap()).collect()
+    };
+    let first = seq("25");
+    assert_eq!(first.len(), 25);
+    assert!(first.windows(2).all(|w| w[0] < w[1]), "{first:?}");
+    let second = seq("5");
+    assert!(
+        second[0] > *first.last().unwrap(),
+        "a second process continues: {second:?}"
+    );
+    // The segment is lost (as at a reboot): numbering resumes above all of them.
+    ok(seg.run(&["unlink"]));
+    let third = seq("5");
+    assert!(
+        third[0] > *second.last().unwrap(),
+        "{second:?} then {third:?}"
+    );
+    assert!(file.exists());
+    let _ = std::fs::remove_dir_all(&dir);
 }

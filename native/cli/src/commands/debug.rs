@@ -12,3 +12,44 @@ pub fn hold_writer(base: &SharedBase) -> Result<(), CliError> {
         std::thread::sleep(std::time::Duration::from_secs(3600));
     }
 }
+
+/// `hrts debug unique-dump PER_THREAD THREADS DIR` (hidden): every thread takes
+/// PER_THREAD unique stamps, then writes them as little-endian u64s to
+/// `DIR/<pid>-<thread>.u64`; a test gathers the files of many processes and
+/// checks that no stamp repeats.
+pub fn unique_dump(
+    base: &SharedBase,
+    per_thread: u64,
+    threads: u32,
+    dir: &std::path::Path,
+) -> Result<(), CliError> {
+    let stamps: Vec<Vec<u64>> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    (0..per_thread)
+                        .map(|_| base.next_unique())
+                        .collect::<Vec<u64>>()
+                })
+            })
+            .collect();
+        // A worker only collects numbers; it cannot panic short of running out
+        // of memory, which aborts anyway.
+        workers
+            .into_iter()
+            .map(|w| w.join().unwrap_or_default())
+            .collect()
+    });
+    for (t, list) in stamps.iter().enumerate() {
+        let bytes: Vec<u8> = list.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let path = dir.join(format!("{}-{t}.u64", std::process::id()));
+        std::fs::write(&path, bytes).map_err(|e| {
+            CliError::Core(hrts_core::Error::from_io(
+                format!("write {}", path.display()),
+                &e,
+                "",
+            ))
+        })?;
+    }
+    Ok(())
+}

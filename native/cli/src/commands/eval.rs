@@ -116,7 +116,7 @@ fn format_report(r: &Report, hz: u64) -> String {
     };
     line("method", &method_name(r.method));
     line("source", &r.source.name());
-    line("frequency Hz", &hz);
+    line("frequency", &hz);
     line("cpus", &cpus.join(","));
     line("probes", &r.probes);
     line("switches", &r.switches);

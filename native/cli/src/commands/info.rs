@@ -24,7 +24,7 @@ pub fn run(base: &SharedBase) -> Result<(), CliError> {
     line("opened", &opened_name(base.opened()));
     line("source", &i.source.name());
     line("reason", &i.reason);
-    line("frequency Hz", &i.frequency);
+    line("frequency", &i.frequency);
     line("calibration spread ppb", &i.calibration_spread_ppb);
     line("calibration elapsed ns", &i.calibration_elapsed_ns);
     line("calibrations", &i.calibrations);

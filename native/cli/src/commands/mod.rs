@@ -5,6 +5,7 @@ mod echo;
 mod eval;
 mod info;
 mod reset;
+mod seq;
 mod test_loop;
 
 use crate::args::{Command, Invocation};
@@ -26,6 +27,12 @@ pub fn run(inv: &Invocation) -> Result<(), CliError> {
         Command::Reset => reset::run(&open(segment)?),
         Command::Unlink => unlink(segment),
         Command::Echo => echo::run(&open(segment)?),
+        Command::Seq { count } => seq::run(&open(segment)?, *count),
+        Command::UniqueDump {
+            per_thread,
+            threads,
+            dir,
+        } => debug::unique_dump(&open(segment)?, *per_thread, *threads, dir),
         Command::HoldWriter => debug::hold_writer(&open(segment)?),
     }
 }
