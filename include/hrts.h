@@ -217,6 +217,30 @@ int hrts_get_epoch_nanoseconds(uint64_t *out);
 int hrts_get_epoch_nanoseconds_ordered(uint64_t *out);
 
 /**
+ * A unique stamp: epoch nanoseconds strictly greater than every unique stamp
+ * issued before it through this segment, by any thread of any process. It is
+ * the real time unless several callers land in the same nanosecond, when it
+ * is the last one issued + 1.
+ *
+ * # Safety
+ * `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint64_t`.
+ */
+int hrts_get_unique_nanoseconds(uint64_t *out);
+
+/**
+ * The next sequence number of the segment: shared by every process attached
+ * to it and never repeated, even after every process and the segment itself
+ * are gone (a reboot). Every `HRTS_SEQ_INTERVAL` numbers (default 1000) the
+ * high-water mark is persisted to `HRTS_SEQ_FILE` (default
+ * `~/.local/state/hrts/<segment>.seq`); a damaged file gives
+ * `HRTS_E_PERSIST`, never a restart at zero.
+ *
+ * # Safety
+ * `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint64_t`.
+ */
+int hrts_next_sequence(uint64_t *out);
+
+/**
  * The calling process's id (IBMTS `getOSProcessID`). Never fails.
  */
 uint32_t hrts_get_pid(void);

@@ -109,6 +109,33 @@ static void check_epoch_monotonic(void) {
   check(ns / 1000u >= us && ns / 1000u - us < 1000000u, "ns and us agree", NULL);
 }
 
+static void check_unique_and_sequence(void) {
+  uint64_t prev = 0, u = 0, now = 0;
+  int errors = 0, not_increasing = 0;
+  hrts_get_epoch_nanoseconds_ordered(&now);
+  for (int i = 0; i < 100000; i++) {
+    errors += hrts_get_unique_nanoseconds(&u) != HRTS_SUCCESS;
+    not_increasing += u <= prev;
+    prev = u;
+  }
+  check(errors == 0, "100000 unique stamps succeed", hrts_last_error());
+  check(not_increasing == 0, "unique stamps strictly increase", NULL);
+  check(prev > now && prev - now < 1000000000u, "unique stamps are real time", NULL);
+
+  uint64_t first = 0, n = 0;
+  int seq_ok = check_ok(hrts_next_sequence(&first), "hrts_next_sequence");
+  for (int i = 0; seq_ok && i < 2500; i++) {
+    uint64_t next;
+    if (hrts_next_sequence(&next) != HRTS_SUCCESS || next <= n) {
+      seq_ok = 0;
+      break;
+    }
+    n = next;
+  }
+  check(seq_ok && n > first, "2500 sequence numbers strictly increase (across persists)",
+        hrts_last_error());
+}
+
 static void check_set_base_info(void) {
   uint64_t g0 = 0, g1 = 0, before = 0, after = 0;
   check_ok(hrts_get_generation(&g0), "hrts_get_generation");
@@ -135,6 +162,8 @@ static void check_null_pointers(void) {
       {"hrts_get_epoch_microseconds", hrts_get_epoch_microseconds(NULL)},
       {"hrts_get_epoch_nanoseconds", hrts_get_epoch_nanoseconds(NULL)},
       {"hrts_get_epoch_nanoseconds_ordered", hrts_get_epoch_nanoseconds_ordered(NULL)},
+      {"hrts_get_unique_nanoseconds", hrts_get_unique_nanoseconds(NULL)},
+      {"hrts_next_sequence", hrts_next_sequence(NULL)},
       {"hrts_get_segment_name", hrts_get_segment_name(NULL, 64)},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -281,6 +310,7 @@ int main(int argc, char **argv) {
   check_base_info();
   check_calc_time_stamp();
   check_epoch_monotonic();
+  check_unique_and_sequence();
   check_set_base_info();
   check_segment_name();
   check_threads();

@@ -21,6 +21,7 @@ if command -v c++ >/dev/null; then
 fi
 
 segment="/hrts-ctest-$$"
+state="$(mktemp -d)"
 # shm objects live in /dev/shm on Linux: removing the file is shm_unlink.
-trap 'rm -f "/dev/shm${segment}"' EXIT
-HRTS_SEGMENT="$segment" "$bin/hrts_test"
+trap 'rm -f "/dev/shm${segment}"; rm -rf "$state"' EXIT
+HRTS_SEGMENT="$segment" HRTS_SEQ_FILE="$state/ctest.seq" HRTS_SEQ_INTERVAL=1000 "$bin/hrts_test"

@@ -234,6 +234,44 @@ pub unsafe extern "C" fn hrts_get_epoch_nanoseconds_ordered(out: *mut u64) -> c_
     })
 }
 
+/// A unique stamp: epoch nanoseconds strictly greater than every unique stamp
+/// issued before it through this segment, by any thread of any process. It is
+/// the real time unless several callers land in the same nanosecond, when it
+/// is the last one issued + 1.
+///
+/// # Safety
+/// `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint64_t`.
+#[no_mangle]
+pub unsafe extern "C" fn hrts_get_unique_nanoseconds(out: *mut u64) -> c_int {
+    status_call(|| {
+        let out = required(out, "out", "hrts_get_unique_nanoseconds")?;
+        let ns = base()?.next_unique();
+        // SAFETY: non-NULL and valid by this function's contract.
+        unsafe { put(out, ns) };
+        Ok(())
+    })
+}
+
+/// The next sequence number of the segment: shared by every process attached
+/// to it and never repeated, even after every process and the segment itself
+/// are gone (a reboot). Every `HRTS_SEQ_INTERVAL` numbers (default 1000) the
+/// high-water mark is persisted to `HRTS_SEQ_FILE` (default
+/// `~/.local/state/hrts/<segment>.seq`); a damaged file gives
+/// `HRTS_E_PERSIST`, never a restart at zero.
+///
+/// # Safety
+/// `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint64_t`.
+#[no_mangle]
+pub unsafe extern "C" fn hrts_next_sequence(out: *mut u64) -> c_int {
+    status_call(|| {
+        let out = required(out, "out", "hrts_next_sequence")?;
+        let n = base()?.next_sequence()?;
+        // SAFETY: non-NULL and valid by this function's contract.
+        unsafe { put(out, n) };
+        Ok(())
+    })
+}
+
 /// The calling process's id (IBMTS `getOSProcessID`). Never fails.
 #[no_mangle]
 pub extern "C" fn hrts_get_pid() -> u32 {
@@ -370,6 +408,8 @@ mod tests {
             [
                 hrts_get_epoch_nanoseconds(null_mut()),
                 hrts_get_epoch_nanoseconds_ordered(null_mut()),
+                hrts_get_unique_nanoseconds(null_mut()),
+                hrts_next_sequence(null_mut()),
                 hrts_get_epoch_microseconds(null_mut()),
                 hrts_get_generation(null_mut()),
                 hrts_get_base_info(&mut v, &mut v, null_mut(), &mut v),
