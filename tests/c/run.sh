@@ -12,6 +12,14 @@ target="${CARGO_TARGET_DIR:-$root/target}"
 lib="$target/release"
 bin="$target/c"
 mkdir -p "$bin"
+# libhrts's ABI is the hrts_* functions and nothing else (no Rust symbols leak).
+if command -v nm >/dev/null; then
+  extra=$(nm -D --defined-only "$lib/libhrts.so" | awk '$3 !~ /^hrts_/ {print $3}')
+  if [ -n "$extra" ]; then
+    echo "libhrts.so exports more than hrts_*: $extra" >&2
+    exit 1
+  fi
+fi
 cc -std=c11 -Wall -Wextra -Werror -O2 -pthread -I include tests/c/hrts_test.c \
   -o "$bin/hrts_test" -L "$lib" -lhrts -Wl,-rpath,"$lib"
 
