@@ -152,7 +152,8 @@ fn stamps_follow_causality_between_processes() {
     for round in 0..4000 {
         let before = base.now_ns_ordered();
         assert!(before >= last, "round {round}: parent went backwards");
-        let theirs = echoes[round % echoes.len()].stamp();
+        let n = echoes.len();
+        let theirs = echoes[round % n].stamp();
         let after = base.now_ns_ordered();
         assert!(
             before <= theirs && theirs <= after,
@@ -202,7 +203,8 @@ fn a_writer_killed_holding_the_base_is_recovered_from() {
     let mut echoes: Vec<Echo> = (0..4).map(|_| Echo::spawn(&seg)).collect();
     let moves_before = base.info().moves;
     for round in 0..2000 {
-        let theirs = echoes[round % echoes.len()].stamp();
+        let n = echoes.len();
+        let theirs = echoes[round % n].stamp();
         assert!(theirs >= last, "round {round}: {theirs} < {last}");
         let mine = base.now_ns();
         assert!(mine >= theirs, "round {round}: {mine} < {theirs}");
@@ -284,15 +286,26 @@ fn sequence_numbers_survive_sigkill_and_reboots_without_repeating() {
                     .unwrap()
             })
             .collect();
-        // Creation (calibration) takes about 100 ms of this; the kill lands anywhere after.
-        std::thread::sleep(Duration::from_millis(120 + next_random(150)));
+        // Wait until numbers flow (the first process calibrates a new segment),
+        // then kill at a random moment.
+        let mut outputs: Vec<BufReader<ChildStdout>> = children
+            .iter_mut()
+            .map(|c| BufReader::new(c.stdout.take().unwrap()))
+            .collect();
+        let mut first = String::new();
+        outputs[0].read_line(&mut first).unwrap();
+        std::thread::sleep(Duration::from_millis(next_random(30)));
         for c in &mut children {
             c.kill().unwrap(); // SIGKILL
         }
         let mut issued = 0;
-        for c in children {
-            let out = c.wait_with_output().unwrap();
-            let text = String::from_utf8_lossy(&out.stdout);
+        for (mut c, mut out) in children.into_iter().zip(outputs) {
+            c.wait().unwrap();
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut out, &mut text).unwrap();
+            if issued == 0 {
+                text.insert_str(0, &first);
+            }
             // A line cut by the kill has no newline; every complete line was issued.
             let complete = &text[..text.rfind('\n').map_or(0, |i| i + 1)];
             for line in complete.lines() {

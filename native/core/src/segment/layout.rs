@@ -135,7 +135,7 @@ pub struct Extension {
     pub seq_interval: AtomicU64,
 }
 
-const _: () = assert!(EXTENSION_OFFSET % 64 == 0);
+const _: () = assert!(EXTENSION_OFFSET.is_multiple_of(64));
 const _: () = assert!(EXTENSION_OFFSET + std::mem::size_of::<Extension>() <= SEGMENT_SIZE);
 const _: () = assert!(std::mem::size_of::<Header>() <= SEGMENT_SIZE / 2);
 const _: () = assert!(std::mem::align_of::<Header>() <= 4096);
@@ -165,7 +165,7 @@ mod tests {
         assert_eq!(std::mem::offset_of!(Header, magic), 0);
         assert_eq!(std::mem::offset_of!(Header, layout_version), 8);
         assert_eq!(std::mem::offset_of!(Header, seq) % 64, 0);
-        assert!(EXTENSION_LEN >= 2048);
+        const { assert!(EXTENSION_LEN >= 2048) };
     }
 
     #[test]

@@ -12,7 +12,7 @@ mod config;
 mod init;
 pub(crate) use init::{load_reason, pair_counter_with_calendar};
 pub mod layout;
-pub mod shm;
+pub(crate) mod shm;
 
 pub use config::{
     default_name, resolve_group, Calendar, Config, ENV_GROUP, ENV_SEGMENT, ENV_WRAP_THRESHOLD,

@@ -128,7 +128,7 @@ fn a_million_moves_give_the_unmoved_timeline_bit_for_bit() {
         counter += step;
         expected_moves += (step > 1) as u64;
         let reference = origin.ns as u128
-            + ((counter - origin.counter) as u128 * scale.mult as u128 >> scale.shift);
+            + (((counter - origin.counter) as u128 * scale.mult as u128) >> scale.shift);
         assert_eq!(base.ns_at(counter) as u128, reference);
     }
     let moved = base.info().moves - moves_before;

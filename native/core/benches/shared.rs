@@ -1,0 +1,154 @@
+//! The shared segment's costs, side by side with the reads they compete with, in
+//! one run: `cargo bench -p hrts-core --bench shared`. Results: README.md here.
+//!
+//! Groups: `stamp` (one epoch stamp through the segment vs bare counter reads and
+//! clock_gettime), `attach` (opening an existing segment: no calibration), and
+//! `unique` (next_unique uncontended, with 2 threads, with 2 processes).
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use criterion::{Criterion, Throughput};
+    use hrts_core::{Config, SharedBase};
+    use std::hint::black_box;
+    use std::io::{Read, Write};
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+
+    const CHILD_ENV: &str = "HRTS_BENCH_UNIQUE_CHILD";
+
+    fn segment_name() -> String {
+        format!("/hrts-bench-{}", std::process::id())
+    }
+
+    fn open(name: &str) -> SharedBase {
+        SharedBase::open(&Config::named(name)).expect("open bench segment")
+    }
+
+    fn realtime() -> u64 {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `ts` is a valid, writable timespec; CLOCK_REALTIME always exists.
+        unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+        ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    }
+
+    /// The 2-process case: a child process on the same segment that takes
+    /// `iters` unique stamps once told to start.
+    fn child_main(name: &str) {
+        let base = open(name);
+        let mut line = String::new();
+        while std::io::stdin()
+            .read_line(&mut line)
+            .map(|n| n > 0)
+            .unwrap_or(false)
+        {
+            let iters: u64 = line.trim().parse().expect("iteration count");
+            for _ in 0..iters {
+                black_box(base.next_unique());
+            }
+            println!("done");
+            std::io::stdout().flush().unwrap();
+            line.clear();
+        }
+    }
+
+    pub fn main() {
+        if let Ok(name) = std::env::var(CHILD_ENV) {
+            return child_main(&name);
+        }
+        let name = segment_name();
+        let _ = SharedBase::unlink(&name);
+        let base = open(&name);
+        let skew = base.now_ns() as i64 - realtime() as i64;
+        assert!(skew.abs() < 1_000_000, "segment base is off by {skew} ns");
+        println!(
+            "segment {name}: source {}, {} Hz",
+            base.source().name(),
+            base.frequency()
+        );
+
+        let mut c = Criterion::default()
+            .warm_up_time(Duration::from_millis(500))
+            .measurement_time(Duration::from_secs(2))
+            .configure_from_args();
+
+        let mut g = c.benchmark_group("stamp");
+        // SAFETY (both): rdtsc/rdtscp only read the time-stamp counter.
+        g.bench_function("rdtsc", |b| {
+            b.iter(|| unsafe { core::arch::x86_64::_rdtsc() })
+        });
+        g.bench_function("rdtscp", |b| {
+            let mut aux = 0u32;
+            b.iter(|| unsafe { core::arch::x86_64::__rdtscp(&mut aux) })
+        });
+        g.bench_function("clock_gettime_realtime", |b| b.iter(realtime));
+        g.bench_function("segment_now_ns", |b| b.iter(|| base.now_ns()));
+        g.bench_function("segment_now_ns_ordered", |b| {
+            b.iter(|| base.now_ns_ordered())
+        });
+        g.bench_function("segment_next_unique", |b| b.iter(|| base.next_unique()));
+        g.finish();
+
+        let mut g = c.benchmark_group("attach");
+        g.bench_function("open_existing_segment", |b| {
+            b.iter(|| black_box(open(&name)))
+        });
+        g.finish();
+
+        let mut g = c.benchmark_group("unique");
+        g.throughput(Throughput::Elements(1));
+        g.bench_function("1_thread", |b| b.iter(|| base.next_unique()));
+        g.bench_function("2_threads", |b| {
+            b.iter_custom(|iters| {
+                let start = Instant::now();
+                std::thread::scope(|s| {
+                    s.spawn(|| {
+                        (0..iters).for_each(|_| {
+                            black_box(base.next_unique());
+                        })
+                    });
+                    (0..iters).for_each(|_| {
+                        black_box(base.next_unique());
+                    });
+                });
+                // Two threads did `iters` each: time per stamp of the pair.
+                start.elapsed() / 2
+            })
+        });
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .env(CHILD_ENV, &name)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("spawn bench child");
+        let mut to_child = child.stdin.take().unwrap();
+        let mut from_child = child.stdout.take().unwrap();
+        g.bench_function("2_processes", |b| {
+            b.iter_custom(|iters| {
+                writeln!(to_child, "{iters}").unwrap();
+                to_child.flush().unwrap();
+                let start = Instant::now();
+                (0..iters).for_each(|_| {
+                    black_box(base.next_unique());
+                });
+                let mut done = [0u8; 5];
+                from_child.read_exact(&mut done).unwrap();
+                start.elapsed() / 2
+            })
+        });
+        g.finish();
+        drop(to_child);
+        let _ = child.wait();
+        c.final_summary();
+        let _ = SharedBase::unlink(&name);
+    }
+}
+
+fn main() {
+    #[cfg(target_arch = "x86_64")]
+    x86::main();
+    #[cfg(not(target_arch = "x86_64"))]
+    println!("the shared-segment benchmark compares against x86-64 reads only");
+}
