@@ -60,6 +60,26 @@ pub fn global() -> Result<&'static SharedBase> {
     GLOBAL.get_or_try_init(SharedBase::open_default)
 }
 
+/// Opens the process's default segment with an explicit configuration (for
+/// front ends whose configuration does not come from the environment, such as a
+/// JVM's system properties). If it is already open, returns the open one when it
+/// has the same name and an error otherwise.
+pub fn init_global(cfg: &crate::Config) -> Result<&'static SharedBase> {
+    let base = GLOBAL.get_or_try_init(|| SharedBase::open(cfg))?;
+    if base.name() != cfg.name {
+        return Err(crate::Error::new(
+            crate::ErrorKind::InvalidArgument,
+            format!(
+                "this process already uses segment {}; it cannot switch to {} (a process \
+                 has one default segment: set it before the first time stamp)",
+                base.name(),
+                cfg.name
+            ),
+        ));
+    }
+    Ok(base)
+}
+
 /// The default segment if it is already open: the hot paths' accessor.
 #[inline(always)]
 pub fn global_if_open() -> Option<&'static SharedBase> {
