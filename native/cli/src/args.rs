@@ -34,6 +34,10 @@ pub enum Command {
     Seq {
         count: u64,
     },
+    /// `unique [N]`: N unique stamps.
+    Unique {
+        count: u64,
+    },
     /// Hidden: each of `threads` threads takes `per_thread` unique stamps and
     /// writes them to its own file in `dir` (multi-process uniqueness tests).
     UniqueDump {
@@ -133,10 +137,18 @@ fn command(words: &[String], options: &[(String, String)]) -> Result<Command, Cl
         "help" => no_args(Command::Help),
         "test" => test_args(rest),
         "seq" => match rest {
+            [] => Ok(Command::Seq { count: 1 }),
             [n] => Ok(Command::Seq {
                 count: whole(n, "seq: N")?,
             }),
-            _ => Err(CliError::usage("usage: hrts seq N")),
+            _ => Err(CliError::usage("usage: hrts seq [N]")),
+        },
+        "unique" => match rest {
+            [] => Ok(Command::Unique { count: 1 }),
+            [n] => Ok(Command::Unique {
+                count: whole(n, "unique: N")?,
+            }),
+            _ => Err(CliError::usage("usage: hrts unique [N]")),
         },
         "eval" => {
             if !rest.is_empty() {
@@ -317,7 +329,8 @@ mod tests {
         assert!(usage_message(&["now", "--segment"]).contains("needs a value"));
         assert!(usage_message(&["debug"]).contains("hold-writer"));
         assert!(usage_message(&["debug", "unique-dump", "1", "0", "/d"]).contains("THREADS"));
-        assert!(usage_message(&["seq"]).contains("hrts seq N"));
+        assert!(usage_message(&["seq", "1", "2"]).contains("hrts seq [N]"));
+        assert!(usage_message(&["unique", "x"]).contains("whole number"));
         assert!(usage_message(&["seq", "-"]).contains("whole number"));
     }
 

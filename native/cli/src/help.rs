@@ -22,9 +22,12 @@ Commands:
                        bumping the generation; prints the new base
   unlink               remove the segment's name; says whether it existed
   echo                 for every line on stdin print one ordered stamp (epoch ns)
-  seq N                print N sequence numbers shared by every process of the
-                       segment, never repeated, even after a reboot (persisted
-                       in $HRTS_SEQ_FILE every $HRTS_SEQ_INTERVAL numbers)
+  seq [N]              print N (default 1) sequence numbers shared by every
+                       process of the segment, never repeated, even after a
+                       reboot (persisted in $HRTS_SEQ_FILE every
+                       $HRTS_SEQ_INTERVAL numbers, default 1000)
+  unique [N]           print N (default 1) unique stamps: epoch ns, each greater
+                       than every unique stamp any process got before
   help                 print this help
 
 Options:

@@ -495,3 +495,16 @@ fn seq_numbers_never_repeat_across_processes_and_a_lost_segment() {
     assert!(file.exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn unique_prints_increasing_stamps_that_continue_across_processes() {
+    let seg = Segment::new();
+    let parse = |out: &str| -> Vec<u64> { out.lines().map(|l| l.parse().unwrap()).collect() };
+    let first = parse(&ok(seg.run(&["unique", "1000"])));
+    assert_eq!(first.len(), 1000);
+    assert!(first.windows(2).all(|w| w[0] < w[1]));
+    assert!(first[0].abs_diff(realtime_ns()) < 1_000_000_000);
+    let one = parse(&ok(seg.run(&["unique"])));
+    assert_eq!(one.len(), 1, "the count defaults to 1");
+    assert!(one[0] > *first.last().unwrap());
+}

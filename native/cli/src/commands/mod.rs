@@ -28,6 +28,7 @@ pub fn run(inv: &Invocation) -> Result<(), CliError> {
         Command::Unlink => unlink(segment),
         Command::Echo => echo::run(&open(segment)?),
         Command::Seq { count } => seq::run(&open(segment)?, *count),
+        Command::Unique { count } => seq::unique(&open(segment)?, *count),
         Command::UniqueDump {
             per_thread,
             threads,

@@ -1,5 +1,5 @@
-//! `hrts seq N`: sequence numbers that no process of the segment ever sees
-//! twice, across crashes and reboots.
+//! `hrts seq [N]`: sequence numbers that no process of the segment ever sees
+//! twice, across crashes and reboots; `hrts unique [N]`: unique stamps.
 
 use crate::exit::CliError;
 use hrts_core::SharedBase;
@@ -12,6 +12,17 @@ pub fn run(base: &SharedBase, count: u64) -> Result<(), CliError> {
     let mut out = std::io::stdout().lock();
     for _ in 0..count {
         writeln!(out, "{}", base.next_sequence()?)?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// Unique epoch-ns stamps: each greater than any unique stamp any process of
+/// the segment got before it.
+pub fn unique(base: &SharedBase, count: u64) -> Result<(), CliError> {
+    let mut out = std::io::stdout().lock();
+    for _ in 0..count {
+        writeln!(out, "{}", base.next_unique())?;
     }
     out.flush()?;
     Ok(())
