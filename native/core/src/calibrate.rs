@@ -84,6 +84,7 @@ pub struct SystemReference {
 }
 
 impl SystemReference {
+    /// `id`'s fenced read against `CLOCK_MONOTONIC_RAW`.
     pub fn new(id: SourceId) -> Self {
         SystemReference { id }
     }

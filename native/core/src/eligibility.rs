@@ -14,16 +14,22 @@ pub const OVERRIDE_ENV: &str = "HRTS_SOURCE";
 /// The source chosen, and why, in words meant for `hrts info` and error messages.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Choice {
+    /// The source to use.
     pub source: SourceId,
+    /// One line saying why (and what was ignored), for `hrts info` and logs.
     pub reason: String,
 }
 
 /// The CPU architecture, as far as counter sources are concerned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Arch {
+    /// x86-64: the TSC.
     X86_64,
+    /// aarch64: `CNTVCT_EL0`.
     Aarch64,
+    /// 64-bit Power (either endianness): the Time Base.
     Powerpc64,
+    /// No hardware counter hrts can read.
     Other,
 }
 
@@ -55,6 +61,7 @@ impl Arch {
 /// Everything the choice depends on.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Facts {
+    /// The architecture this build runs on.
     pub arch: Arch,
     /// CPUID 0x80000007 EDX bit 8; `None` when not x86-64 or the leaf is missing.
     pub invariant_tsc: Option<bool>,
@@ -62,6 +69,9 @@ pub struct Facts {
     pub clocksource: Option<String>,
     /// The value of `HRTS_SOURCE`, if set.
     pub override_source: Option<String>,
+    /// x86-64: whether `rdtsc` may execute in this process (`prctl(PR_GET_TSC)`;
+    /// `Some(false)` when a sandbox made it fault). `None` if unknown or not x86-64.
+    pub tsc_readable: Option<bool>,
 }
 
 impl Facts {
@@ -77,7 +87,31 @@ impl Facts {
             .map(|s| s.trim().to_string()),
             override_source: std::env::var_os(OVERRIDE_ENV)
                 .map(|v| v.to_string_lossy().into_owned()),
+            tsc_readable: tsc_readable(),
         }
+    }
+}
+
+fn tsc_readable() -> Option<bool> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let mut mode: libc::c_int = 0;
+        // SAFETY: PR_GET_TSC writes one int through the pointer, which is a valid,
+        // writable local; the unused arguments are zero as the man page requires.
+        let rc = unsafe {
+            libc::prctl(
+                libc::PR_GET_TSC,
+                &mut mode as *mut libc::c_int as libc::c_ulong,
+                0 as libc::c_ulong,
+                0 as libc::c_ulong,
+                0 as libc::c_ulong,
+            )
+        };
+        (rc == 0).then_some(mode == libc::PR_TSC_ENABLE)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        None
     }
 }
 
@@ -111,6 +145,17 @@ pub fn choose_source() -> Choice {
 /// 4. Anything else: `CLOCK_MONOTONIC_RAW`.
 pub fn decide(facts: &Facts) -> Choice {
     let mut prefix = String::new();
+    if facts.arch == Arch::X86_64 && facts.tsc_readable == Some(false) {
+        // Executing rdtsc would kill the process (SIGSEGV): no override can help.
+        if let Some(raw) = facts.override_source.as_deref() {
+            prefix = format!("{OVERRIDE_ENV}={} ignored; ", raw.trim());
+        }
+        return Choice {
+            source: SourceId::MonotonicRaw,
+            reason: prefix
+                + "monotonic-raw: rdtsc is disabled for this process (prctl PR_SET_TSC, e.g. by a sandbox)",
+        };
+    }
     if let Some(raw) = facts.override_source.as_deref() {
         match SourceId::from_name(raw) {
             Some(id)
@@ -194,6 +239,21 @@ mod tests {
             invariant_tsc: inv,
             clocksource: cs.map(str::to_string),
             override_source: ov.map(str::to_string),
+            tsc_readable: None,
+        }
+    }
+
+    #[test]
+    fn a_faulting_rdtsc_is_never_chosen_even_when_forced() {
+        for ov in [None, Some("tsc")] {
+            let mut f = facts(Arch::X86_64, Some(true), Some("tsc"), ov);
+            f.tsc_readable = Some(false);
+            let c = decide(&f);
+            assert_eq!(c.source, SourceId::MonotonicRaw);
+            assert!(c.reason.contains("rdtsc is disabled"), "{}", c.reason);
+            assert_eq!(c.reason.contains("ignored"), ov.is_some(), "{}", c.reason);
+            f.tsc_readable = Some(true);
+            assert_eq!(decide(&f).source, SourceId::Tsc);
         }
     }
 
@@ -310,6 +370,10 @@ mod tests {
         let c = choose_source();
         assert!(c.source.supported(), "{c:?}");
         assert!(!c.reason.is_empty());
-        assert_eq!(Facts::gather().arch, Arch::current());
+        let f = Facts::gather();
+        assert_eq!(f.arch, Arch::current());
+        // The test process runs rdtsc elsewhere; it must be allowed to.
+        let expected = cfg!(target_arch = "x86_64").then_some(true);
+        assert_eq!(f.tsc_readable, expected);
     }
 }
