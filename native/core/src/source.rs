@@ -290,10 +290,13 @@ pub(crate) mod arch {
     #[inline(always)]
     pub fn read_fenced() -> u64 {
         let v: u64;
-        // SAFETY: as in `read_ordered`; the second isb keeps later instructions from
-        // starting before the read.
+        // SAFETY: as in `read_ordered`. isb alone orders the read after earlier
+        // instructions but not after earlier loads that are still in flight, which
+        // the reliability probes need (the counter must be read after the load that
+        // fetched the sequence number): dsb ish waits for them. The trailing isb
+        // keeps later instructions from starting before the read.
         unsafe {
-            core::arch::asm!("isb", "mrs {0}, cntvct_el0", "isb", out(reg) v, options(nostack, preserves_flags))
+            core::arch::asm!("dsb ish", "isb", "mrs {0}, cntvct_el0", "isb", out(reg) v, options(nostack, preserves_flags))
         };
         v
     }
@@ -326,10 +329,12 @@ pub(crate) mod arch {
     #[inline(always)]
     pub fn read_fenced() -> u64 {
         let v: u64;
-        // SAFETY: as in `read`; isync before and after is the Power idiom for keeping
-        // instructions from moving across a Time Base read (context synchronising).
+        // SAFETY: as in `read`. sync waits for earlier loads and stores to complete
+        // (the reliability probes need the read after the load of the sequence
+        // number); isync before and after keeps instructions from moving across the
+        // Time Base read (context synchronising).
         unsafe {
-            core::arch::asm!("isync", "mftb {0}", "isync", out(reg) v, options(nostack, preserves_flags))
+            core::arch::asm!("sync", "isync", "mftb {0}", "isync", out(reg) v, options(nostack, preserves_flags))
         };
         v
     }
