@@ -3,6 +3,12 @@
  *
  *   hrts_test                          run the checks; last line "c: N passed, N failed"
  *   hrts_test stamp-events FILE COUNT  append COUNT lines "<epoch_ns> c <i>" to FILE
+ *   hrts_test drive N CMD [ARG...]     causality driver: starts CMD, then N times stamps,
+ *                                      writes a line to CMD's stdin, reads the stamp CMD
+ *                                      prints back, stamps again, and checks
+ *                                      before <= child <= after; prints a summary line
+ *                                      "drive: N rounds, N ordered, N violations" and
+ *                                      exits 0 only if every round was ordered
  *
  * Run it with its own segment (HRTS_SEGMENT): it calls hrts_set_base_info, which
  * would move every other process's base on a shared one.
@@ -13,6 +19,7 @@
 
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -295,10 +302,86 @@ static int stamp_events(const char *path, const char *count_arg) {
   return fclose(f) == 0 ? 0 : 1;
 }
 
+/* Reads one line from f into buf (without the newline); 0 at EOF or error. */
+static int read_line(FILE *f, char *buf, size_t size) {
+  if (!fgets(buf, (int)size, f)) return 0;
+  buf[strcspn(buf, "\n")] = '\0';
+  return 1;
+}
+
+static int drive(const char *rounds_arg, char **cmd) {
+  char *end;
+  long rounds = strtol(rounds_arg, &end, 10);
+  if (*end != '\0' || rounds <= 0) {
+    fprintf(stderr, "hrts_test: N must be a positive integer, not %s\n", rounds_arg);
+    return 2;
+  }
+  int to_child[2], from_child[2];
+  signal(SIGPIPE, SIG_IGN); /* a child that dies is reported, not fatal */
+  if (pipe(to_child) != 0 || pipe(from_child) != 0) {
+    perror("pipe");
+    return 1;
+  }
+  pid_t pid = fork();
+  if (pid < 0) {
+    perror("fork");
+    return 1;
+  }
+  if (pid == 0) {
+    dup2(to_child[0], 0);
+    dup2(from_child[1], 1);
+    close(to_child[0]);
+    close(to_child[1]);
+    close(from_child[0]);
+    close(from_child[1]);
+    execvp(cmd[0], cmd);
+    perror(cmd[0]);
+    _exit(127);
+  }
+  close(to_child[0]);
+  close(from_child[1]);
+  FILE *out = fdopen(to_child[1], "w");
+  FILE *in = fdopen(from_child[0], "r");
+  if (!out || !in) {
+    perror("fdopen");
+    return 1;
+  }
+  long ordered = 0, violations = 0, done = 0;
+  char line[128];
+  for (long i = 0; i < rounds; i++) {
+    uint64_t before = 0, after = 0;
+    /* Unordered is enough before the write (an early read only makes it smaller);
+       the stamp after the reply must not be taken before the reply arrived. */
+    if (hrts_get_epoch_nanoseconds(&before) != HRTS_SUCCESS) break;
+    if (fprintf(out, "%ld\n", i) < 0 || fflush(out) != 0) break;
+    if (!read_line(in, line, sizeof line)) break;
+    if (hrts_get_epoch_nanoseconds_ordered(&after) != HRTS_SUCCESS) break;
+    uint64_t child = strtoull(line, &end, 10);
+    done++;
+    if (*end == '\0' && before <= child && child <= after) {
+      ordered++;
+    } else {
+      violations++;
+      if (violations <= 5) {
+        fprintf(stderr, "drive: round %ld not ordered: %" PRIu64 " <= %s <= %" PRIu64 "\n", i, before,
+                line, after);
+      }
+    }
+  }
+  fclose(out);
+  fclose(in);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  printf("drive: %ld rounds, %ld ordered, %ld violations\n", done, ordered, violations);
+  if (done != rounds) fprintf(stderr, "drive: child stopped after %ld of %ld rounds\n", done, rounds);
+  return done == rounds && violations == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv) {
   if (argc == 4 && strcmp(argv[1], "stamp-events") == 0) return stamp_events(argv[2], argv[3]);
+  if (argc >= 4 && strcmp(argv[1], "drive") == 0) return drive(argv[2], argv + 3);
   if (argc != 1) {
-    fprintf(stderr, "usage: hrts_test [stamp-events FILE COUNT]\n");
+    fprintf(stderr, "usage: hrts_test [stamp-events FILE COUNT | drive N CMD [ARG...]]\n");
     return 2;
   }
   /* Before anything opens the segment in this process (see check_in_child). */

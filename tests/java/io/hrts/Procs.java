@@ -1,0 +1,110 @@
+package io.hrts;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/** Runs native helper processes (the hrts CLI, the C test program, child JVMs). */
+final class Procs {
+    final int exit;
+    final String out;
+    final String err;
+
+    private Procs(int exit, String out, String err) {
+        this.exit = exit;
+        this.out = out;
+        this.err = err;
+    }
+
+    static String cli() {
+        return ChildJvm.prop("hrts.test.cli");
+    }
+
+    static String cTest() {
+        return ChildJvm.prop("hrts.test.cTest");
+    }
+
+    /** The command line of a child JVM running {@link TestMains} with the test classpath. */
+    static List<String> javaMain(String... args) {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(ChildJvm.prop("hrts.test.java"));
+        cmd.add("-cp");
+        cmd.add(System.getProperty("java.class.path"));
+        cmd.add(TestMains.class.getName());
+        cmd.addAll(Arrays.asList(args));
+        return cmd;
+    }
+
+    static Procs run(List<String> cmd) throws Exception {
+        ProcessBuilder pb = new ProcessBuilder(cmd);
+        Process p = pb.start();
+        p.getOutputStream().close();
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        Thread to = pump(p.getInputStream(), out);
+        Thread te = pump(p.getErrorStream(), err);
+        if (!p.waitFor(180, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            throw new AssertionError("timed out: " + cmd);
+        }
+        to.join();
+        te.join();
+        return new Procs(p.exitValue(), out.toString(StandardCharsets.UTF_8.name()),
+                err.toString(StandardCharsets.UTF_8.name()));
+    }
+
+    static Procs run(String... cmd) throws Exception {
+        return run(Arrays.asList(cmd));
+    }
+
+    /** Runs and requires exit 0. */
+    static String ok(String... cmd) throws Exception {
+        Procs r = run(cmd);
+        if (r.exit != 0) {
+            throw new AssertionError(Arrays.toString(cmd) + " failed: " + r);
+        }
+        return r.out;
+    }
+
+    /** `key: value` lines (hrts info, hrts reset) to a map. */
+    static Map<String, String> keyValues(String text) {
+        Map<String, String> m = new LinkedHashMap<>();
+        for (String line : text.split("\n")) {
+            int c = line.indexOf(": ");
+            if (c > 0) {
+                m.put(line.substring(0, c), line.substring(c + 2).trim());
+            }
+        }
+        return m;
+    }
+
+    private static Thread pump(InputStream in, ByteArrayOutputStream sink) {
+        Thread t = new Thread(() -> {
+            byte[] buf = new byte[8192];
+            try {
+                for (int n; (n = in.read(buf)) > 0; ) {
+                    synchronized (sink) {
+                        sink.write(buf, 0, n);
+                    }
+                }
+            } catch (IOException e) {
+                // process gone
+            }
+        });
+        t.setDaemon(true);
+        t.start();
+        return t;
+    }
+
+    @Override
+    public String toString() {
+        return "exit=" + exit + "\n--- stdout ---\n" + out + "--- stderr ---\n" + err;
+    }
+}
