@@ -21,7 +21,7 @@ pub const SEGMENT_SIZE: usize = 4096;
 /// Bytes kept for the reason a counter source was chosen.
 pub const REASON_LEN: usize = 192;
 
-/// `state` word: high 32 bits a [`State`] code, low 32 bits the pid of the
+/// `state` word: high 32 bits a `STATE_*` code, low 32 bits the pid of the
 /// process that initialises (or initialised) the segment.
 pub const STATE_EMPTY: u64 = 0;
 pub const STATE_INITIALISING: u64 = 1;
