@@ -126,6 +126,20 @@ public class HighResTimestampTest {
     }
 
     @Test
+    public void fillOfALargeRangeIsChunkedButContinuous() {
+        long[] a = new long[100_003];
+        long before = HighResTimestamp.getEpochNanoseconds();
+        HighResTimestamp.fillEpochNanoseconds(a, 2, 100_000);
+        long after = HighResTimestamp.getEpochNanosecondsOrdered();
+        assertEquals(0, a[0]);
+        assertEquals(0, a[1]);
+        assertEquals(0, a[100_002]);
+        for (int i = 2; i < 100_002; i++) {
+            assertTrue(i + ": " + a[i], a[i] >= before && a[i] <= after && (i == 2 || a[i] >= a[i - 1]));
+        }
+    }
+
+    @Test
     public void ticksConvertToTheSameTimeline() {
         for (int i = 0; i < 1000; i++) {
             long before = HighResTimestamp.getEpochNanoseconds();

@@ -42,6 +42,7 @@ public final class HighResTimestamp {
     public static final String SEGMENT_ENV = "HRTS_SEGMENT";
 
     private static final int BASE_INFO_LEN = 6;
+    private static final int FILL_CHUNK = 1 << 14;
 
     /** True once the native library is loaded. */
     private static volatile boolean loaded;
@@ -297,8 +298,12 @@ public final class HighResTimestamp {
         Objects.requireNonNull(dst, "dst");
         Objects.checkFromIndexSize(off, len, dst.length);
         open();
-        if (len > 0) {
-            nFillEpochNanos(dst, off, len);
+        // In chunks: the native side pins the array (a JNI critical region) while it writes, and
+        // a huge range must not hold the garbage collector off for long.
+        for (int done = 0; done < len; ) {
+            int n = Math.min(len - done, FILL_CHUNK);
+            nFillEpochNanos(dst, off + done, n);
+            done += n;
         }
     }
 
