@@ -237,6 +237,26 @@ public class HighResTimestampTest {
     }
 
     @Test
+    public void sequencePersistFailureIsAnHrtsException() throws Exception {
+        // A sequence file whose parent is a regular file cannot be written, even by root.
+        String name = "/hrts-junit-seqfail-" + ProcessHandle.current().pid();
+        Path notADir = Paths.get(ChildJvm.prop("hrts.test.stateDir"), "not-a-dir");
+        Files.write(notADir, new byte[] {1});
+        java.util.Map<String, String> env = new java.util.HashMap<>();
+        env.put("HRTS_SEGMENT", name);
+        env.put("HRTS_SEQ_FILE", notADir.resolve("seq").toString());
+        try {
+            Procs r = Procs.run(Procs.javaMain("next-sequence"), env);
+            assertEquals(r.toString(), 0, r.exit);
+            assertTrue(r.toString(), r.out.startsWith("HrtsException "));
+            assertTrue(r.toString(), r.out.contains("not-a-dir"));
+        } finally {
+            Procs.run(Procs.cli(), "--segment", name, "unlink");
+            Files.deleteIfExists(notADir);
+        }
+    }
+
+    @Test
     public void segmentInfo() {
         SegmentInfo info = HighResTimestamp.getSegmentInfo();
         assertTrue(info.toString(), Arrays.asList("tsc", "cntvct", "timebase", "monotonic-raw")

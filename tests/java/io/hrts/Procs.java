@@ -43,7 +43,13 @@ final class Procs {
     }
 
     static Procs run(List<String> cmd) throws Exception {
+        return run(cmd, java.util.Collections.emptyMap());
+    }
+
+    /** Runs with these environment variables added to (or replacing) the inherited ones. */
+    static Procs run(List<String> cmd, Map<String, String> env) throws Exception {
         ProcessBuilder pb = new ProcessBuilder(cmd);
+        pb.environment().putAll(env);
         Process p = pb.start();
         p.getOutputStream().close();
         ByteArrayOutputStream out = new ByteArrayOutputStream();

@@ -17,8 +17,11 @@ public final class TestMains {
             case "open-twice":
                 openTwice();
                 return;
+            case "next-sequence":
+                nextSequence();
+                return;
             default:
-                System.err.println("usage: TestMains echo|open-twice");
+                System.err.println("usage: TestMains echo|open-twice|next-sequence");
                 System.exit(2);
         }
     }
@@ -46,6 +49,16 @@ public final class TestMains {
             } catch (Throwable t) {
                 System.out.println("attempt " + i + ": " + t);
             }
+        }
+    }
+
+    /** One nextSequence() call; prints "ok N" or the exception's kind and message. */
+    static void nextSequence() {
+        HighResTimestamp.open();
+        try {
+            System.out.println("ok " + HighResTimestamp.nextSequence());
+        } catch (HrtsException e) {
+            System.out.println("HrtsException " + e.getKind() + ": " + e.getMessage());
         }
     }
 }
