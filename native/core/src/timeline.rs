@@ -58,13 +58,17 @@ impl SharedBase {
         source::read(self.source)
     }
 
-    /// Epoch nanoseconds of a counter value read from this segment's source.
+    /// Epoch nanoseconds of a counter value read earlier from this segment's
+    /// source. Read-only: whatever the value, it never moves the shared base.
     pub fn ns_at(&self, counter: u64) -> u64 {
-        self.stamp_with(|_| counter)
+        self.exact_ns(counter, &self.base())
     }
 
+    /// A stamp for the counter value `read` returns, moving the base when it is
+    /// past the threshold. Only real counter reads may come here: a value from
+    /// the future would move everyone's base ahead of the counter.
     #[inline(always)]
-    fn stamp_with(&self, read: impl Fn(SourceId) -> u64) -> u64 {
+    pub(crate) fn stamp_with(&self, read: impl Fn(SourceId) -> u64) -> u64 {
         let h = self.header();
         loop {
             let before = h.seq.load(Acquire);
