@@ -143,6 +143,59 @@ pub struct EvaluationSummary {
     pub cpus: u32,
 }
 
+impl SegmentInfo {
+    /// Every fact as (key, value) text, in one canonical order and wording, so
+    /// the CLI's `hrts info` and the Java `SegmentInfo` show the same thing.
+    /// Values never contain line breaks.
+    pub fn fields(&self) -> Vec<(&'static str, String)> {
+        let mut f = vec![
+            ("segment", self.name.clone()),
+            ("layout version", self.layout_version.to_string()),
+            ("source", self.source.name().to_string()),
+            ("reason", self.reason.replace(['\n', '\r'], " ")),
+            ("frequency", self.frequency.to_string()),
+            (
+                "calibration spread ppb",
+                self.calibration_spread_ppb.to_string(),
+            ),
+            (
+                "calibration elapsed ns",
+                self.calibration_elapsed_ns.to_string(),
+            ),
+            ("calibrations", self.calibrations.to_string()),
+        ];
+        match &self.evaluation {
+            None => f.push(("evaluation", "none".to_string())),
+            Some(e) => {
+                let verdict = if e.monotonic {
+                    "monotonic"
+                } else {
+                    "not monotonic"
+                };
+                f.push(("evaluation", verdict.to_string()));
+                let shift = e
+                    .max_shift_ns
+                    .map_or_else(|| "unbounded".to_string(), |ns| ns.to_string());
+                f.push(("evaluation max shift ns", shift));
+                f.push(("evaluation cpus", e.cpus.to_string()));
+            }
+        }
+        f.extend([
+            ("creator pid", self.creator_pid.to_string()),
+            ("creator uid", self.creator_uid.to_string()),
+            ("created epoch ns", self.created_realtime_ns.to_string()),
+            ("generation", self.base.generation.to_string()),
+            ("base counter", self.base.counter.to_string()),
+            ("base ns", self.base.ns.to_string()),
+            ("mult", self.mult.to_string()),
+            ("shift", self.shift.to_string()),
+            ("wrap threshold ticks", self.wrap_threshold.to_string()),
+            ("moves", self.moves.to_string()),
+        ]);
+        f
+    }
+}
+
 impl SharedBase {
     /// IBMTS `calcTimeStamp`.
     #[inline]

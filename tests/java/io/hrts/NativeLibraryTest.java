@@ -88,7 +88,7 @@ public class NativeLibraryTest {
 
     @Test
     public void selfTestMainRunsFromTheJar() throws Exception {
-        ChildJvm r = ChildJvm.runJar(java.util.Collections.emptyList());
+        Procs r = ChildJvm.runJar(java.util.Collections.emptyList());
         assertEquals(r.toString(), 0, r.exit);
         assertTrue(r.toString(), r.out.contains("self-test: OK"));
         assertTrue(r.toString(), r.out.matches("(?s).*stamp: +\\d{19} ns.*"));
@@ -96,10 +96,10 @@ public class NativeLibraryTest {
 
     @Test
     public void selfTestUsage() throws Exception {
-        ChildJvm help = ChildJvm.runJar(java.util.Collections.emptyList(), "--help");
+        Procs help = ChildJvm.runJar(java.util.Collections.emptyList(), "--help");
         assertEquals(help.toString(), 0, help.exit);
         assertTrue(help.toString(), help.out.startsWith("usage: "));
-        ChildJvm bad = ChildJvm.runJar(java.util.Collections.emptyList(), "--bogus");
+        Procs bad = ChildJvm.runJar(java.util.Collections.emptyList(), "--bogus");
         assertEquals(bad.toString(), 2, bad.exit);
         assertTrue(bad.toString(), bad.err.contains("--bogus") && bad.err.contains("usage: "));
         assertEquals(bad.toString(), "", bad.out);

@@ -57,7 +57,7 @@ public class NativeLoaderTest {
 
     @Test
     public void missingExplicitLibraryIsAnErrorInAChildJvm() throws Exception {
-        ChildJvm r = ChildJvm.runJar(Collections.singletonList("-D" + NativeLoader.LIBRARY_PROPERTY + "=" + MISSING));
+        Procs r = ChildJvm.runJar(Collections.singletonList("-D" + NativeLoader.LIBRARY_PROPERTY + "=" + MISSING));
         assertEquals(r.toString(), 1, r.exit);
         assertExplainsMissingLibrary(r.err);
     }
@@ -65,7 +65,7 @@ public class NativeLoaderTest {
     @Test
     public void explicitLibraryWins() throws Exception {
         String lib = ChildJvm.prop("hrts.test.jniLib");
-        ChildJvm r = ChildJvm.runJar(Collections.singletonList("-D" + NativeLoader.LIBRARY_PROPERTY + "=" + lib));
+        Procs r = ChildJvm.runJar(Collections.singletonList("-D" + NativeLoader.LIBRARY_PROPERTY + "=" + lib));
         assertEquals(r.toString(), 0, r.exit);
         assertTrue(r.toString(), r.out.contains("native library: " + Paths.get(lib).toAbsolutePath()));
     }
@@ -73,7 +73,7 @@ public class NativeLoaderTest {
     @Test
     public void extractionDirectoryOverrideIsUsed() throws Exception {
         Path dir = tmp.newFolder("not-tmp", "hrts-libs").toPath();
-        ChildJvm r = ChildJvm.runJar(Collections.singletonList("-D" + NativeLoader.DIR_PROPERTY + "=" + dir));
+        Procs r = ChildJvm.runJar(Collections.singletonList("-D" + NativeLoader.DIR_PROPERTY + "=" + dir));
         assertEquals(r.toString(), 0, r.exit);
         assertTrue(r.toString(), r.out.contains("native library: " + dir + "/libhrts_jni-"));
         List<Path> files = list(dir);
@@ -84,7 +84,7 @@ public class NativeLoaderTest {
     @Test
     public void extractionDirectoryIsCreatedWhenMissing() throws Exception {
         Path dir = tmp.getRoot().toPath().resolve("a/b/c");
-        ChildJvm r = ChildJvm.runJar(Collections.singletonList("-D" + NativeLoader.DIR_PROPERTY + "=" + dir));
+        Procs r = ChildJvm.runJar(Collections.singletonList("-D" + NativeLoader.DIR_PROPERTY + "=" + dir));
         assertEquals(r.toString(), 0, r.exit);
         assertTrue(r.toString(), r.out.contains("native library: " + dir + "/libhrts_jni-"));
     }
@@ -93,7 +93,7 @@ public class NativeLoaderTest {
     public void unusableExtractionDirectoryIsExplained() throws Exception {
         Path file = tmp.newFile("a-file").toPath();
         Path dir = file.resolve("sub");
-        ChildJvm r = ChildJvm.runJar(Arrays.asList("-D" + NativeLoader.DIR_PROPERTY + "=" + dir,
+        Procs r = ChildJvm.runJar(Arrays.asList("-D" + NativeLoader.DIR_PROPERTY + "=" + dir,
                 "-Djava.library.path=/nonexistent"));
         assertEquals(r.toString(), 1, r.exit);
         assertTrue(r.toString(), r.err.contains(dir.toString()));

@@ -34,7 +34,7 @@ public class SelfTestTest {
 
     @Test
     public void printsWhatIbmtsPrintedAndWhatHrtsKnows() throws Exception {
-        ChildJvm r = ChildJvm.runJar(Collections.emptyList(), "7", "0");
+        Procs r = ChildJvm.runJar(Collections.emptyList(), "7", "0");
         assertEquals(r.toString(), 0, r.exit);
         String out = r.out;
         assertTrue(r.toString(), out.startsWith(HighResTimestamp.getCopyright() + "\n"));
@@ -82,7 +82,7 @@ public class SelfTestTest {
     @Test
     public void noResetSkipsTheReset() throws Exception {
         long g = HighResTimestamp.getGeneration();
-        ChildJvm r = ChildJvm.runJar(Collections.emptyList(), "--no-reset", "2");
+        Procs r = ChildJvm.runJar(Collections.emptyList(), "--no-reset", "2");
         assertEquals(r.toString(), 0, r.exit);
         assertFalse(r.toString(), r.out.contains("Revised Base Info:"));
         assertTrue(r.toString(), r.out.contains("Base reset skipped"));
@@ -94,12 +94,12 @@ public class SelfTestTest {
     public void badArgumentsGiveUsageAndExit2() throws Exception {
         String[][] bad = {{"abc"}, {"-5"}, {"3", "x"}, {"1", "2", "3"}, {"--bogus"}, {"3", "99999"}};
         for (String[] args : bad) {
-            ChildJvm r = ChildJvm.runJar(Collections.emptyList(), args);
+            Procs r = ChildJvm.runJar(Collections.emptyList(), args);
             assertEquals(r.toString(), 2, r.exit);
             assertTrue(r.toString(), r.err.contains("usage: "));
             assertEquals(r.toString(), "", r.out);
         }
-        ChildJvm help = ChildJvm.runJar(Collections.emptyList(), "--help");
+        Procs help = ChildJvm.runJar(Collections.emptyList(), "--help");
         assertEquals(help.toString(), 0, help.exit);
         assertTrue(help.toString(), help.out.contains("EVERY process"));
         assertTrue(help.toString(), help.out.contains("--no-reset"));

@@ -39,7 +39,7 @@ public final class SegmentInfo {
 
     /** The segment's name, e.g. {@code /hrts-1000}. */
     public String getName() {
-        return str("name");
+        return str("segment");
     }
 
     /** The counter source: {@code tsc}, {@code cntvct}, {@code timebase} or {@code monotonic-raw}. */
@@ -59,17 +59,17 @@ public final class SegmentInfo {
 
     /** Spread of the calibration runs, parts per billion. */
     public long getCalibrationSpreadPpb() {
-        return num("calibrationSpreadPpb");
+        return num("calibration spread ppb");
     }
 
     /** The segment's layout version. */
     public long getLayoutVersion() {
-        return num("layoutVersion");
+        return num("layout version");
     }
 
     /** The pid of the process that created the segment. */
     public long getCreatorPid() {
-        return num("creatorPid");
+        return num("creator pid");
     }
 
     /** The base's generation. */
@@ -79,12 +79,12 @@ public final class SegmentInfo {
 
     /** The base counter (unsigned). */
     public long getBaseCounter() {
-        return num("baseCounter");
+        return num("base counter");
     }
 
     /** The base's calendar time, epoch nanoseconds. */
     public long getBaseNanoseconds() {
-        return num("baseNs");
+        return num("base ns");
     }
 
     /** How often the base was moved forward to avoid wrap-around (timeline unchanged). */
@@ -94,23 +94,23 @@ public final class SegmentInfo {
 
     /** Whether a reliability evaluation ran at creation (not for a software source). */
     public boolean hasEvaluation() {
-        return values.containsKey("evaluationMonotonic");
+        return values.containsKey("evaluation") && !"none".equals(values.get("evaluation"));
     }
 
     /** Evaluation: the counter was monotonic across CPUs (false if none ran). */
     public boolean isEvaluationMonotonic() {
-        return Boolean.parseBoolean(str("evaluationMonotonic"));
+        return "monotonic".equals(values.get("evaluation"));
     }
 
     /** Evaluation: bound on the counter shift between CPUs in ns; -1 if unbounded or none ran. */
     public long getEvaluationMaxShiftNs() {
-        String v = values.get("evaluationMaxShiftNs");
-        return v == null ? -1 : Long.parseLong(v);
+        String v = values.get("evaluation max shift ns");
+        return v == null || "unbounded".equals(v) ? -1 : Long.parseLong(v);
     }
 
     /** Evaluation: how many CPUs were probed; 0 if none ran. */
     public int getEvaluationCpus() {
-        String v = values.get("evaluationCpus");
+        String v = values.get("evaluation cpus");
         return v == null ? 0 : Integer.parseInt(v);
     }
 
@@ -124,7 +124,7 @@ public final class SegmentInfo {
                 + (shift < 0 ? "unbounded" : shift + " ns") + ", " + getEvaluationCpus() + " CPUs";
     }
 
-    /** Every recorded fact, by key, in the native order. */
+    /** Every recorded fact, keyed as {@code hrts info} shows it, in the same order. */
     public Map<String, String> asMap() {
         return values;
     }
