@@ -5,7 +5,6 @@
 //! wraps its body in [`status_call`] or [`value_call`].
 
 use crate::status::{code, set_last_error, Failure, HrtsStatus};
-use std::any::Any;
 use std::ffi::c_int;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -44,15 +43,7 @@ fn fail(failure: Failure) -> c_int {
     code(failure.status)
 }
 
-#[cold]
-fn panic_message(payload: &(dyn Any + Send)) -> String {
-    let what = payload
-        .downcast_ref::<&str>()
-        .copied()
-        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
-        .unwrap_or("(no message)");
-    format!("internal error: hrts panicked: {what}; please report this as a bug")
-}
+use hrts_core::error::panic_message;
 
 #[cfg(test)]
 mod tests {

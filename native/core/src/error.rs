@@ -78,3 +78,15 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {}
 
 pub type Result<T> = std::result::Result<T, Error>;
+
+/// The message for a panic caught at an FFI boundary (C ABI, JNI), where it
+/// becomes an error instead of unwinding into foreign code.
+#[cold]
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    let what = payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(no message)");
+    format!("internal error: hrts panicked: {what}; please report this as a bug")
+}

@@ -98,14 +98,9 @@ fn not_open() -> Failure {
 }
 
 fn panic_failure(payload: &(dyn Any + Send)) -> Failure {
-    let what = payload
-        .downcast_ref::<&str>()
-        .copied()
-        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
-        .unwrap_or("(no message)");
     Failure {
         kind: KIND_INTERNAL,
-        message: format!("internal error: hrts panicked: {what}; please report this as a bug"),
+        message: hrts_core::error::panic_message(payload),
     }
 }
 
