@@ -136,10 +136,10 @@ impl SharedBase {
         h.seq.compare_exchange(seen, mine, AcqRel, Relaxed).ok()?;
         // Orders the slot stores below after the acquisition for seqlock readers.
         fence(Release);
-        h.writer_start_time.store(
-            crate::os::process_start_time(crate::os::pid()).unwrap_or(0),
-            Relaxed,
-        );
+        let start = *self
+            .start_time
+            .get_or_init(|| crate::os::process_start_time(crate::os::pid()).unwrap_or(0));
+        h.writer_start_time.store(start, Relaxed);
         Some(mine)
     }
 

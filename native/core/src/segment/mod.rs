@@ -56,6 +56,8 @@ pub struct SharedBase {
     pub(crate) writer_timeout: Duration,
     pub(crate) seq_file: std::path::PathBuf,
     pub(crate) seq_interval: u64,
+    /// This process's start time (see `os::process_start_time`), read once.
+    pub(crate) start_time: once_cell::sync::OnceCell<u64>,
 }
 
 impl std::fmt::Debug for SharedBase {
@@ -86,7 +88,7 @@ impl SharedBase {
         let deadline = start + cfg.ready_timeout.as_nanos() as u64;
         loop {
             if let Some(fd) = shm::create_exclusive(&cname, cfg.sharing)? {
-                let sized = shm::set_size(&fd, SEGMENT_SIZE).and_then(|_| Mapping::of(&fd));
+                let sized = shm::set_size(&fd, SEGMENT_SIZE).and_then(|_| map_page(&fd));
                 let map = match sized {
                     Ok(map) => map,
                     Err(e) => {
@@ -122,7 +124,7 @@ impl SharedBase {
                     continue;
                 }
                 shm::set_size(&fd, SEGMENT_SIZE)?;
-                let map = Mapping::of(&fd)?;
+                let map = map_page(&fd)?;
                 return SharedBase::attach_mapped(map, cfg, crate::os::monotonic_ns());
             }
             if (st.size as usize) < SEGMENT_SIZE {
@@ -135,7 +137,7 @@ impl SharedBase {
                     ),
                 ));
             }
-            let map = Mapping::of(&fd)?;
+            let map = map_page(&fd)?;
             return SharedBase::attach_mapped(map, cfg, deadline);
         }
     }
@@ -264,6 +266,7 @@ impl SharedBase {
                 .clone()
                 .unwrap_or_else(|| crate::sequence::default_seq_file(&cfg.name)),
             seq_interval: cfg.seq_interval.max(1),
+            start_time: once_cell::sync::OnceCell::new(),
         })
     }
 
@@ -312,13 +315,10 @@ impl SharedBase {
     }
 }
 
-/// A mapping of exactly one segment page. Only called once the object is known
-/// to be at least that large, so no access can fault.
-struct Mapping;
-impl Mapping {
-    fn of(fd: &shm::Fd) -> Result<shm::Mapping> {
-        shm::Mapping::map(fd, SEGMENT_SIZE)
-    }
+/// Maps exactly one segment page. Only called once the object is known to be at
+/// least that large, so no access through the mapping can fault.
+fn map_page(fd: &shm::Fd) -> Result<shm::Mapping> {
+    shm::Mapping::map(fd, SEGMENT_SIZE)
 }
 
 fn header_of(map: &shm::Mapping) -> &Header {
