@@ -241,6 +241,49 @@ int hrts_get_unique_nanoseconds(uint64_t *out);
 int hrts_next_sequence(uint64_t *out);
 
 /**
+ * The next Intel Trace Collector style stamp of this process: the clock tick
+ * since the process's first ITC stamp in the high bits and an event counter in
+ * the low `HRTS_ITC_EVENT_BITS` bits (default 13), unique within the process
+ * even when the tick (`HRTS_ITC_TICK_NS`, default 1 ns) is coarse. When the
+ * counter overflows, the tick is advanced artificially. `HRTS_E_INVALID_ARGUMENT`
+ * if the format in the environment is invalid or the run outlived its ticks.
+ *
+ * # Safety
+ * `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint64_t`.
+ */
+int hrts_itc_next(uint64_t *out);
+
+/**
+ * Splits an ITC stamp of this process into its clock tick and event counter.
+ *
+ * # Safety
+ * `tick` and `event` must each be NULL (`HRTS_E_NULL_POINTER`) or valid for
+ * writing one `uint64_t`.
+ */
+int hrts_itc_decode(uint64_t stamp,
+                    uint64_t *tick,
+                    uint64_t *event);
+
+/**
+ * Epoch nanoseconds of an ITC stamp of this process: the start of its run plus
+ * its tick (the event counter is dropped, as the accurate ITC conversion does).
+ *
+ * # Safety
+ * `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint64_t`.
+ */
+int hrts_itc_to_epoch_nanoseconds(uint64_t stamp,
+                                  uint64_t *out);
+
+/**
+ * The largest number of this process's ITC stamps that shared one clock tick
+ * (1: the clock resolved every event; more: its resolution was too coarse).
+ *
+ * # Safety
+ * `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint64_t`.
+ */
+int hrts_itc_max_events_per_tick(uint64_t *out);
+
+/**
  * The calling process's id (IBMTS `getOSProcessID`). Never fails.
  */
 uint32_t hrts_get_pid(void);

@@ -143,6 +143,28 @@ static void check_unique_and_sequence(void) {
         hrts_last_error());
 }
 
+static void check_itc(void) {
+  /* A millisecond clock: many stamps share a tick, the event counter tells them apart. */
+  setenv("HRTS_ITC_TICK_NS", "1000000", 1);
+  uint64_t prev = 0, stamp = 0, tick = 0, event = 0, max_event = 0, most = 0, ns = 0;
+  int errors = 0, not_increasing = 0;
+  for (int i = 0; i < 20000; i++) {
+    errors += hrts_itc_next(&stamp) != HRTS_SUCCESS;
+    not_increasing += i > 0 && stamp <= prev;
+    prev = stamp;
+    errors += hrts_itc_decode(stamp, &tick, &event) != HRTS_SUCCESS;
+    if (event > max_event) max_event = event;
+  }
+  check(errors == 0, "20000 ITC stamps and decodes succeed", hrts_last_error());
+  check(not_increasing == 0, "ITC stamps strictly increase", NULL);
+  check(max_event > 0, "events on one millisecond tick are counted", NULL);
+  check(tick == stamp >> 13 && event == (stamp & 8191u), "ITC stamps have 13 event bits", NULL);
+  check_ok(hrts_itc_max_events_per_tick(&most), "hrts_itc_max_events_per_tick");
+  check(most == max_event + 1, "the most events on one tick is reported", NULL);
+  check_ok(hrts_itc_to_epoch_nanoseconds(stamp, &ns), "hrts_itc_to_epoch_nanoseconds");
+  check(absdiff(ns, realtime_ns()) < 10000000u, "an ITC stamp converts to the epoch time", NULL);
+}
+
 static void check_set_base_info(void) {
   uint64_t g0 = 0, g1 = 0, before = 0, after = 0;
   check_ok(hrts_get_generation(&g0), "hrts_get_generation");
@@ -171,6 +193,10 @@ static void check_null_pointers(void) {
       {"hrts_get_epoch_nanoseconds_ordered", hrts_get_epoch_nanoseconds_ordered(NULL)},
       {"hrts_get_unique_nanoseconds", hrts_get_unique_nanoseconds(NULL)},
       {"hrts_next_sequence", hrts_next_sequence(NULL)},
+      {"hrts_itc_next", hrts_itc_next(NULL)},
+      {"hrts_itc_decode", hrts_itc_decode(1, &v, NULL)},
+      {"hrts_itc_to_epoch_nanoseconds", hrts_itc_to_epoch_nanoseconds(1, NULL)},
+      {"hrts_itc_max_events_per_tick", hrts_itc_max_events_per_tick(NULL)},
       {"hrts_get_segment_name", hrts_get_segment_name(NULL, 64)},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -394,6 +420,7 @@ int main(int argc, char **argv) {
   check_calc_time_stamp();
   check_epoch_monotonic();
   check_unique_and_sequence();
+  check_itc();
   check_set_base_info();
   check_segment_name();
   check_threads();

@@ -272,6 +272,78 @@ pub unsafe extern "C" fn hrts_next_sequence(out: *mut u64) -> c_int {
     })
 }
 
+/// The next Intel Trace Collector style stamp of this process: the clock tick
+/// since the process's first ITC stamp in the high bits and an event counter in
+/// the low `HRTS_ITC_EVENT_BITS` bits (default 13), unique within the process
+/// even when the tick (`HRTS_ITC_TICK_NS`, default 1 ns) is coarse. When the
+/// counter overflows, the tick is advanced artificially. `HRTS_E_INVALID_ARGUMENT`
+/// if the format in the environment is invalid or the run outlived its ticks.
+///
+/// # Safety
+/// `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint64_t`.
+#[no_mangle]
+pub unsafe extern "C" fn hrts_itc_next(out: *mut u64) -> c_int {
+    status_call(|| {
+        let out = required(out, "out", "hrts_itc_next")?;
+        let stamp = api::itc_next()?;
+        // SAFETY: non-NULL and valid by this function's contract.
+        unsafe { put(out, stamp) };
+        Ok(())
+    })
+}
+
+/// Splits an ITC stamp of this process into its clock tick and event counter.
+///
+/// # Safety
+/// `tick` and `event` must each be NULL (`HRTS_E_NULL_POINTER`) or valid for
+/// writing one `uint64_t`.
+#[no_mangle]
+pub unsafe extern "C" fn hrts_itc_decode(stamp: u64, tick: *mut u64, event: *mut u64) -> c_int {
+    status_call(|| {
+        let tick = required(tick, "tick", "hrts_itc_decode")?;
+        let event = required(event, "event", "hrts_itc_decode")?;
+        let (t, e) = api::itc()?.format().decode(stamp);
+        // SAFETY: non-NULL and valid by this function's contract.
+        unsafe {
+            put(tick, t);
+            put(event, e);
+        }
+        Ok(())
+    })
+}
+
+/// Epoch nanoseconds of an ITC stamp of this process: the start of its run plus
+/// its tick (the event counter is dropped, as the accurate ITC conversion does).
+///
+/// # Safety
+/// `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint64_t`.
+#[no_mangle]
+pub unsafe extern "C" fn hrts_itc_to_epoch_nanoseconds(stamp: u64, out: *mut u64) -> c_int {
+    status_call(|| {
+        let out = required(out, "out", "hrts_itc_to_epoch_nanoseconds")?;
+        let ns = api::itc()?.to_epoch_ns(stamp);
+        // SAFETY: non-NULL and valid by this function's contract.
+        unsafe { put(out, ns) };
+        Ok(())
+    })
+}
+
+/// The largest number of this process's ITC stamps that shared one clock tick
+/// (1: the clock resolved every event; more: its resolution was too coarse).
+///
+/// # Safety
+/// `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint64_t`.
+#[no_mangle]
+pub unsafe extern "C" fn hrts_itc_max_events_per_tick(out: *mut u64) -> c_int {
+    status_call(|| {
+        let out = required(out, "out", "hrts_itc_max_events_per_tick")?;
+        let n = api::itc()?.max_events_per_tick();
+        // SAFETY: non-NULL and valid by this function's contract.
+        unsafe { put(out, n) };
+        Ok(())
+    })
+}
+
 /// The calling process's id (IBMTS `getOSProcessID`). Never fails.
 #[no_mangle]
 pub extern "C" fn hrts_get_pid() -> u32 {

@@ -3,6 +3,7 @@
 //! over these functions.
 
 use crate::error::Result;
+use crate::itc::{ItcFormat, ItcStamper};
 use crate::segment::layout::{EVAL_NOT_RUN, LAYOUT_VERSION};
 use crate::segment::SharedBase;
 use crate::source::SourceId;
@@ -78,6 +79,22 @@ pub fn init_global(cfg: &crate::Config) -> Result<&'static SharedBase> {
         ));
     }
     Ok(base)
+}
+
+static ITC: OnceCell<ItcStamper> = OnceCell::new();
+
+/// The process's Intel Trace Collector stamper: its format comes from
+/// `HRTS_ITC_EVENT_BITS` and `HRTS_ITC_TICK_NS` (13 bits and 1 ns by default)
+/// and its run starts at its first use. Like ITC's local stamps, these are
+/// unique within the process; convert them with [`ItcStamper::to_epoch_ns`].
+pub fn itc() -> Result<&'static ItcStamper> {
+    ITC.get_or_try_init(|| Ok(ItcStamper::new(ItcFormat::from_env()?, global()?.now_ns())))
+}
+
+/// The next ITC stamp of this process, from the default segment's clock.
+pub fn itc_next() -> Result<u64> {
+    let stamper = itc()?;
+    stamper.stamp_at(global()?.now_ns_ordered())
 }
 
 /// The default segment if it is already open: the hot paths' accessor.

@@ -11,6 +11,11 @@ use crate::error::{Error, ErrorKind, Result};
 use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::{Relaxed, SeqCst};
 
+/// Environment variable setting the event bits of the process's ITC stamper.
+pub const ENV_EVENT_BITS: &str = "HRTS_ITC_EVENT_BITS";
+/// Environment variable setting its clock tick in nanoseconds.
+pub const ENV_TICK_NS: &str = "HRTS_ITC_TICK_NS";
+
 /// The bit layout and time unit of a stamp.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ItcFormat {
@@ -44,6 +49,29 @@ impl ItcFormat {
             event_bits,
             tick_ns,
         })
+    }
+
+    /// The format named by `HRTS_ITC_EVENT_BITS` (default 13) and
+    /// `HRTS_ITC_TICK_NS` (default 1).
+    pub fn from_env() -> Result<ItcFormat> {
+        let var = |name: &str, default: u64| -> Result<u64> {
+            match std::env::var(name) {
+                Err(_) => Ok(default),
+                Ok(v) => v.trim().parse().map_err(|_| {
+                    Error::new(
+                        ErrorKind::InvalidArgument,
+                        format!("{name}={v:?} is not a whole number"),
+                    )
+                }),
+            }
+        };
+        let bits = var(ENV_EVENT_BITS, 13)?;
+        ItcFormat::new(u32::try_from(bits).unwrap_or(0), var(ENV_TICK_NS, 1)?)
+    }
+
+    /// The largest clock tick a stamp can hold.
+    pub fn max_tick(&self) -> u64 {
+        u64::MAX >> self.event_bits
     }
 
     pub fn encode(&self, tick: u64, event: u64) -> u64 {
@@ -108,11 +136,35 @@ impl ItcStamper {
         self.format
     }
 
+    /// Epoch nanoseconds at which the run (tick 0) starts.
+    pub fn origin_ns(&self) -> u64 {
+        self.origin_ns
+    }
+
+    /// Epoch nanoseconds of a stamp's clock tick (exact; the event counter is dropped).
+    pub fn to_epoch_ns(&self, stamp: u64) -> u64 {
+        let ns = self.origin_ns as u128 + self.format.to_ns(stamp);
+        ns.min(u64::MAX as u128) as u64
+    }
+
     /// The stamp for a clock reading `now_ns` (epoch ns): its tick with event 0,
     /// or the previous stamp + 1 when that is not below it. The +1 carries into
     /// the tick when the event counter overflows.
-    pub fn stamp_at(&self, now_ns: u64) -> u64 {
+    pub fn stamp_at(&self, now_ns: u64) -> Result<u64> {
         let tick = now_ns.saturating_sub(self.origin_ns) / self.format.tick_ns;
+        if tick >= self.format.max_tick() {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                format!(
+                    "ITC stamps with {} event bits and {} ns ticks cover {} ticks from the start \
+                     of the run, and this run has used them up: start a new run (a new process) \
+                     or use coarser ticks (HRTS_ITC_TICK_NS)",
+                    self.format.event_bits,
+                    self.format.tick_ns,
+                    self.format.max_tick()
+                ),
+            ));
+        }
         let fresh = self.format.encode(tick, 0);
         let mut prev = self.last.load(Relaxed);
         loop {
@@ -125,7 +177,7 @@ impl ItcStamper {
                 Ok(_) => {
                     self.max_event
                         .fetch_max(self.format.decode(next).1, Relaxed);
-                    return next;
+                    return Ok(next);
                 }
                 Err(seen) => prev = seen,
             }
@@ -179,17 +231,17 @@ mod tests {
         let f = ItcFormat::new(3, 1_000_000).unwrap(); // 8 events per ms tick
         let st = ItcStamper::new(f, 1_000_000_000);
         assert_eq!(
-            st.stamp_at(1_000_000_000),
+            st.stamp_at(1_000_000_000).unwrap(),
             0,
             "the first tick of the run is tick 0"
         );
         assert_eq!(
-            st.stamp_at(1_000_000_000),
+            st.stamp_at(1_000_000_000).unwrap(),
             1,
             "a second event on tick 0 is counted"
         );
         let same_tick = 1_000_000_000 + 5_000_000;
-        let stamps: Vec<u64> = (0..10).map(|_| st.stamp_at(same_tick)).collect();
+        let stamps: Vec<u64> = (0..10).map(|_| st.stamp_at(same_tick).unwrap()).collect();
         assert!(stamps.windows(2).all(|w| w[0] < w[1]));
         assert_eq!(f.decode(stamps[0]), (5, 0));
         assert_eq!(f.decode(stamps[7]), (5, 7));
@@ -198,7 +250,21 @@ mod tests {
         assert_eq!(st.max_events_per_tick(), 8);
         assert_eq!(f.decode(stamps[9]), (6, 1));
         // A later real tick resumes the real clock.
-        assert_eq!(f.decode(st.stamp_at(1_000_000_000 + 9_000_000)), (9, 0));
+        assert_eq!(
+            f.decode(st.stamp_at(1_000_000_000 + 9_000_000).unwrap()),
+            (9, 0)
+        );
+    }
+
+    #[test]
+    fn a_run_that_outlives_its_tick_range_is_an_error_not_a_wrap() {
+        let f = ItcFormat::new(13, 1).unwrap();
+        let st = ItcStamper::new(f, 0);
+        assert!(st.stamp_at(f.max_tick() - 1).is_ok());
+        let err = st.stamp_at(f.max_tick()).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+        assert!(err.message().contains("HRTS_ITC_TICK_NS"), "{err}");
+        assert_eq!(st.to_epoch_ns(f.encode(5, 3)), 5);
     }
 
     #[test]
@@ -209,7 +275,7 @@ mod tests {
                 let st = st.clone();
                 std::thread::spawn(move || {
                     (0..20_000)
-                        .map(|_| st.stamp_at(crate::os::realtime_ns()))
+                        .map(|_| st.stamp_at(crate::os::realtime_ns()).unwrap())
                         .collect::<Vec<_>>()
                 })
             })

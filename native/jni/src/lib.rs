@@ -450,6 +450,57 @@ pub extern "system" fn Java_io_hrts_HighResTimestamp_nNextSequence(
     guarded(env, 0, || Ok(base()?.next_sequence()? as jlong))
 }
 
+/// `static native long nItcNext()`: the process's next Intel Trace Collector
+/// stamp (clock tick in the high bits, event counter in the low ones).
+#[no_mangle]
+pub extern "system" fn Java_io_hrts_HighResTimestamp_nItcNext(
+    env: *mut JNIEnv,
+    _class: jclass,
+) -> jlong {
+    guarded(env, 0, || {
+        base()?;
+        Ok(api::itc_next()? as jlong)
+    })
+}
+
+/// `static native long nItcToEpochNanos(long stamp)`: epoch ns of an ITC stamp's tick.
+#[no_mangle]
+pub extern "system" fn Java_io_hrts_HighResTimestamp_nItcToEpochNanos(
+    env: *mut JNIEnv,
+    _class: jclass,
+    stamp: jlong,
+) -> jlong {
+    guarded(env, 0, || {
+        base()?;
+        Ok(to_jlong(api::itc()?.to_epoch_ns(stamp as u64)))
+    })
+}
+
+/// `static native long nItcMaxEventsPerTick()`: the most ITC stamps of this
+/// process that shared one clock tick.
+#[no_mangle]
+pub extern "system" fn Java_io_hrts_HighResTimestamp_nItcMaxEventsPerTick(
+    env: *mut JNIEnv,
+    _class: jclass,
+) -> jlong {
+    guarded(env, 0, || {
+        base()?;
+        Ok(to_jlong(api::itc()?.max_events_per_tick()))
+    })
+}
+
+/// `static native int nItcEventBits()`: the event bits of this process's ITC stamps.
+#[no_mangle]
+pub extern "system" fn Java_io_hrts_HighResTimestamp_nItcEventBits(
+    env: *mut JNIEnv,
+    _class: jclass,
+) -> jint {
+    guarded(env, 0, || {
+        base()?;
+        Ok(api::itc()?.format().event_bits as jint)
+    })
+}
+
 /// `static native void nFillEpochNanos(long[] dst, int off, int len)`: `len`
 /// consecutive stamps into dst[off..off+len], in one native call.
 #[no_mangle]
@@ -574,6 +625,16 @@ mod tests {
         let u1 = Java_io_hrts_HighResTimestamp_nUnique(NULL_ENV, cls());
         let u2 = Java_io_hrts_HighResTimestamp_nUnique(NULL_ENV, cls());
         assert!(u2 > u1);
+        let i1 = Java_io_hrts_HighResTimestamp_nItcNext(NULL_ENV, cls());
+        let i2 = Java_io_hrts_HighResTimestamp_nItcNext(NULL_ENV, cls());
+        assert!(i2 > i1);
+        assert_eq!(
+            Java_io_hrts_HighResTimestamp_nItcEventBits(NULL_ENV, cls()),
+            13
+        );
+        let at = Java_io_hrts_HighResTimestamp_nItcToEpochNanos(NULL_ENV, cls(), i2);
+        assert!((at as u64).abs_diff(hrts_core::os::realtime_ns()) < 1_000_000_000);
+        assert!(Java_io_hrts_HighResTimestamp_nItcMaxEventsPerTick(NULL_ENV, cls()) >= 1);
         let s1 = Java_io_hrts_HighResTimestamp_nNextSequence(NULL_ENV, cls());
         let s2 = Java_io_hrts_HighResTimestamp_nNextSequence(NULL_ENV, cls());
         assert!(s2 > s1);

@@ -196,6 +196,23 @@ public class HighResTimestampTest {
     }
 
     @Test
+    public void itcStampsAreUniqueDecodableAndConvertToEpochTime() {
+        int bits = HighResTimestamp.getItcEventBits();
+        assertEquals("13 event bits unless HRTS_ITC_EVENT_BITS says otherwise", 13, bits);
+        long before = HighResTimestamp.getEpochNanoseconds();
+        long prev = HighResTimestamp.getItcStamp();
+        for (int i = 0; i < 100_000; i++) {
+            long next = HighResTimestamp.getItcStamp();
+            assertTrue("ITC stamps strictly increase", Long.compareUnsigned(next, prev) > 0);
+            prev = next;
+        }
+        long at = HighResTimestamp.itcToEpochNanoseconds(prev);
+        assertTrue("tick converts to epoch ns at or after the run began", at >= before - SECOND);
+        assertNear("ITC stamp is real time", HighResTimestamp.getEpochNanoseconds(), at, SECOND);
+        assertTrue(HighResTimestamp.getItcMaxEventsPerTick() >= 1);
+    }
+
+    @Test
     public void uniqueStampsAreStrictlyIncreasingAcrossThreads() throws Exception {
         int threads = 4;
         int perThread = 20_000;

@@ -320,6 +320,39 @@ public final class HighResTimestamp {
     }
 
     /**
+     * The next Intel Trace Collector style stamp of this JVM: the clock tick since the JVM's
+     * first ITC stamp in the high bits and an event counter in the low
+     * {@link #getItcEventBits()} bits (13 unless {@code HRTS_ITC_EVENT_BITS} says otherwise),
+     * unique within this process even when the tick ({@code HRTS_ITC_TICK_NS}, default 1 ns) is
+     * coarse. Convert with {@link #itcToEpochNanoseconds(long)}.
+     *
+     * @throws HrtsException if the format in the environment is invalid or the run outlived
+     *     the ticks a stamp can hold
+     */
+    public static long getItcStamp() {
+        open();
+        return nItcNext();
+    }
+
+    /** Epoch nanoseconds of an ITC stamp's clock tick (the event counter is dropped). */
+    public static long itcToEpochNanoseconds(long stamp) {
+        open();
+        return nItcToEpochNanos(stamp);
+    }
+
+    /** The most ITC stamps of this JVM that shared one clock tick (1: the clock resolved all). */
+    public static long getItcMaxEventsPerTick() {
+        open();
+        return nItcMaxEventsPerTick();
+    }
+
+    /** How many low-order bits of an ITC stamp hold the event counter. */
+    public static int getItcEventBits() {
+        open();
+        return nItcEventBits();
+    }
+
+    /**
      * The segment's next sequence number, shared by every process of the segment and never
      * repeated, even across crashes and reboots (persisted in a file).
      *
@@ -373,6 +406,14 @@ public final class HighResTimestamp {
     private static native void nSetBaseInfo(long[] dst);
 
     private static native long nNextSequence();
+
+    private static native long nItcNext();
+
+    private static native long nItcToEpochNanos(long stamp);
+
+    private static native long nItcMaxEventsPerTick();
+
+    private static native int nItcEventBits();
 
     private static native void nFillEpochNanos(long[] dst, int off, int len);
 
