@@ -293,6 +293,7 @@ mod tests {
         }
         std::fs::remove_file(&path).unwrap();
         assert_eq!(read(&path).unwrap(), None);
+        std::fs::remove_dir_all(path.parent().unwrap().parent().unwrap()).unwrap();
     }
 
     #[test]

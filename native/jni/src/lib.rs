@@ -659,7 +659,9 @@ mod tests {
             api::LOGIC_VERSION
         );
         let _ = SharedBase::unlink(&name);
-        let _ = std::fs::remove_file(cfg.seq_file.unwrap());
+        let seq_file = cfg.seq_file.unwrap();
+        let _ = std::fs::remove_file(seq_file.with_extension("lock"));
+        let _ = std::fs::remove_file(seq_file);
     }
 
     #[test]
