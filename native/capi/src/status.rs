@@ -185,21 +185,8 @@ mod tests {
 
     #[test]
     fn every_error_kind_maps_to_a_failure() {
-        use ErrorKind::*;
-        let kinds = [
-            InvalidArgument,
-            Os,
-            Foreign,
-            Truncated,
-            Version,
-            Corrupt,
-            Permission,
-            Timeout,
-            Source,
-            Persist,
-        ];
         let mut seen = std::collections::HashSet::new();
-        for k in kinds {
+        for k in ErrorKind::ALL {
             let s = HrtsStatus::of_kind(k);
             assert_ne!(s, HrtsStatus::SUCCESS);
             assert!(seen.insert(s), "{k:?} shares a status");

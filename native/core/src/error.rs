@@ -30,6 +30,36 @@ pub enum ErrorKind {
     Persist,
 }
 
+impl ErrorKind {
+    /// Every kind, so the foreign layers' tests can check that each one maps.
+    pub const ALL: [ErrorKind; 10] = [
+        ErrorKind::InvalidArgument,
+        ErrorKind::Os,
+        ErrorKind::Foreign,
+        ErrorKind::Truncated,
+        ErrorKind::Version,
+        ErrorKind::Corrupt,
+        ErrorKind::Permission,
+        ErrorKind::Timeout,
+        ErrorKind::Source,
+        ErrorKind::Persist,
+    ];
+}
+
+// Adding a kind breaks this exhaustive match on purpose: list it in ALL too.
+const _: fn(ErrorKind) = |kind| match kind {
+    ErrorKind::InvalidArgument
+    | ErrorKind::Os
+    | ErrorKind::Foreign
+    | ErrorKind::Truncated
+    | ErrorKind::Version
+    | ErrorKind::Corrupt
+    | ErrorKind::Permission
+    | ErrorKind::Timeout
+    | ErrorKind::Source
+    | ErrorKind::Persist => {}
+};
+
 /// A failure with a message written for the person who has to fix it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Error {

@@ -61,7 +61,7 @@ fn checksum(body: &str) -> u64 {
 }
 
 fn render(p: Persisted) -> String {
-    let body = format!("{FORMAT_LINE}\nlast {}\ninterval {}\n", p.last, p.interval);
+    let body = render_body(p);
     format!("{body}check {:016x}\n", checksum(&body))
 }
 
