@@ -4,43 +4,17 @@
 use std::collections::HashMap;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
-use std::process::{Command, Output, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::process::{Output, Stdio};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// A segment name private to one test; unlinked on drop, even on failure.
-struct Segment(String);
+mod common;
+use common::{command, Segment};
 
 impl Segment {
-    fn new() -> Segment {
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let n = N.fetch_add(1, Ordering::Relaxed);
-        Segment(format!("/hrts-clitest-{}-{n}", std::process::id()))
-    }
-
-    fn shm_path(&self) -> String {
-        format!("/dev/shm{}", self.0)
-    }
-
     /// Runs `hrts --segment <this> args...`.
     fn run(&self, args: &[&str]) -> Output {
         hrts(&[&["--segment", &self.0], args].concat())
     }
-}
-
-impl Drop for Segment {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(self.shm_path());
-    }
-}
-
-fn command() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_hrts"));
-    // The caller's environment must not change what the tests see.
-    for var in ["HRTS_SEGMENT", "HRTS_GROUP", "HRTS_WRAP_THRESHOLD"] {
-        c.env_remove(var);
-    }
-    c
 }
 
 fn hrts(args: &[&str]) -> Output {
@@ -437,19 +411,9 @@ fn eval_reports_every_method_and_a_verdict() {
 
 #[test]
 fn a_killed_writer_is_recovered_from() {
-    use std::io::{BufRead, BufReader};
     let seg = Segment::new();
     let g0 = num(&info(&seg), "generation");
-    let mut holder = command()
-        .args(["--segment", &seg.0, "debug", "hold-writer"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(holder.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    assert_eq!(line, "holding\n");
+    let mut holder = common::spawn_writer_holder(&seg);
     holder.kill().unwrap(); // SIGKILL: the role is never released
     holder.wait().unwrap();
     // The next writer sees a dead holder, recovers the role, and resets.

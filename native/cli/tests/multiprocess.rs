@@ -3,39 +3,11 @@
 
 use hrts_core::{Config, SharedBase};
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
+use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 use std::time::{Duration, Instant};
 
-const HRTS: &str = env!("CARGO_BIN_EXE_hrts");
-
-/// A segment name of this test alone, unlinked when dropped.
-struct TestName(String);
-
-impl TestName {
-    fn new(tag: &str) -> TestName {
-        static N: AtomicU64 = AtomicU64::new(0);
-        let name = format!(
-            "/hrts-mptest-{}-{tag}-{}",
-            std::process::id(),
-            N.fetch_add(1, SeqCst)
-        );
-        let _ = SharedBase::unlink(&name);
-        TestName(name)
-    }
-}
-
-impl Drop for TestName {
-    fn drop(&mut self) {
-        let _ = SharedBase::unlink(&self.0);
-    }
-}
-
-fn hrts(seg: &TestName) -> Command {
-    let mut cmd = Command::new(HRTS);
-    cmd.env("HRTS_SEGMENT", &seg.0);
-    cmd
-}
+mod common;
+use common::Segment;
 
 /// `key: value` lines of `hrts info` output.
 fn parse_info(out: &str) -> std::collections::BTreeMap<String, String> {
@@ -53,8 +25,9 @@ struct Echo {
 }
 
 impl Echo {
-    fn spawn(seg: &TestName) -> Echo {
-        let mut child = hrts(seg)
+    fn spawn(seg: &Segment) -> Echo {
+        let mut child = seg
+            .command()
             .arg("echo")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -101,10 +74,10 @@ fn watchdog(limit: Duration) -> std::sync::mpsc::Sender<()> {
 
 #[test]
 fn thirty_two_processes_at_once_share_one_calibration_and_base() {
-    let seg = TestName::new("32");
+    let seg = Segment::new();
     let children: Vec<_> = (0..32)
         .map(|_| {
-            hrts(&seg)
+            seg.command()
                 .arg("info")
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
@@ -145,7 +118,7 @@ fn thirty_two_processes_at_once_share_one_calibration_and_base() {
 
 #[test]
 fn stamps_follow_causality_between_processes() {
-    let seg = TestName::new("causal");
+    let seg = Segment::new();
     let base = SharedBase::open(&Config::named(&seg.0)).unwrap();
     let mut echoes: Vec<Echo> = (0..8).map(|_| Echo::spawn(&seg)).collect();
     let mut last = base.now_ns_ordered();
@@ -165,23 +138,14 @@ fn stamps_follow_causality_between_processes() {
 
 #[test]
 fn a_writer_killed_holding_the_base_is_recovered_from() {
-    let seg = TestName::new("killed");
+    let seg = Segment::new();
     // A small threshold makes every process try to move the base all the time.
     let mut cfg = Config::named(&seg.0);
     cfg.wrap_threshold = Some(10_000);
     let base = SharedBase::open(&cfg).unwrap();
     let done = watchdog(Duration::from_secs(60));
 
-    let mut holder = hrts(&seg)
-        .args(["debug", "hold-writer"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(holder.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    assert_eq!(line.trim(), "holding");
+    let mut holder = common::spawn_writer_holder(&seg);
     let held_by = base.info().base;
     // While the role is held nobody waits: stamps go on, with the exact path.
     let mut last = base.now_ns();
@@ -219,14 +183,14 @@ fn a_writer_killed_holding_the_base_is_recovered_from() {
 
 #[test]
 fn unique_stamps_from_8_processes_of_2_threads_never_repeat() {
-    let seg = TestName::new("unique");
+    let seg = Segment::new();
     let dir = std::env::temp_dir().join(format!("hrts-unique-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let per_thread = 1_000_000u64;
     let children: Vec<_> = (0..8)
         .map(|_| {
-            hrts(&seg)
+            seg.command()
                 .args(["debug", "unique-dump", &per_thread.to_string(), "2"])
                 .arg(&dir)
                 .spawn()
@@ -262,7 +226,7 @@ fn unique_stamps_from_8_processes_of_2_threads_never_repeat() {
 
 #[test]
 fn sequence_numbers_survive_sigkill_and_reboots_without_repeating() {
-    let seg = TestName::new("seq");
+    let seg = Segment::new();
     let dir = std::env::temp_dir().join(format!("hrts-seq-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let seq_file = dir.join("numbers.seq");
@@ -277,7 +241,7 @@ fn sequence_numbers_survive_sigkill_and_reboots_without_repeating() {
     for round in 0..50 {
         let mut children: Vec<Child> = (0..3)
             .map(|_| {
-                hrts(&seg)
+                seg.command()
                     .env("HRTS_SEQ_FILE", &seq_file)
                     .env("HRTS_SEQ_INTERVAL", "50")
                     .args(["seq", "100000000"])

@@ -1,0 +1,63 @@
+//! Helpers shared by the `hrts` integration tests; each test binary uses a part.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// A segment name private to one test; removed on drop, even on failure.
+pub struct Segment(pub String);
+
+impl Segment {
+    pub fn new() -> Segment {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let n = N.fetch_add(1, Ordering::Relaxed);
+        let seg = Segment(format!("/hrts-itest-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_file(seg.shm_path());
+        seg
+    }
+
+    pub fn shm_path(&self) -> String {
+        format!("/dev/shm{}", self.0)
+    }
+
+    /// `hrts` with this segment selected through HRTS_SEGMENT.
+    pub fn command(&self) -> Command {
+        let mut c = command();
+        c.env("HRTS_SEGMENT", &self.0);
+        c
+    }
+}
+
+impl Drop for Segment {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(self.shm_path());
+    }
+}
+
+/// The `hrts` binary, with none of the caller's HRTS_* settings that would
+/// change what the tests see.
+pub fn command() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_hrts"));
+    for var in ["HRTS_SEGMENT", "HRTS_GROUP", "HRTS_WRAP_THRESHOLD"] {
+        c.env_remove(var);
+    }
+    c
+}
+
+/// Starts `hrts debug hold-writer` on `seg` and returns once it holds the
+/// writer role (it never releases it: a test kills it).
+pub fn spawn_writer_holder(seg: &Segment) -> Child {
+    let mut holder = seg
+        .command()
+        .args(["debug", "hold-writer"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("spawn hrts debug hold-writer");
+    let mut line = String::new();
+    BufReader::new(holder.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line, "holding\n");
+    holder
+}
