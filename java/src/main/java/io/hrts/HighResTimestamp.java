@@ -218,9 +218,7 @@ public final class HighResTimestamp {
 
     /** IBMTS {@code getEpochMicroseconds}: microseconds since the Unix epoch. Hot path. */
     public static long getEpochMicroseconds() {
-        if (!open) {
-            ensureOpen();
-        }
+        open();
         return nEpochMicros();
     }
 
@@ -238,17 +236,13 @@ public final class HighResTimestamp {
      * the CPU from reading the counter before the preceding instructions.
      */
     public static long getEpochNanoseconds() {
-        if (!open) {
-            ensureOpen();
-        }
+        open();
         return nEpochNanos();
     }
 
     /** {@link #getEpochNanoseconds()} with an ordered counter read (a few ns dearer). */
     public static long getEpochNanosecondsOrdered() {
-        if (!open) {
-            ensureOpen();
-        }
+        open();
         return nEpochNanosOrdered();
     }
 
@@ -269,9 +263,7 @@ public final class HighResTimestamp {
      * comparable across processes of the same segment.
      */
     public static long ticks() {
-        if (!open) {
-            ensureOpen();
-        }
+        open();
         return nTicks();
     }
 
@@ -281,9 +273,7 @@ public final class HighResTimestamp {
      * Never changes the shared base, whatever value is passed (nonsense in, nonsense out).
      */
     public static long ticksToNanos(long ticks) {
-        if (!open) {
-            ensureOpen();
-        }
+        open();
         return nTicksToNanos(ticks);
     }
 
@@ -313,9 +303,7 @@ public final class HighResTimestamp {
      * callers collide). Hot path.
      */
     public static long getUniqueNanoseconds() {
-        if (!open) {
-            ensureOpen();
-        }
+        open();
         return nUnique();
     }
 
