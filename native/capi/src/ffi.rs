@@ -50,6 +50,26 @@ unsafe fn put<T>(p: NonNull<T>, v: T) {
     unsafe { p.as_ptr().write(v) }
 }
 
+/// The whole body of a function that computes one value into `out`: the NULL
+/// check (before any work), the panic boundary, and the write.
+///
+/// # Safety
+/// `out` must be NULL or aligned and valid for writing one `T`.
+#[inline(always)]
+unsafe fn out_call<T>(
+    out: *mut T,
+    function: &str,
+    value: impl FnOnce() -> Result<T, Failure>,
+) -> c_int {
+    status_call(|| {
+        let out = required(out, "out", function)?;
+        let v = value()?;
+        // SAFETY: non-NULL, and valid by this function's contract.
+        unsafe { put(out, v) };
+        Ok(())
+    })
+}
+
 /// The library's logic version, packed a.b.c.d into 16 bits each as IBMTS did
 /// (`0x0001000000000005` is 1.0.0.5): the crate's major.minor.patch and the
 /// shared segment's layout version. Compare it with
@@ -101,13 +121,12 @@ pub unsafe extern "C" fn hrts_get_base_info(
 /// `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint64_t`.
 #[no_mangle]
 pub unsafe extern "C" fn hrts_get_generation(out: *mut u64) -> c_int {
-    status_call(|| {
-        let out = required(out, "out", "hrts_get_generation")?;
-        let generation = base()?.base_info().generation;
-        // SAFETY: non-NULL and valid by this function's contract.
-        unsafe { put(out, generation) };
-        Ok(())
-    })
+    // SAFETY: `out` is NULL or valid for one write, by this function's contract.
+    unsafe {
+        out_call(out, "hrts_get_generation", || {
+            Ok(base()?.base_info().generation)
+        })
+    }
 }
 
 /// IBMTS `setBaseInfo`: pairs the counter with the calendar clock anew for every
@@ -189,13 +208,12 @@ pub unsafe extern "C" fn hrts_calc_time_stamp64(
 /// `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint64_t`.
 #[no_mangle]
 pub unsafe extern "C" fn hrts_get_epoch_microseconds(out: *mut u64) -> c_int {
-    status_call(|| {
-        let out = required(out, "out", "hrts_get_epoch_microseconds")?;
-        let us = base()?.epoch_micros();
-        // SAFETY: non-NULL and valid by this function's contract.
-        unsafe { put(out, us) };
-        Ok(())
-    })
+    // SAFETY: `out` is NULL or valid for one write, by this function's contract.
+    unsafe {
+        out_call(out, "hrts_get_epoch_microseconds", || {
+            Ok(base()?.epoch_micros())
+        })
+    }
 }
 
 /// Nanoseconds since the Unix epoch: the cheapest, finest hrts stamp. The
@@ -207,13 +225,8 @@ pub unsafe extern "C" fn hrts_get_epoch_microseconds(out: *mut u64) -> c_int {
 /// `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint64_t`.
 #[no_mangle]
 pub unsafe extern "C" fn hrts_get_epoch_nanoseconds(out: *mut u64) -> c_int {
-    status_call(|| {
-        let out = required(out, "out", "hrts_get_epoch_nanoseconds")?;
-        let ns = base()?.now_ns();
-        // SAFETY: non-NULL and valid by this function's contract.
-        unsafe { put(out, ns) };
-        Ok(())
-    })
+    // SAFETY: `out` is NULL or valid for one write, by this function's contract.
+    unsafe { out_call(out, "hrts_get_epoch_nanoseconds", || Ok(base()?.now_ns())) }
 }
 
 /// `hrts_get_epoch_nanoseconds` with an ordered counter read: the read cannot
@@ -225,13 +238,12 @@ pub unsafe extern "C" fn hrts_get_epoch_nanoseconds(out: *mut u64) -> c_int {
 /// `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint64_t`.
 #[no_mangle]
 pub unsafe extern "C" fn hrts_get_epoch_nanoseconds_ordered(out: *mut u64) -> c_int {
-    status_call(|| {
-        let out = required(out, "out", "hrts_get_epoch_nanoseconds_ordered")?;
-        let ns = base()?.now_ns_ordered();
-        // SAFETY: non-NULL and valid by this function's contract.
-        unsafe { put(out, ns) };
-        Ok(())
-    })
+    // SAFETY: `out` is NULL or valid for one write, by this function's contract.
+    unsafe {
+        out_call(out, "hrts_get_epoch_nanoseconds_ordered", || {
+            Ok(base()?.now_ns_ordered())
+        })
+    }
 }
 
 /// A unique stamp: epoch nanoseconds strictly greater than every unique stamp
@@ -243,13 +255,12 @@ pub unsafe extern "C" fn hrts_get_epoch_nanoseconds_ordered(out: *mut u64) -> c_
 /// `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint64_t`.
 #[no_mangle]
 pub unsafe extern "C" fn hrts_get_unique_nanoseconds(out: *mut u64) -> c_int {
-    status_call(|| {
-        let out = required(out, "out", "hrts_get_unique_nanoseconds")?;
-        let ns = base()?.next_unique();
-        // SAFETY: non-NULL and valid by this function's contract.
-        unsafe { put(out, ns) };
-        Ok(())
-    })
+    // SAFETY: `out` is NULL or valid for one write, by this function's contract.
+    unsafe {
+        out_call(out, "hrts_get_unique_nanoseconds", || {
+            Ok(base()?.next_unique())
+        })
+    }
 }
 
 /// The next sequence number of the segment: shared by every process attached
@@ -263,13 +274,8 @@ pub unsafe extern "C" fn hrts_get_unique_nanoseconds(out: *mut u64) -> c_int {
 /// `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint64_t`.
 #[no_mangle]
 pub unsafe extern "C" fn hrts_next_sequence(out: *mut u64) -> c_int {
-    status_call(|| {
-        let out = required(out, "out", "hrts_next_sequence")?;
-        let n = base()?.next_sequence()?;
-        // SAFETY: non-NULL and valid by this function's contract.
-        unsafe { put(out, n) };
-        Ok(())
-    })
+    // SAFETY: `out` is NULL or valid for one write, by this function's contract.
+    unsafe { out_call(out, "hrts_next_sequence", || Ok(base()?.next_sequence()?)) }
 }
 
 /// The next Intel Trace Collector style stamp of this process: the clock tick
@@ -283,13 +289,8 @@ pub unsafe extern "C" fn hrts_next_sequence(out: *mut u64) -> c_int {
 /// `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint64_t`.
 #[no_mangle]
 pub unsafe extern "C" fn hrts_itc_next(out: *mut u64) -> c_int {
-    status_call(|| {
-        let out = required(out, "out", "hrts_itc_next")?;
-        let stamp = api::itc_next()?;
-        // SAFETY: non-NULL and valid by this function's contract.
-        unsafe { put(out, stamp) };
-        Ok(())
-    })
+    // SAFETY: `out` is NULL or valid for one write, by this function's contract.
+    unsafe { out_call(out, "hrts_itc_next", || Ok(api::itc_next()?)) }
 }
 
 /// Splits an ITC stamp of this process into its clock tick and event counter.
@@ -319,13 +320,12 @@ pub unsafe extern "C" fn hrts_itc_decode(stamp: u64, tick: *mut u64, event: *mut
 /// `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint64_t`.
 #[no_mangle]
 pub unsafe extern "C" fn hrts_itc_to_epoch_nanoseconds(stamp: u64, out: *mut u64) -> c_int {
-    status_call(|| {
-        let out = required(out, "out", "hrts_itc_to_epoch_nanoseconds")?;
-        let ns = api::itc()?.to_epoch_ns(stamp);
-        // SAFETY: non-NULL and valid by this function's contract.
-        unsafe { put(out, ns) };
-        Ok(())
-    })
+    // SAFETY: `out` is NULL or valid for one write, by this function's contract.
+    unsafe {
+        out_call(out, "hrts_itc_to_epoch_nanoseconds", || {
+            Ok(api::itc()?.to_epoch_ns(stamp))
+        })
+    }
 }
 
 /// The largest number of this process's ITC stamps that shared one clock tick
@@ -335,13 +335,12 @@ pub unsafe extern "C" fn hrts_itc_to_epoch_nanoseconds(stamp: u64, out: *mut u64
 /// `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint64_t`.
 #[no_mangle]
 pub unsafe extern "C" fn hrts_itc_max_events_per_tick(out: *mut u64) -> c_int {
-    status_call(|| {
-        let out = required(out, "out", "hrts_itc_max_events_per_tick")?;
-        let n = api::itc()?.max_events_per_tick();
-        // SAFETY: non-NULL and valid by this function's contract.
-        unsafe { put(out, n) };
-        Ok(())
-    })
+    // SAFETY: `out` is NULL or valid for one write, by this function's contract.
+    unsafe {
+        out_call(out, "hrts_itc_max_events_per_tick", || {
+            Ok(api::itc()?.max_events_per_tick())
+        })
+    }
 }
 
 /// The calling process's id (IBMTS `getOSProcessID`). Never fails.
