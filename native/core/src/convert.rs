@@ -82,11 +82,16 @@ impl Scale {
     /// Whole nanoseconds and the new sub-nanosecond remainder (`< 2^shift`) after
     /// `delta` ticks, starting from remainder `frac`. Moving a base by
     /// `(delta, ns)` and carrying the remainder keeps the timeline bit-for-bit equal
-    /// to never moving it. Valid for `delta ≤ max_delta`, `frac < 2^shift`.
+    /// to never moving it. Exact for any `delta` (u128, like [`Scale::to_ns_exact`]):
+    /// a base is moved on the cold path, often after more than `max_delta` ticks.
+    /// Needs `frac < 2^shift`.
     #[inline]
     pub fn advance(&self, delta: u64, frac: u64) -> (u64, u64) {
-        let fixed = delta.wrapping_mul(self.mult).wrapping_add(frac);
-        (fixed >> self.shift, fixed & ((1u64 << self.shift) - 1))
+        let fixed = delta as u128 * self.mult as u128 + frac as u128;
+        (
+            (fixed >> self.shift) as u64,
+            (fixed & ((1u128 << self.shift) - 1)) as u64,
+        )
     }
 
     /// The frequency this scale represents, rounded (10⁹ · 2^shift / mult).
@@ -236,6 +241,20 @@ mod tests {
             assert_eq!(e.kind(), ErrorKind::InvalidArgument);
         }
         assert!(Scale::for_frequency(MIN_HZ).is_ok());
+    }
+
+    #[test]
+    fn advance_is_exact_beyond_the_fast_range() {
+        let s = Scale::for_frequency(2_445_417_123).unwrap();
+        let top = (1u64 << SHIFT) - 1;
+        for delta in [s.max_delta + 1, s.max_delta * 1000, u64::MAX / 4] {
+            let (ns, rem) = s.advance(delta, top);
+            assert_eq!(
+                ((ns as u128) << SHIFT) + rem as u128,
+                delta as u128 * s.mult as u128 + top as u128
+            );
+            assert_eq!(ns as u128, s.to_ns_exact(delta, top));
+        }
     }
 
     #[test]

@@ -167,12 +167,11 @@ impl SharedBase {
             self.release_writer(held, old);
             return false;
         }
-        let s = self.scale.shift;
-        let total = delta as u128 * self.scale.mult as u128 + old.frac as u128;
+        let (ns, frac) = self.scale.advance(delta, old.frac);
         let new = Base {
             counter,
-            ns: old.ns.wrapping_add((total >> s) as u64),
-            frac: (total & ((1u128 << s) - 1)) as u64,
+            ns: old.ns.wrapping_add(ns),
+            frac,
             generation: old.generation,
         };
         self.release_writer(held, new);
@@ -302,11 +301,12 @@ impl SharedBase {
     /// IBMTS `getBaseInfo`: frequency, base counter and the base's calendar time.
     pub fn base_info(&self) -> BaseInfo {
         let b = self.base();
+        let calendar = crate::api::TimeStamp::from_ns(b.ns);
         BaseInfo {
             frequency: self.freq_hz,
             counter: b.counter,
-            seconds: b.ns / 1_000_000_000,
-            microseconds: b.ns % 1_000_000_000 / 1_000,
+            seconds: calendar.seconds,
+            microseconds: calendar.microseconds as u64,
             nanoseconds: b.ns,
             generation: b.generation,
         }
