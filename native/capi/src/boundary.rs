@@ -43,7 +43,7 @@ fn fail(failure: Failure) -> c_int {
     code(failure.status)
 }
 
-use hrts_core::error::panic_message;
+use hrts_core::panic_message;
 
 #[cfg(test)]
 mod tests {

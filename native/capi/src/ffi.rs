@@ -1,10 +1,10 @@
-//! The exported functions. Each is a thin wrapper over `hrts_core::api`: check
+//! The exported functions. Each is a thin wrapper over `hrts_core::process` and `SharedBase`: check
 //! pointers, reach the process's segment, convert, write the outputs.
 
 use crate::boundary::{status_call, value_call};
 use crate::status::{last_error_ptr, Failure, HrtsStatus};
-use hrts_core::api;
 use hrts_core::SharedBase;
+use hrts_core::{ibmts, process};
 use std::ffi::{c_char, c_int, CString};
 use std::ptr::NonNull;
 use std::sync::OnceLock;
@@ -21,7 +21,7 @@ pub const HRTS_VERSION_LAYOUT: u16 = 2;
 /// The process's segment: already open (the hot path, one load), or opened now.
 #[inline(always)]
 fn base() -> Result<&'static SharedBase, Failure> {
-    match api::global_if_open() {
+    match process::global_if_open() {
         Some(base) => Ok(base),
         None => open_base(),
     }
@@ -30,7 +30,7 @@ fn base() -> Result<&'static SharedBase, Failure> {
 #[cold]
 #[inline(never)]
 fn open_base() -> Result<&'static SharedBase, Failure> {
-    api::global().map_err(Failure::from)
+    process::global().map_err(Failure::from)
 }
 
 /// A required output pointer, or the NULL-pointer failure naming it.
@@ -77,7 +77,7 @@ unsafe fn out_call<T>(
 /// header/library mismatch. Never fails.
 #[no_mangle]
 pub extern "C" fn hrts_get_version() -> u64 {
-    value_call(api::LOGIC_VERSION, || api::LOGIC_VERSION)
+    value_call(ibmts::LOGIC_VERSION, || ibmts::LOGIC_VERSION)
 }
 
 /// IBMTS `getBaseInfo`: the counter frequency in Hz, the counter value of the
@@ -290,7 +290,7 @@ pub unsafe extern "C" fn hrts_next_sequence(out: *mut u64) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn hrts_itc_next(out: *mut u64) -> c_int {
     // SAFETY: `out` is NULL or valid for one write, by this function's contract.
-    unsafe { out_call(out, "hrts_itc_next", || Ok(api::itc_next()?)) }
+    unsafe { out_call(out, "hrts_itc_next", || Ok(process::itc_next()?)) }
 }
 
 /// Splits an ITC stamp of this process into its clock tick and event counter.
@@ -303,7 +303,7 @@ pub unsafe extern "C" fn hrts_itc_decode(stamp: u64, tick: *mut u64, event: *mut
     status_call(|| {
         let tick = required(tick, "tick", "hrts_itc_decode")?;
         let event = required(event, "event", "hrts_itc_decode")?;
-        let (t, e) = api::itc()?.format().decode(stamp);
+        let (t, e) = process::itc()?.format().decode(stamp);
         // SAFETY: non-NULL and valid by this function's contract.
         unsafe {
             put(tick, t);
@@ -323,7 +323,7 @@ pub unsafe extern "C" fn hrts_itc_to_epoch_nanoseconds(stamp: u64, out: *mut u64
     // SAFETY: `out` is NULL or valid for one write, by this function's contract.
     unsafe {
         out_call(out, "hrts_itc_to_epoch_nanoseconds", || {
-            Ok(api::itc()?.to_epoch_ns(stamp))
+            Ok(process::itc()?.to_epoch_ns(stamp))
         })
     }
 }
@@ -338,7 +338,7 @@ pub unsafe extern "C" fn hrts_itc_max_events_per_tick(out: *mut u64) -> c_int {
     // SAFETY: `out` is NULL or valid for one write, by this function's contract.
     unsafe {
         out_call(out, "hrts_itc_max_events_per_tick", || {
-            Ok(api::itc()?.max_events_per_tick())
+            Ok(process::itc()?.max_events_per_tick())
         })
     }
 }
@@ -346,14 +346,14 @@ pub unsafe extern "C" fn hrts_itc_max_events_per_tick(out: *mut u64) -> c_int {
 /// The calling process's id (IBMTS `getOSProcessID`). Never fails.
 #[no_mangle]
 pub extern "C" fn hrts_get_pid() -> u32 {
-    value_call(0, hrts_core::os::pid)
+    value_call(0, hrts_core::process::pid)
 }
 
 /// The calling thread's Linux thread id (`gettid`; IBMTS `getOSThreadID`).
 /// Never fails.
 #[no_mangle]
 pub extern "C" fn hrts_get_thread_id() -> u32 {
-    value_call(0, hrts_core::os::thread_id)
+    value_call(0, hrts_core::process::thread_id)
 }
 
 /// Copies the name of the process's segment (e.g. `/hrts-1000`) into `buf` as
@@ -419,7 +419,7 @@ pub extern "C" fn hrts_copyright() -> *const c_char {
     static COPYRIGHT: OnceLock<CString> = OnceLock::new();
     value_call(c"".as_ptr(), || {
         COPYRIGHT
-            .get_or_init(|| CString::new(api::COPYRIGHT).unwrap_or_default())
+            .get_or_init(|| CString::new(ibmts::COPYRIGHT).unwrap_or_default())
             .as_ptr()
     })
 }
@@ -442,7 +442,7 @@ mod tests {
 
     #[test]
     fn header_version_constants_match_the_library() {
-        let packed = api::pack_version(
+        let packed = ibmts::pack_version(
             HRTS_VERSION_MAJOR,
             HRTS_VERSION_MINOR,
             HRTS_VERSION_PATCH,
@@ -549,7 +549,7 @@ mod segment_tests {
                 assert!(ordered >= ns && ordered - ns < 50_000_000);
                 assert_eq!(hrts_get_epoch_microseconds(&mut us), 0);
                 assert!(us >= ns / 1000 && us - ns / 1000 < 1_000_000);
-                let real = hrts_core::os::realtime_ns();
+                let real = hrts_core::clock::realtime_ns();
                 assert!(real.abs_diff(ns) < 50_000_000, "{real} vs {ns}");
             }
         });

@@ -1,7 +1,7 @@
 //! Command-line parsing (std only: the grammar is a handful of words).
 
 use crate::exit::CliError;
-use hrts_core::source::SourceId;
+use hrts_core::clock::SourceId;
 use std::time::Duration;
 
 /// Which reliability method(s) `hrts eval` runs.
@@ -38,14 +38,16 @@ pub enum Command {
     Unique {
         count: u64,
     },
-    /// Hidden: each of `threads` threads takes `per_thread` unique stamps and
+    /// Test builds only: each of `threads` threads takes `per_thread` unique stamps and
     /// writes them to its own file in `dir` (multi-process uniqueness tests).
+    #[cfg(feature = "testing")]
     UniqueDump {
         per_thread: u64,
         threads: u32,
         dir: std::path::PathBuf,
     },
-    /// Hidden: take the writer role and never give it back (killed by a test).
+    /// Test builds only: take the writer role and never give it back (killed by a test).
+    #[cfg(feature = "testing")]
     HoldWriter,
     Help,
     Version,
@@ -159,6 +161,7 @@ fn command(words: &[String], options: &[(String, String)]) -> Result<Command, Cl
             }
             eval_options(options).map(Command::Eval)
         }
+        #[cfg(feature = "testing")]
         "debug" => match rest {
             [what] if what == "hold-writer" => Ok(Command::HoldWriter),
             [what, n, threads, dir] if what == "unique-dump" => Ok(Command::UniqueDump {
@@ -327,8 +330,6 @@ mod tests {
         assert!(usage_message(&["now", "extra"]).contains("takes no arguments"));
         assert!(usage_message(&["--bogus"]).contains("unknown option"));
         assert!(usage_message(&["now", "--segment"]).contains("needs a value"));
-        assert!(usage_message(&["debug"]).contains("hold-writer"));
-        assert!(usage_message(&["debug", "unique-dump", "1", "0", "/d"]).contains("THREADS"));
         assert!(usage_message(&["seq", "1", "2"]).contains("hrts seq [N]"));
         assert!(usage_message(&["unique", "x"]).contains("whole number"));
         assert!(usage_message(&["seq", "-"]).contains("whole number"));
@@ -340,9 +341,22 @@ mod tests {
         assert_eq!(p(&["now", "-h"]).unwrap().command, Command::Help);
         assert_eq!(p(&["help"]).unwrap().command, Command::Help);
         assert_eq!(p(&["-V"]).unwrap().command, Command::Version);
+    }
+
+    #[cfg(feature = "testing")]
+    #[test]
+    fn debug_commands_parse_in_test_builds() {
+        assert!(usage_message(&["debug"]).contains("hold-writer"));
+        assert!(usage_message(&["debug", "unique-dump", "1", "0", "/d"]).contains("THREADS"));
         assert_eq!(
             p(&["debug", "hold-writer"]).unwrap().command,
             Command::HoldWriter
         );
+    }
+
+    #[cfg(not(feature = "testing"))]
+    #[test]
+    fn debug_commands_do_not_exist_in_production_builds() {
+        assert!(usage_message(&["debug", "hold-writer"]).contains("unknown command"));
     }
 }

@@ -1,6 +1,6 @@
 //! `hrts --help` and `hrts --version`.
 
-use hrts_core::api;
+use hrts_core::ibmts;
 
 pub const USAGE: &str = "\
 hrts: one shared high-resolution timeline for every process on this host
@@ -58,7 +58,7 @@ pub fn version() -> String {
     format!(
         "hrts {} (logic version {}, {:#018x})",
         env!("CARGO_PKG_VERSION"),
-        api::version_string(api::LOGIC_VERSION),
-        api::LOGIC_VERSION
+        ibmts::version_string(ibmts::LOGIC_VERSION),
+        ibmts::LOGIC_VERSION
     )
 }

@@ -90,7 +90,7 @@ fn test_prints_the_header_and_n_well_formed_lines() {
         lines[0],
         format!(
             "hrts High Resolution Timestamp Test: Version=0x{:016X}",
-            hrts_core::api::LOGIC_VERSION
+            hrts_core::ibmts::LOGIC_VERSION
         )
     );
     let mut previous = (0u64, 0u64);
@@ -141,7 +141,7 @@ fn info_fields_parse() {
     assert_eq!(first["opened"], "created");
     assert_eq!(
         num(&first, "layout version"),
-        hrts_core::segment::layout::LAYOUT_VERSION as u64
+        hrts_core::LAYOUT_VERSION as u64
     );
     assert!(["tsc", "cntvct", "timebase", "monotonic-raw"].contains(&first["source"].as_str()));
     assert!(!first["reason"].is_empty());
@@ -332,8 +332,8 @@ fn help_documents_commands_and_exit_codes() {
     assert_eq!(ok(hrts(&["help"])), help);
     let version = ok(hrts(&["--version"]));
     assert!(version.starts_with(&format!("hrts {} ", env!("CARGO_PKG_VERSION"))));
-    assert!(version.contains(&hrts_core::api::version_string(
-        hrts_core::api::LOGIC_VERSION
+    assert!(version.contains(&hrts_core::ibmts::version_string(
+        hrts_core::ibmts::LOGIC_VERSION
     )));
 }
 
@@ -409,6 +409,7 @@ fn eval_reports_every_method_and_a_verdict() {
     assert!(blocks[2].trim().starts_with("verdict: "), "{text}");
 }
 
+#[cfg(feature = "testing")]
 #[test]
 fn a_killed_writer_is_recovered_from() {
     let seg = Segment::new();

@@ -4,7 +4,7 @@
 use hrts_core::{Config, SharedBase};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 mod common;
 use common::Segment;
@@ -61,6 +61,7 @@ impl Drop for Echo {
 }
 
 /// Fails the test (instead of hanging CI) if it runs past `limit`.
+#[cfg(feature = "testing")]
 fn watchdog(limit: Duration) -> std::sync::mpsc::Sender<()> {
     let (tx, rx) = std::sync::mpsc::channel::<()>();
     std::thread::spawn(move || {
@@ -136,6 +137,7 @@ fn stamps_follow_causality_between_processes() {
     }
 }
 
+#[cfg(feature = "testing")]
 #[test]
 fn a_writer_killed_holding_the_base_is_recovered_from() {
     let seg = Segment::new();
@@ -149,7 +151,7 @@ fn a_writer_killed_holding_the_base_is_recovered_from() {
     let held_by = base.info().base;
     // While the role is held nobody waits: stamps go on, with the exact path.
     let mut last = base.now_ns();
-    let start = Instant::now();
+    let start = std::time::Instant::now();
     while start.elapsed() < Duration::from_millis(20) {
         let now = base.now_ns();
         assert!(now >= last);
@@ -181,6 +183,7 @@ fn a_writer_killed_holding_the_base_is_recovered_from() {
     done.send(()).unwrap();
 }
 
+#[cfg(feature = "testing")]
 #[test]
 fn unique_stamps_from_8_processes_of_2_threads_never_repeat() {
     let seg = Segment::new();

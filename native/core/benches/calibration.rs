@@ -4,10 +4,10 @@
 //! Runs [`calibrate`] 20 times with the default configuration and reports the spread
 //! (max − min) of the 20 estimates in ppm, then both reliability methods.
 
-use hrts_core::calibrate::{calibrate, CalibrationConfig};
-use hrts_core::eligibility::choose_source;
-use hrts_core::reliability::{evaluate_cop, evaluate_cpu_switching, ReliabilityConfig};
-use hrts_core::source::{nominal_frequency, SourceId};
+use hrts_core::clock::{
+    calibrate, choose_source, evaluate_cop, evaluate_cpu_switching, nominal_frequency,
+    CalibrationConfig, ReliabilityConfig, SourceId,
+};
 
 fn main() {
     // `cargo bench` passes --bench; a filter argument that excludes us skips the run.

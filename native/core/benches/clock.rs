@@ -4,9 +4,7 @@
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use criterion::Criterion;
-    use hrts_core::calibrate::{calibrate, CalibrationConfig};
-    use hrts_core::convert::Scale;
-    use hrts_core::source::{self, SourceId};
+    use hrts_core::clock::{self as source, calibrate, CalibrationConfig, Scale, SourceId};
     use std::hint::black_box;
     use std::time::Duration;
 
@@ -28,7 +26,7 @@ mod x86 {
             LocalBase {
                 id,
                 counter: source::read_ordered(id),
-                ns: hrts_core::os::realtime_ns(),
+                ns: hrts_core::clock::realtime_ns(),
                 frac: 0,
                 scale,
             }
@@ -111,7 +109,7 @@ mod x86 {
     pub fn main() {
         let base = LocalBase::new();
         // The epoch read must agree with the calendar, or the timing means nothing.
-        let skew = base.now_ns() as i64 - hrts_core::os::realtime_ns() as i64;
+        let skew = base.now_ns() as i64 - hrts_core::clock::realtime_ns() as i64;
         assert!(skew.abs() < 1_000_000, "local base is off by {skew} ns");
         // SAFETY: CPUID leaf 0x80000001 exists on every x86-64 CPU.
         #[allow(unused_unsafe)]

@@ -4,31 +4,77 @@
 //! evaluated and calibrated once, by the process that creates the shared segment;
 //! every other process attaches and converts counter readings to epoch
 //! nanoseconds with the values recorded there, so stamps agree across processes
-//! and languages. Start at [`SharedBase`] or the IBMTS-style functions in [`api`].
+//! and languages.
 //!
 //! ```no_run
-//! let base = hrts_core::api::global()?;
+//! let base = hrts_core::process::global()?;
 //! let ns = base.now_ns();
 //! println!("{ns} ns since the epoch, source {}", base.source().name());
 //! # Ok::<(), hrts_core::Error>(())
 //! ```
+//!
+//! # The crate in three rooms
+//!
+//! | room | what | depends on |
+//! |---|---|---|
+//! | [`clock`] | counter sources, eligibility, calibration, tick→ns conversion, the cross-CPU reliability evaluation | nothing else here |
+//! | `segment` | the shared page: layout, `shm` mapping, creation, the timeline (reading and moving the base), segment facts | [`clock`] |
+//! | `stamps` | what is built on the timeline: unique stamps, Intel Trace Collector stamps, persisted sequence numbers | `segment`, [`clock`] |
+//!
+//! [`process`] holds the process's default segment and stamper, [`ibmts`] the
+//! IBMTS compatibility constants, [`env`](mod@env) every environment variable the library
+//! reads. Dependencies only point down this list (a test in `tests/` checks that
+//! no two rooms import each other).
+//!
+//! # Public API
+//!
+//! - [`SharedBase`]: a handle on a segment. Where its methods live:
+//!   opening and facts (`open`, `open_default`, `name`, `source`, `frequency`,
+//!   `unlink`, ...) in `segment/mod.rs`; stamps and the base (`now_ns`,
+//!   `now_ns_ordered`, `ticks`, `ns_at`, `exact_ns`, `calc_time_stamp`,
+//!   `epoch_micros`, `base`, `base_info`, `set_base_info`) in `segment/timeline.rs`;
+//!   `info` in `segment/info.rs`; `next_unique`, `last_unique` in `stamps/unique.rs`;
+//!   `next_sequence`, `seq_file` in `stamps/sequence.rs`.
+//! - [`Config`], [`Sharing`], [`Calendar`], [`Opened`], [`default_segment_name`],
+//!   [`resolve_group`]: how a segment is named, shared and opened.
+//! - [`Base`], [`BaseInfo`], [`TimeStamp`], [`SegmentInfo`], [`EvaluationSummary`]:
+//!   what the timeline and `hrts info` report.
+//! - [`ItcFormat`], [`ItcStamper`]: Intel Trace Collector style stamps.
+//! - [`Error`], [`ErrorKind`], [`Result`], [`panic_message`]: errors, and the text
+//!   of a caught panic for the FFI boundaries.
+//! - [`LAYOUT_VERSION`]: the version of the shared segment's layout.
+//! - [`clock`], [`process`], [`ibmts`], [`env`](mod@env): see above.
+//!
+//! With the `testing` feature, test hooks that break the protocol on purpose
+//! (`SharedBase::force_move`, `SharedBase::hold_writer_role_for_test`) are public;
+//! no production build enables it.
 
-pub mod api;
-pub mod calibrate;
-pub mod convert;
-pub mod eligibility;
-pub mod error;
-pub mod itc;
-pub mod os;
-pub mod reliability;
-pub mod segment;
-pub mod sequence;
-pub mod source;
+pub mod clock;
+mod error;
+pub mod ibmts;
+mod os;
+pub mod process;
+mod segment;
+mod stamps;
 #[cfg(test)]
 mod testutil;
-pub mod timeline;
-pub mod unique;
 
-pub use error::{Error, ErrorKind, Result};
-pub use segment::{Config, Opened, SharedBase};
-pub use timeline::{Base, BaseInfo};
+pub use error::{panic_message, Error, ErrorKind, Result};
+pub use segment::info::{EvaluationSummary, SegmentInfo};
+pub use segment::layout::LAYOUT_VERSION;
+pub use segment::timeline::{Base, BaseInfo, TimeStamp};
+pub use segment::{
+    default_name as default_segment_name, resolve_group, Calendar, Config, Opened, SharedBase,
+    Sharing,
+};
+pub use stamps::itc::{ItcFormat, ItcStamper};
+
+/// Every environment variable the library reads, in one place.
+pub mod env {
+    pub use crate::clock::eligibility::OVERRIDE_ENV as SOURCE;
+    pub use crate::segment::config::{
+        ENV_GROUP as GROUP, ENV_SEGMENT as SEGMENT, ENV_SEQ_FILE as SEQ_FILE,
+        ENV_SEQ_INTERVAL as SEQ_INTERVAL, ENV_WRAP_THRESHOLD as WRAP_THRESHOLD,
+    };
+    pub use crate::stamps::itc::{ENV_EVENT_BITS as ITC_EVENT_BITS, ENV_TICK_NS as ITC_TICK_NS};
+}

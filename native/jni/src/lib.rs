@@ -5,7 +5,7 @@
 //! Hot paths (a stamp read) are plain `extern "system"` functions with the raw
 //! `jni::sys` signature `(env, class) -> primitive`. On the normal path they make
 //! no JNI API call and allocate nothing: they read the segment through
-//! [`api::global_if_open`], which the Java side guarantees is open (it calls
+//! [`process::global_if_open`], which the Java side guarantees is open (it calls
 //! `nOpen` once before the first stamp, see `HighResTimestamp.ensureOpen`).
 //!
 //! Every export runs its body inside [`catch_unwind`] (free when nothing panics),
@@ -22,7 +22,7 @@
 // for that caller, so the lint about dereferencing pointer arguments is off.
 #![allow(clippy::not_unsafe_ptr_arg_deref)]
 
-use hrts_core::api;
+use hrts_core::{ibmts, process};
 use hrts_core::{Error, ErrorKind, SharedBase};
 use jni::sys::{jbyteArray, jclass, jint, jlong, jlongArray, jstring, jvalue, JNIEnv};
 use std::any::Any;
@@ -100,14 +100,14 @@ fn not_open() -> Failure {
 fn panic_failure(payload: &(dyn Any + Send)) -> Failure {
     Failure {
         kind: KIND_INTERNAL,
-        message: hrts_core::error::panic_message(payload),
+        message: hrts_core::panic_message(payload),
     }
 }
 
 /// The segment, once `nOpen` succeeded.
 #[inline(always)]
 fn base() -> Result<&'static SharedBase, Failure> {
-    api::global_if_open().ok_or_else(not_open)
+    process::global_if_open().ok_or_else(not_open)
 }
 
 // ---------------------------------------------------------------- JNI helpers
@@ -261,7 +261,7 @@ fn put_base_info(env: *mut JNIEnv, dst: jlongArray, b: hrts_core::BaseInfo) {
 // ---------------------------------------------------------------- exports: setup
 
 /// `static native void nOpen(byte[] utf8NameOrNull)`: opens the process's segment
-/// (`api::init_global`) with the configuration of the environment (`HRTS_*`) and,
+/// (`process::init_global`) with the configuration of the environment (`HRTS_*`) and,
 /// if given, this name. Throws HrtsException with the core's message on failure;
 /// nothing is cached, so a later call retries.
 #[no_mangle]
@@ -287,7 +287,7 @@ pub extern "system" fn Java_io_hrts_HighResTimestamp_nOpen(
                 message: "hrts: the segment name is not valid UTF-8".to_string(),
             })?;
         }
-        api::init_global(&cfg)?;
+        process::init_global(&cfg)?;
         Ok(())
     })
 }
@@ -298,7 +298,7 @@ pub extern "system" fn Java_io_hrts_HighResTimestamp_nLogicVersion(
     _env: *mut JNIEnv,
     _class: jclass,
 ) -> jlong {
-    api::LOGIC_VERSION as jlong
+    ibmts::LOGIC_VERSION as jlong
 }
 
 /// `static native String nCopyright()`.
@@ -309,7 +309,7 @@ pub extern "system" fn Java_io_hrts_HighResTimestamp_nCopyright(
 ) -> jstring {
     guarded(env, std::ptr::null_mut(), || {
         // SAFETY: `env` is this thread's JNIEnv; no exception is pending on entry.
-        Ok(unsafe { new_string(env, api::COPYRIGHT) })
+        Ok(unsafe { new_string(env, ibmts::COPYRIGHT) })
     })
 }
 
@@ -320,7 +320,7 @@ pub extern "system" fn Java_io_hrts_HighResTimestamp_nPid(
     _class: jclass,
 ) -> jint {
     // Linux pids fit in an i32 (pid_max <= 2^22); the cast is a bit reinterpretation.
-    hrts_core::os::pid() as jint
+    hrts_core::process::pid() as jint
 }
 
 /// `static native int nTid()`: the calling thread's Linux thread id (gettid).
@@ -329,7 +329,7 @@ pub extern "system" fn Java_io_hrts_HighResTimestamp_nTid(
     _env: *mut JNIEnv,
     _class: jclass,
 ) -> jint {
-    hrts_core::os::thread_id() as jint
+    hrts_core::process::thread_id() as jint
 }
 
 // ---------------------------------------------------------------- exports: hot paths
@@ -456,7 +456,7 @@ pub extern "system" fn Java_io_hrts_HighResTimestamp_nItcNext(
 ) -> jlong {
     guarded(env, 0, || {
         base()?;
-        Ok(api::itc_next()? as jlong)
+        Ok(process::itc_next()? as jlong)
     })
 }
 
@@ -469,7 +469,7 @@ pub extern "system" fn Java_io_hrts_HighResTimestamp_nItcToEpochNanos(
 ) -> jlong {
     guarded(env, 0, || {
         base()?;
-        Ok(to_jlong(api::itc()?.to_epoch_ns(stamp as u64)))
+        Ok(to_jlong(process::itc()?.to_epoch_ns(stamp as u64)))
     })
 }
 
@@ -482,7 +482,7 @@ pub extern "system" fn Java_io_hrts_HighResTimestamp_nItcMaxEventsPerTick(
 ) -> jlong {
     guarded(env, 0, || {
         base()?;
-        Ok(to_jlong(api::itc()?.max_events_per_tick()))
+        Ok(to_jlong(process::itc()?.max_events_per_tick()))
     })
 }
 
@@ -494,7 +494,7 @@ pub extern "system" fn Java_io_hrts_HighResTimestamp_nItcEventBits(
 ) -> jint {
     guarded(env, 0, || {
         base()?;
-        Ok(api::itc()?.format().event_bits as jint)
+        Ok(process::itc()?.format().event_bits as jint)
     })
 }
 
@@ -595,8 +595,8 @@ mod tests {
         let mut cfg = hrts_core::Config::named(&name);
         cfg.seq_file =
             Some(std::env::temp_dir().join(format!("hrts-jnitest-{}.seq", std::process::id())));
-        api::init_global(&cfg).unwrap();
-        assert!(api::global_if_open().is_some());
+        process::init_global(&cfg).unwrap();
+        assert!(process::global_if_open().is_some());
 
         let ns = Java_io_hrts_HighResTimestamp_nEpochNanos(NULL_ENV, cls());
         // After 2020-01-01 and before 2200-01-01.
@@ -630,13 +630,13 @@ mod tests {
             13
         );
         let at = Java_io_hrts_HighResTimestamp_nItcToEpochNanos(NULL_ENV, cls(), i2);
-        assert!((at as u64).abs_diff(hrts_core::os::realtime_ns()) < 1_000_000_000);
+        assert!((at as u64).abs_diff(hrts_core::clock::realtime_ns()) < 1_000_000_000);
         assert!(Java_io_hrts_HighResTimestamp_nItcMaxEventsPerTick(NULL_ENV, cls()) >= 1);
         let s1 = Java_io_hrts_HighResTimestamp_nNextSequence(NULL_ENV, cls());
         let s2 = Java_io_hrts_HighResTimestamp_nNextSequence(NULL_ENV, cls());
         assert!(s2 > s1);
 
-        let text = info_text(api::global_if_open().unwrap());
+        let text = info_text(process::global_if_open().unwrap());
         assert!(text.starts_with(&format!("segment={name}\n")), "{text}");
         assert!(text.contains("\ngeneration="), "{text}");
 
@@ -653,7 +653,7 @@ mod tests {
         assert_ne!(main_tid, other_tid);
         assert_eq!(
             Java_io_hrts_HighResTimestamp_nLogicVersion(NULL_ENV, cls()) as u64,
-            api::LOGIC_VERSION
+            ibmts::LOGIC_VERSION
         );
         let _ = SharedBase::unlink(&name);
         let seq_file = cfg.seq_file.unwrap();

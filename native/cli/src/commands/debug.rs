@@ -1,4 +1,7 @@
-//! `hrts debug hold-writer` (hidden): takes the base's writer role and never
+//! Test-only commands, compiled in with the `testing` feature (never in a
+//! production build).
+//!
+//! `hrts debug hold-writer`: takes the base's writer role and never
 //! releases it, as a writer killed mid-move would; a test then SIGKILLs this
 //! process and checks that other processes recover.
 

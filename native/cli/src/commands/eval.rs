@@ -4,9 +4,7 @@
 
 use crate::args::{EvalOptions, Methods};
 use crate::exit::CliError;
-use hrts_core::calibrate::{self, CalibrationConfig};
-use hrts_core::reliability::{self, Method, ReliabilityConfig, Report};
-use hrts_core::source::{self, SourceId};
+use hrts_core::clock::{self, CalibrationConfig, Method, ReliabilityConfig, Report, SourceId};
 use hrts_core::{Error, ErrorKind};
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -42,8 +40,8 @@ pub fn run(options: &EvalOptions) -> Result<(), CliError> {
             with_progress(
                 &format!("{} ({})", id.name(), method_name(method)),
                 || match method {
-                    Method::CasOrderedProbes => reliability::evaluate_cop(id, hz, &cfg),
-                    Method::CpuSwitching => reliability::evaluate_cpu_switching(id, hz, &cfg),
+                    Method::CasOrderedProbes => clock::evaluate_cop(id, hz, &cfg),
+                    Method::CpuSwitching => clock::evaluate_cpu_switching(id, hz, &cfg),
                 },
             )?;
         if !out.is_empty() {
@@ -59,7 +57,7 @@ pub fn run(options: &EvalOptions) -> Result<(), CliError> {
 /// The counter's frequency: its nominal one where the hardware states it, else
 /// a short calibration.
 fn frequency(id: SourceId) -> Result<u64, CliError> {
-    if let Some(hz) = source::nominal_frequency(id) {
+    if let Some(hz) = clock::nominal_frequency(id) {
         return Ok(hz);
     }
     let cfg = CalibrationConfig {
@@ -67,7 +65,7 @@ fn frequency(id: SourceId) -> Result<u64, CliError> {
         ..CalibrationConfig::default()
     };
     Ok(with_progress(&format!("calibrating {}", id.name()), || {
-        calibrate::calibrate(id, &cfg)
+        clock::calibrate(id, &cfg)
     })?
     .hz)
 }

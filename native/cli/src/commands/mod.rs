@@ -1,5 +1,6 @@
 //! One module per command; this one opens the segment they share.
 
+#[cfg(feature = "testing")]
 mod debug;
 mod echo;
 mod eval;
@@ -10,8 +11,8 @@ mod test_loop;
 
 use crate::args::{Command, Invocation};
 use crate::exit::CliError;
-use hrts_core::segment::{default_name, Config, ENV_SEGMENT};
 use hrts_core::SharedBase;
+use hrts_core::{default_segment_name, env, Config};
 use std::io::Write;
 
 /// Runs the parsed command.
@@ -29,11 +30,13 @@ pub fn run(inv: &Invocation) -> Result<(), CliError> {
         Command::Echo => echo::run(&open(segment)?),
         Command::Seq { count } => seq::run(&open(segment)?, *count),
         Command::Unique { count } => seq::unique(&open(segment)?, *count),
+        #[cfg(feature = "testing")]
         Command::UniqueDump {
             per_thread,
             threads,
             dir,
         } => debug::unique_dump(&open(segment)?, *per_thread, *threads, dir),
+        #[cfg(feature = "testing")]
         Command::HoldWriter => debug::hold_writer(&open(segment)?),
     }
 }
@@ -54,8 +57,8 @@ fn open(segment: Option<&str>) -> Result<SharedBase, CliError> {
 fn segment_name(segment: Option<&str>) -> String {
     segment
         .map(str::to_string)
-        .or_else(|| std::env::var(ENV_SEGMENT).ok().filter(|s| !s.is_empty()))
-        .unwrap_or_else(default_name)
+        .or_else(|| std::env::var(env::SEGMENT).ok().filter(|s| !s.is_empty()))
+        .unwrap_or_else(default_segment_name)
 }
 
 fn unlink(segment: Option<&str>) -> Result<(), CliError> {

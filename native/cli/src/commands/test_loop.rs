@@ -1,7 +1,7 @@
 //! `hrts test N [DELAY]`: the IBMTS installation test loop (Figure 4).
 
 use crate::exit::CliError;
-use hrts_core::{api, SharedBase};
+use hrts_core::{ibmts, SharedBase};
 use std::io::Write;
 use std::time::Duration;
 
@@ -10,7 +10,7 @@ pub fn run(base: &SharedBase, count: u64, delay: Duration) -> Result<(), CliErro
     writeln!(
         out,
         "hrts High Resolution Timestamp Test: Version={:#018x}",
-        api::LOGIC_VERSION
+        ibmts::LOGIC_VERSION
     )?;
     out.flush()?;
     // The chatter IBMTS printed goes to stderr, so stdout is exactly the header
@@ -20,7 +20,7 @@ pub fn run(base: &SharedBase, count: u64, delay: Duration) -> Result<(), CliErro
         "Beginning loop for {count} iterations, using a {} second delay each pass.\n\
          Expect to complete at {} UTC.",
         delay.as_secs_f64(),
-        utc_time_of_day(hrts_core::os::realtime_ns() / 1_000_000_000 + total.as_secs())
+        utc_time_of_day(hrts_core::clock::realtime_ns() / 1_000_000_000 + total.as_secs())
     );
     for i in 0..count {
         if i > 0 && !delay.is_zero() {

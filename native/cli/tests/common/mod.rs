@@ -1,8 +1,7 @@
 //! Helpers shared by the `hrts` integration tests; each test binary uses a part.
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// A segment name private to one test; removed on drop, even on failure.
@@ -45,13 +44,15 @@ pub fn command() -> Command {
     c
 }
 
+#[cfg(feature = "testing")]
 /// Starts `hrts debug hold-writer` on `seg` and returns once it holds the
 /// writer role (it never releases it: a test kills it).
-pub fn spawn_writer_holder(seg: &Segment) -> Child {
+pub fn spawn_writer_holder(seg: &Segment) -> std::process::Child {
+    use std::io::{BufRead, BufReader};
     let mut holder = seg
         .command()
         .args(["debug", "hold-writer"])
-        .stdout(Stdio::piped())
+        .stdout(std::process::Stdio::piped())
         .spawn()
         .expect("spawn hrts debug hold-writer");
     let mut line = String::new();

@@ -2,7 +2,7 @@
 //! and the bounds on waiting. `Config::from_env` is what every front end uses.
 
 use super::shm::Sharing;
-use crate::calibrate::CalibrationConfig;
+use crate::clock::calibrate::CalibrationConfig;
 use crate::error::{Error, ErrorKind, Result};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -19,6 +19,31 @@ pub const ENV_WRAP_THRESHOLD: &str = "HRTS_WRAP_THRESHOLD";
 /// Injectable so tests can make the calendar jump without touching the machine's clock.
 pub type Calendar = Arc<dyn Fn() -> u64 + Send + Sync>;
 
+/// Environment variable naming the persist file.
+pub const ENV_SEQ_FILE: &str = "HRTS_SEQ_FILE";
+/// Environment variable setting the persist interval N.
+pub const ENV_SEQ_INTERVAL: &str = "HRTS_SEQ_INTERVAL";
+/// Sequence numbers between two writes of the persist file, by default.
+pub const DEFAULT_INTERVAL: u64 = 1000;
+
+/// `$XDG_STATE_HOME/hrts/<segment>.seq`, else `~/.local/state/hrts/<segment>.seq`:
+/// a place that survives reboots, unlike /dev/shm and often /tmp.
+pub fn default_seq_file(segment_name: &str) -> PathBuf {
+    let state = std::env::var_os("XDG_STATE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|v| !v.is_empty())
+                .map(|h| PathBuf::from(h).join(".local/state"))
+        })
+        // SAFETY: geteuid cannot fail.
+        .unwrap_or_else(|| PathBuf::from(format!("/var/tmp/hrts-{}", unsafe { libc::geteuid() })));
+    state
+        .join("hrts")
+        .join(format!("{}.seq", segment_name.trim_start_matches('/')))
+}
+
 #[derive(Clone)]
 pub struct Config {
     pub name: String,
@@ -33,7 +58,8 @@ pub struct Config {
     pub calibration: CalibrationConfig,
     /// Run the cross-CPU reliability evaluation before trusting a hardware counter.
     pub evaluate_reliability: bool,
-    /// Where sequence numbers are persisted; `None`: [`crate::sequence::default_seq_file`].
+    /// Where sequence numbers are persisted; `None`: `$XDG_STATE_HOME/hrts/<segment>.seq`, else
+    /// `~/.local/state/hrts/<segment>.seq`.
     pub seq_file: Option<PathBuf>,
     /// Sequence numbers between two writes of the persist file.
     pub seq_interval: u64,
@@ -68,7 +94,7 @@ impl Config {
             calibration: CalibrationConfig::default(),
             evaluate_reliability: true,
             seq_file: None,
-            seq_interval: crate::sequence::DEFAULT_INTERVAL,
+            seq_interval: DEFAULT_INTERVAL,
         }
     }
 
@@ -91,12 +117,10 @@ impl Config {
                 )
             })?);
         }
-        if let Some(path) =
-            std::env::var_os(crate::sequence::ENV_SEQ_FILE).filter(|v| !v.is_empty())
-        {
+        if let Some(path) = std::env::var_os(ENV_SEQ_FILE).filter(|v| !v.is_empty()) {
             cfg.seq_file = Some(PathBuf::from(path));
         }
-        if let Ok(v) = std::env::var(crate::sequence::ENV_SEQ_INTERVAL) {
+        if let Ok(v) = std::env::var(ENV_SEQ_INTERVAL) {
             cfg.seq_interval =
                 v.trim()
                     .parse::<u64>()
@@ -105,10 +129,7 @@ impl Config {
                     .ok_or_else(|| {
                         Error::new(
                             ErrorKind::InvalidArgument,
-                            format!(
-                                "{}={v:?} is not a positive number",
-                                crate::sequence::ENV_SEQ_INTERVAL
-                            ),
+                            format!("{}={v:?} is not a positive number", ENV_SEQ_INTERVAL),
                         )
                     })?;
         }
@@ -145,4 +166,16 @@ pub fn resolve_group(group: &str) -> Result<u32> {
         ));
     }
     Ok(grp.gr_gid)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_location_survives_reboots() {
+        let p = default_seq_file("/hrts-1000");
+        assert!(p.ends_with("hrts/hrts-1000.seq"), "{}", p.display());
+        assert!(!p.starts_with("/dev/shm"));
+    }
 }

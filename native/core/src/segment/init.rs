@@ -4,12 +4,12 @@
 
 use super::layout::*;
 use super::Config;
-use crate::calibrate::{calibrate, Calibration};
-use crate::convert::Scale;
-use crate::eligibility::{decide, Facts};
+use crate::clock::calibrate::{calibrate, Calibration};
+use crate::clock::convert::Scale;
+use crate::clock::eligibility::{decide, Facts};
+use crate::clock::reliability::{evaluate_cop, ReliabilityConfig, Report};
+use crate::clock::source::{self, SourceId};
 use crate::error::Result;
-use crate::reliability::{evaluate_cop, ReliabilityConfig, Report};
-use crate::source::{self, SourceId};
 use std::sync::atomic::Ordering::{Relaxed, Release};
 
 pub(super) fn initialise(h: &Header, ext: &Extension, cfg: &Config) -> Result<()> {

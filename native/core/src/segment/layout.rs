@@ -13,8 +13,8 @@ pub const MAGIC: u64 = u64::from_le_bytes(*b"HRTSBASE");
 /// `layout_version` stay at offsets 0 and 8 in every version, so any version can
 /// recognise any other and refuse it with a clear message.
 ///
-/// 1: header, calibration and the two-slot base. 2: adds [`Extension`] (unique
-/// stamps and sequence numbers) at [`EXTENSION_OFFSET`].
+/// 1: header, calibration and the two-slot base. 2: adds the extension area (unique
+/// stamps and sequence numbers) after the header.
 pub const LAYOUT_VERSION: u32 = 2;
 /// One page: the whole segment.
 pub const SEGMENT_SIZE: usize = 4096;
@@ -116,7 +116,6 @@ impl<T> std::ops::Deref for Hot<T> {
 /// Bytes after the header, kept for later layout versions (IBMTS's "array of
 /// undefined size").
 pub const EXTENSION_OFFSET: usize = std::mem::size_of::<Header>();
-pub const EXTENSION_LEN: usize = SEGMENT_SIZE - EXTENSION_OFFSET;
 
 /// Layout version 2's use of the extension area. Zero is the initial state of
 /// every field, which is what a fresh page holds.
@@ -165,7 +164,7 @@ mod tests {
         assert_eq!(std::mem::offset_of!(Header, magic), 0);
         assert_eq!(std::mem::offset_of!(Header, layout_version), 8);
         assert_eq!(std::mem::offset_of!(Header, seq) % 64, 0);
-        const { assert!(EXTENSION_LEN >= 2048) };
+        const { assert!(SEGMENT_SIZE - EXTENSION_OFFSET >= 2048) };
     }
 
     #[test]

@@ -8,20 +8,21 @@
 //! a foreign, truncated, other-version or corrupt object is an error, never a
 //! crash.
 
-mod config;
+pub(crate) mod config;
+pub(crate) mod info;
 mod init;
-pub(crate) use init::{load_reason, pair_counter_with_calendar};
-pub mod layout;
+pub(crate) mod layout;
 pub(crate) mod shm;
+pub(crate) mod timeline;
 
-pub use config::{
-    default_name, resolve_group, Calendar, Config, ENV_GROUP, ENV_SEGMENT, ENV_WRAP_THRESHOLD,
-};
+pub(crate) use init::{load_reason, pair_counter_with_calendar};
+
+pub use config::{default_name, resolve_group, Calendar, Config};
 pub use shm::Sharing;
 
-use crate::convert::Scale;
+use crate::clock::convert::Scale;
+use crate::clock::source::SourceId;
 use crate::error::{Error, ErrorKind, Result};
-use crate::source::SourceId;
 use layout::*;
 use std::sync::atomic::Ordering::{Acquire, Relaxed};
 use std::sync::Mutex;
@@ -264,7 +265,7 @@ impl SharedBase {
             seq_file: cfg
                 .seq_file
                 .clone()
-                .unwrap_or_else(|| crate::sequence::default_seq_file(&cfg.name)),
+                .unwrap_or_else(|| config::default_seq_file(&cfg.name)),
             seq_interval: cfg.seq_interval.max(1),
             start_time: once_cell::sync::OnceCell::new(),
         })

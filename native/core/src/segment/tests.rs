@@ -4,7 +4,7 @@
 
 use super::layout::*;
 use super::*;
-use crate::source;
+use crate::clock::source;
 use crate::testutil::TestName;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;

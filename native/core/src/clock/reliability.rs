@@ -29,8 +29,8 @@
 //! Only CPUs in the calling thread's affinity mask are used (as WTMLIB does): those
 //! are the CPUs the caller's stamps can come from.
 
+use crate::clock::source::{self, SourceId};
 use crate::error::{Error, ErrorKind, Result};
-use crate::source::{self, SourceId};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;

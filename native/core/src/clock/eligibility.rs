@@ -2,10 +2,10 @@
 //!
 //! The decision is a pure function ([`decide`]) of the [`Facts`] gathered from the
 //! machine ([`Facts::gather`]), so every branch is unit-tested without the hardware.
-//! The runtime reliability evaluation ([`crate::reliability`]) is a separate,
+//! The runtime reliability evaluation ([`crate::clock::reliability`]) is a separate,
 //! costlier step the segment creator runs on the chosen hardware source.
 
-use crate::source::SourceId;
+use crate::clock::source::SourceId;
 
 /// The environment variable that forces a source: `tsc`, `cntvct`, `timebase` or
 /// `monotonic-raw`.
@@ -118,7 +118,7 @@ fn tsc_readable() -> Option<bool> {
 fn invariant_tsc() -> Option<bool> {
     #[cfg(target_arch = "x86_64")]
     {
-        crate::source::arch::invariant_tsc()
+        crate::clock::source::arch::invariant_tsc()
     }
     #[cfg(not(target_arch = "x86_64"))]
     {

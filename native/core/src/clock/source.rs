@@ -160,6 +160,7 @@ pub fn nominal_frequency(id: SourceId) -> Option<u64> {
 }
 
 /// The value of the first `timebase : <hz>` line of a ppc64 `/proc/cpuinfo`.
+#[cfg(any(test, target_arch = "powerpc64"))]
 pub fn parse_cpuinfo_timebase(cpuinfo: &str) -> Option<u64> {
     cpuinfo.lines().find_map(|line| {
         let (key, value) = line.split_once(':')?;

@@ -21,8 +21,8 @@
 //! generic over [`Reference`], so tests calibrate a synthetic counter of known
 //! frequency with injected noise and slow brackets.
 
+use crate::clock::source::{self, SourceId};
 use crate::error::{Error, ErrorKind, Result};
-use crate::source::{self, SourceId};
 use std::time::Duration;
 
 /// How a calibration runs.
@@ -304,7 +304,7 @@ pub fn calibrate_with<R: Reference>(r: &mut R, cfg: &CalibrationConfig) -> Resul
     let n = estimates.len();
     let median = estimates[n / 2];
     let iqr = estimates[(3 * n) / 4] - estimates[n / 4];
-    if median < crate::convert::MIN_HZ as u128 || median > u64::MAX as u128 {
+    if median < crate::clock::convert::MIN_HZ as u128 || median > u64::MAX as u128 {
         return Err(Error::new(
             ErrorKind::Source,
             format!("measured counter frequency {median} Hz is implausible; the source is unusable (set HRTS_SOURCE=monotonic-raw)"),

@@ -34,7 +34,7 @@ const NS_PER_S: u128 = 1_000_000_000;
 pub struct Scale {
     /// Nanoseconds per tick, times `2^shift`, rounded to nearest.
     pub mult: u64,
-    /// The binary point of `mult` (always [`SHIFT`]).
+    /// The binary point of `mult` (always `SHIFT`, 32).
     pub shift: u32,
     /// The largest `delta` with `delta × mult + (2^shift − 1) ≤ u64::MAX`: the base
     /// must move forward before a delta passes it. Always ≥ 4 s worth of ticks.

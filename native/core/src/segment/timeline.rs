@@ -11,10 +11,10 @@
 //! one an unmoved base would give. Readers that lose the race use the exact u128
 //! path for that one stamp.
 
+use crate::clock::source::{self, SourceId};
 use crate::error::{Error, ErrorKind, Result};
 use crate::segment::layout::*;
 use crate::segment::SharedBase;
-use crate::source::{self, SourceId};
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
 use std::sync::atomic::{fence, AtomicU64};
 
@@ -38,7 +38,43 @@ pub struct BaseInfo {
     pub generation: u64,
 }
 
+/// Seconds and microseconds since the Unix epoch (IBMTS `calcTimeStamp`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct TimeStamp {
+    pub seconds: u64,
+    pub microseconds: u32,
+}
+
+impl TimeStamp {
+    pub fn from_ns(ns: u64) -> TimeStamp {
+        TimeStamp {
+            seconds: ns / 1_000_000_000,
+            microseconds: (ns % 1_000_000_000 / 1_000) as u32,
+        }
+    }
+
+    /// IBMTS's test-loop line: `seconds.micros = HEX.HEX`.
+    pub fn ibmts_line(&self) -> String {
+        format!(
+            "{}.{:06} = {:08X}.{:08X}",
+            self.seconds, self.microseconds, self.seconds, self.microseconds
+        )
+    }
+}
+
 impl SharedBase {
+    /// IBMTS `calcTimeStamp`.
+    #[inline]
+    pub fn calc_time_stamp(&self) -> TimeStamp {
+        TimeStamp::from_ns(self.now_ns())
+    }
+
+    /// IBMTS `getEpochMicroseconds`.
+    #[inline]
+    pub fn epoch_micros(&self) -> u64 {
+        self.now_ns() / 1_000
+    }
+
     /// Epoch nanoseconds from an unordered counter read: the cheapest stamp.
     #[inline(always)]
     pub fn now_ns(&self) -> u64 {
@@ -181,6 +217,7 @@ impl SharedBase {
 
     /// Forces a base move to the current counter value (tests, diagnostics).
     /// Returns whether this call moved it.
+    #[cfg(any(test, feature = "testing"))]
     pub fn force_move(&self) -> bool {
         let seen = self.header().seq.load(Acquire);
         self.try_move(source::read_ordered(self.source), seen)
@@ -301,7 +338,7 @@ impl SharedBase {
     /// IBMTS `getBaseInfo`: frequency, base counter and the base's calendar time.
     pub fn base_info(&self) -> BaseInfo {
         let b = self.base();
-        let calendar = crate::api::TimeStamp::from_ns(b.ns);
+        let calendar = TimeStamp::from_ns(b.ns);
         BaseInfo {
             frequency: self.freq_hz,
             counter: b.counter,
@@ -314,7 +351,7 @@ impl SharedBase {
 
     /// Test hook: takes the writer role, scribbles over the inactive slot and
     /// returns without releasing, as a writer killed mid-move would leave it.
-    #[doc(hidden)]
+    #[cfg(any(test, feature = "testing"))]
     pub fn hold_writer_role_for_test(&self) -> Result<()> {
         let held = self.acquire_writer_waiting()?;
         let junk = Base {
@@ -343,4 +380,19 @@ fn store_slot(slot: &Slot, b: &Base) {
     put(&slot.ns, b.ns);
     put(&slot.frac, b.frac);
     put(&slot.generation, b.generation);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ibmts_line_matches_figure_4() {
+        let ts = TimeStamp {
+            seconds: 1_019_168_389,
+            microseconds: 13_063,
+        };
+        assert_eq!(ts.ibmts_line(), "1019168389.013063 = 3CBF4685.00003307");
+        assert_eq!(TimeStamp::from_ns(1_019_168_389_013_063_999), ts);
+    }
 }

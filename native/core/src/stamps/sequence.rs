@@ -15,34 +15,10 @@ use crate::segment::SharedBase;
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::io::AsRawFd;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Release};
 
-/// Environment variable naming the persist file.
-pub const ENV_SEQ_FILE: &str = "HRTS_SEQ_FILE";
-/// Environment variable setting the persist interval N.
-pub const ENV_SEQ_INTERVAL: &str = "HRTS_SEQ_INTERVAL";
-pub const DEFAULT_INTERVAL: u64 = 1000;
-
 const FORMAT_LINE: &str = "hrts-sequence 1";
-
-/// `$XDG_STATE_HOME/hrts/<segment>.seq`, else `~/.local/state/hrts/<segment>.seq`:
-/// a place that survives reboots, unlike /dev/shm and often /tmp.
-pub fn default_seq_file(segment_name: &str) -> PathBuf {
-    let state = std::env::var_os("XDG_STATE_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .filter(|v| !v.is_empty())
-                .map(|h| PathBuf::from(h).join(".local/state"))
-        })
-        // SAFETY: geteuid cannot fail.
-        .unwrap_or_else(|| PathBuf::from(format!("/var/tmp/hrts-{}", unsafe { libc::geteuid() })));
-    state
-        .join("hrts")
-        .join(format!("{}.seq", segment_name.trim_start_matches('/')))
-}
 
 /// What the persist file records.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -262,7 +238,7 @@ impl SharedBase {
 mod tests {
     use super::*;
 
-    fn tmp_file(tag: &str) -> PathBuf {
+    fn tmp_file(tag: &str) -> std::path::PathBuf {
         let dir = std::env::temp_dir().join(format!("hrts-seqtest-{}-{tag}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         dir.join("sub").join("numbers.seq")
@@ -294,13 +270,6 @@ mod tests {
         std::fs::remove_file(&path).unwrap();
         assert_eq!(read(&path).unwrap(), None);
         std::fs::remove_dir_all(path.parent().unwrap().parent().unwrap()).unwrap();
-    }
-
-    #[test]
-    fn default_location_survives_reboots() {
-        let p = default_seq_file("/hrts-1000");
-        assert!(p.ends_with("hrts/hrts-1000.seq"), "{}", p.display());
-        assert!(!p.starts_with("/dev/shm"));
     }
 }
 

@@ -1,0 +1,60 @@
+//! The process's defaults: its segment (opened on first use, shared by every
+//! front end in the process: Rust callers, the C ABI, JNI) and its Intel Trace
+//! Collector stamper; and the process facts IBMTS reported (pid, thread id).
+
+use crate::error::Result;
+use crate::stamps::itc::{ItcFormat, ItcStamper};
+
+pub use crate::os::{pid, thread_id};
+use crate::segment::SharedBase;
+use once_cell::sync::OnceCell;
+
+static GLOBAL: OnceCell<SharedBase> = OnceCell::new();
+
+/// The process's default segment (named by `HRTS_SEGMENT`, else `/hrts-<uid>`),
+/// opened on first use. A failure is returned, not cached: a later call retries.
+pub fn global() -> Result<&'static SharedBase> {
+    GLOBAL.get_or_try_init(SharedBase::open_default)
+}
+
+/// Opens the process's default segment with an explicit configuration (for
+/// front ends whose configuration does not come from the environment, such as a
+/// JVM's system properties). If it is already open, returns the open one when it
+/// has the same name and an error otherwise.
+pub fn init_global(cfg: &crate::Config) -> Result<&'static SharedBase> {
+    let base = GLOBAL.get_or_try_init(|| SharedBase::open(cfg))?;
+    if base.name() != cfg.name {
+        return Err(crate::Error::new(
+            crate::ErrorKind::InvalidArgument,
+            format!(
+                "this process already uses segment {}; it cannot switch to {} (a process \
+                 has one default segment: set it before the first time stamp)",
+                base.name(),
+                cfg.name
+            ),
+        ));
+    }
+    Ok(base)
+}
+
+static ITC: OnceCell<ItcStamper> = OnceCell::new();
+
+/// The process's Intel Trace Collector stamper: its format comes from
+/// `HRTS_ITC_EVENT_BITS` and `HRTS_ITC_TICK_NS` (13 bits and 1 ns by default)
+/// and its run starts at its first use. Like ITC's local stamps, these are
+/// unique within the process; convert them with [`ItcStamper::to_epoch_ns`].
+pub fn itc() -> Result<&'static ItcStamper> {
+    ITC.get_or_try_init(|| Ok(ItcStamper::new(ItcFormat::from_env()?, global()?.now_ns())))
+}
+
+/// The next ITC stamp of this process, from the default segment's clock.
+pub fn itc_next() -> Result<u64> {
+    let stamper = itc()?;
+    stamper.stamp_at(global()?.now_ns_ordered())
+}
+
+/// The default segment if it is already open: the hot paths' accessor.
+#[inline(always)]
+pub fn global_if_open() -> Option<&'static SharedBase> {
+    GLOBAL.get()
+}
