@@ -20,6 +20,13 @@ pub struct HrtsSegment {
     base: SharedBase,
 }
 
+// Its docs promise that several threads may use one handle, and a handle may be
+// closed on another thread than the one that opened it: hold the type to that.
+const _: fn() = || {
+    fn thread_safe<T: Send + Sync>() {}
+    thread_safe::<HrtsSegment>();
+};
+
 /// The configuration for a handle on `name` (None: the default name), given
 /// the environment's (`Config::from_env`).
 ///
