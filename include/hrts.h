@@ -95,7 +95,8 @@ typedef enum hrts_status {
    */
   HRTS_E_PERSIST = 10,
   /**
-   * A required pointer argument was NULL; nothing was written.
+   * A required pointer argument (an output or a segment handle) was NULL;
+   * nothing was written.
    */
   HRTS_E_NULL_POINTER = 11,
   /**
@@ -116,6 +117,14 @@ typedef enum hrts_status {
    */
   HRTS_E_UNKNOWN = 15,
 } hrts_status;
+
+/**
+ * An open hrts segment, from `hrts_segment_open`.
+ *
+ * Opaque: C holds only pointers to it. A handle may be used by several
+ * threads at once; close it with `hrts_segment_close` once no thread uses it.
+ */
+typedef struct hrts_segment hrts_segment;
 
 #ifdef __cplusplus
 extern "C" {
@@ -325,6 +334,169 @@ const char *hrts_status_name(int status);
  * The copyright line (IBMTS `getCopyright`). A static string; never NULL.
  */
 const char *hrts_copyright(void);
+
+/**
+ * Opens the segment `name` (e.g. `"/hrts-myapp"`), creating and calibrating it
+ * if it does not exist yet, and writes a handle on it to `*out`. A NULL `name`
+ * means the default segment's name (`HRTS_SEGMENT`, else `/hrts-<uid>`).
+ * The rest of the configuration comes from the environment (`HRTS_GROUP`,
+ * `HRTS_WRAP_THRESHOLD`, `HRTS_SEQ_INTERVAL`, ...), except that `HRTS_SEQ_FILE`
+ * applies only to the default segment's name: any other segment persists its
+ * sequence numbers to `<state dir>/hrts/<name>.seq`.
+ *
+ * Every successful open gives a new handle, also for a name that is already
+ * open in this process; each must be closed with `hrts_segment_close`. On
+ * failure `*out` is set to NULL and the status says why (e.g.
+ * `HRTS_E_INVALID_ARGUMENT` for a malformed name, `HRTS_E_FOREIGN` or
+ * `HRTS_E_TRUNCATED` for a shared memory object that is not a usable hrts
+ * segment); `hrts_last_error()` says what to do.
+ *
+ * # Safety
+ * `name` must be NULL or a NUL-terminated string; `out` must be NULL
+ * (`HRTS_E_NULL_POINTER`) or valid for writing one pointer.
+ */
+int hrts_segment_open(const char *name,
+                      struct hrts_segment **out);
+
+/**
+ * Closes a handle from `hrts_segment_open`. The segment itself stays for the
+ * other processes (and handles) that use it; `hrts unlink` removes it. NULL
+ * is a no-op.
+ *
+ * # Safety
+ * `seg` must be NULL or a handle from `hrts_segment_open` that no other thread
+ * is using. After this call the handle is gone: using or closing it again is
+ * undefined behaviour, as with `free`.
+ */
+void hrts_segment_close(struct hrts_segment *seg);
+
+/**
+ * `hrts_get_epoch_nanoseconds` on the segment `seg`.
+ *
+ * # Safety
+ * `seg` must be NULL or an open handle; `out` NULL or valid for writing one
+ * `uint64_t`. NULL gives `HRTS_E_NULL_POINTER`.
+ */
+int hrts_segment_epoch_nanoseconds(const struct hrts_segment *seg,
+                                   uint64_t *out);
+
+/**
+ * `hrts_get_epoch_nanoseconds_ordered` on the segment `seg`: for stamps
+ * compared across threads or processes.
+ *
+ * # Safety
+ * `seg` must be NULL or an open handle; `out` NULL or valid for writing one
+ * `uint64_t`. NULL gives `HRTS_E_NULL_POINTER`.
+ */
+int hrts_segment_epoch_nanoseconds_ordered(const struct hrts_segment *seg,
+                                           uint64_t *out);
+
+/**
+ * `hrts_get_epoch_microseconds` on the segment `seg`.
+ *
+ * # Safety
+ * `seg` must be NULL or an open handle; `out` NULL or valid for writing one
+ * `uint64_t`. NULL gives `HRTS_E_NULL_POINTER`.
+ */
+int hrts_segment_epoch_microseconds(const struct hrts_segment *seg,
+                                    uint64_t *out);
+
+/**
+ * `hrts_calc_time_stamp` on the segment `seg`: IBMTS's 32-bit seconds,
+ * `HRTS_E_OVERFLOW` once they no longer fit (2106).
+ *
+ * # Safety
+ * `seg` must be NULL or an open handle; each other pointer NULL or valid for
+ * writing one `uint32_t`. NULL gives `HRTS_E_NULL_POINTER`.
+ */
+int hrts_segment_calc_time_stamp(const struct hrts_segment *seg,
+                                 uint32_t *seconds,
+                                 uint32_t *microseconds);
+
+/**
+ * `hrts_calc_time_stamp64` on the segment `seg`: never overflows.
+ *
+ * # Safety
+ * `seg` must be NULL or an open handle; `seconds` NULL or valid for writing one
+ * `uint64_t`, `microseconds` NULL or valid for writing one `uint32_t`. NULL
+ * gives `HRTS_E_NULL_POINTER`.
+ */
+int hrts_segment_calc_time_stamp64(const struct hrts_segment *seg,
+                                   uint64_t *seconds,
+                                   uint32_t *microseconds);
+
+/**
+ * `hrts_get_base_info` on the segment `seg`: counter frequency (Hz), the
+ * base's counter value and its calendar time (seconds and microseconds since
+ * the Unix epoch).
+ *
+ * # Safety
+ * `seg` must be NULL or an open handle; each other pointer NULL or valid for
+ * writing one `uint64_t`. NULL gives `HRTS_E_NULL_POINTER`.
+ */
+int hrts_segment_base_info(const struct hrts_segment *seg,
+                           uint64_t *frequency,
+                           uint64_t *counter,
+                           uint64_t *seconds,
+                           uint64_t *microseconds);
+
+/**
+ * `hrts_set_base_info` on the segment `seg`: pairs its counter with the
+ * calendar clock anew for every process attached to it and bumps its
+ * generation. May return `HRTS_E_TIMEOUT` if another live process holds the
+ * base for too long.
+ *
+ * # Safety
+ * `seg` must be NULL (`HRTS_E_NULL_POINTER`) or an open handle.
+ */
+int hrts_segment_set_base_info(const struct hrts_segment *seg);
+
+/**
+ * `hrts_get_generation` on the segment `seg`: 1 when it was created, +1 for
+ * every base set by any process and every re-base.
+ *
+ * # Safety
+ * `seg` must be NULL or an open handle; `out` NULL or valid for writing one
+ * `uint64_t`. NULL gives `HRTS_E_NULL_POINTER`.
+ */
+int hrts_segment_generation(const struct hrts_segment *seg,
+                            uint64_t *out);
+
+/**
+ * `hrts_get_unique_nanoseconds` on the segment `seg`: strictly greater than
+ * every unique stamp issued through that segment before, by any process.
+ *
+ * # Safety
+ * `seg` must be NULL or an open handle; `out` NULL or valid for writing one
+ * `uint64_t`. NULL gives `HRTS_E_NULL_POINTER`.
+ */
+int hrts_segment_unique_nanoseconds(const struct hrts_segment *seg,
+                                    uint64_t *out);
+
+/**
+ * `hrts_next_sequence` on the segment `seg`: its next sequence number, never
+ * repeated (see `hrts_segment_open` for where it is persisted).
+ *
+ * # Safety
+ * `seg` must be NULL or an open handle; `out` NULL or valid for writing one
+ * `uint64_t`. NULL gives `HRTS_E_NULL_POINTER`.
+ */
+int hrts_segment_next_sequence(const struct hrts_segment *seg,
+                               uint64_t *out);
+
+/**
+ * Copies the name of the segment `seg` into `buf` as a NUL-terminated string
+ * (for a handle opened with a NULL name: the default name it resolved to).
+ * `HRTS_E_BUFFER_TOO_SMALL` (writing nothing) if `len` is shorter than the
+ * name plus its NUL; 256 always suffices.
+ *
+ * # Safety
+ * `seg` must be NULL or an open handle; `buf` NULL or valid for writing `len`
+ * bytes. NULL gives `HRTS_E_NULL_POINTER`.
+ */
+int hrts_segment_name(const struct hrts_segment *seg,
+                      char *buf,
+                      size_t len);
 
 #ifdef __cplusplus
 }  // extern "C"

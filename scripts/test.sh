@@ -32,12 +32,12 @@ scripts/bootstrap.sh
 stage "cargo fmt --all --check"
 cargo fmt --all --check
 
-stage "cargo clippy --workspace --all-targets -- -D warnings"
-cargo clippy --workspace --all-targets -- -D warnings
+stage "cargo clippy --workspace --all-targets --all-features -- -D warnings"
+cargo clippy --workspace --all-targets --all-features -- -D warnings
 
-stage "cargo test --workspace"
+stage "cargo test --workspace --all-features (the testing feature adds the multi-process hooks)"
 set +e
-cargo test --workspace 2>&1 | tee "$LOG_DIR/cargo-test.log"
+cargo test --workspace --all-features 2>&1 | tee "$LOG_DIR/cargo-test.log"
 rc=${PIPESTATUS[0]}
 set -e
 read -r passed failed < <(sed -n 's/^test result: [A-Za-z]*\. \([0-9]*\) passed; \([0-9]*\) failed.*/\1 \2/p' \

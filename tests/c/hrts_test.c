@@ -2,6 +2,8 @@
  * C-side checks of libhrts through its public header only, as a C user sees it.
  *
  *   hrts_test                          run the checks; last line "c: N passed, N failed"
+ *   hrts_test set-base NAME            open a handle on segment NAME and set its base
+ *                                      (the other process of the handle checks)
  *   hrts_test stamp-events FILE COUNT  append COUNT lines "<epoch_ns> c <i>" to FILE
  *   hrts_test drive N CMD [ARG...]     causality driver: starts CMD, then N times stamps,
  *                                      writes a line to CMD's stdin, reads the stamp CMD
@@ -11,7 +13,9 @@
  *                                      exits 0 only if every round was ordered
  *
  * Run it with its own segment (HRTS_SEGMENT): it calls hrts_set_base_info, which
- * would move every other process's base on a shared one.
+ * would move every other process's base on a shared one. The handle checks open
+ * segments named HRTS_SEGMENT plus "-a", "-b", "-foreign" and "-truncated", remove
+ * them, and persist sequence numbers under XDG_STATE_HOME (run.sh sets all three).
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -302,6 +306,358 @@ static void check_in_child(int (*body)(void), const char *what) {
   check(pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0, what, detail);
 }
 
+/* ---------------------------------------------------------------- segment handles */
+
+/* check() with the checked object's label in front of what was checked. */
+static void check_labelled(int ok, const char *label, const char *what, const char *detail) {
+  char text[256];
+  snprintf(text, sizeof text, "%s: %s", label, what);
+  check(ok, text, detail);
+}
+
+/* "<HRTS_SEGMENT>-<tag>": a segment of this run alone. */
+static void test_segment_name(char *buf, size_t size, const char *tag) {
+  const char *base = getenv("HRTS_SEGMENT");
+  snprintf(buf, size, "%s-%s", base ? base : "/hrts-ctest-unset", tag);
+}
+
+static hrts_segment *open_handle(const char *name, const char *what) {
+  hrts_segment *seg = NULL;
+  if (check_ok(hrts_segment_open(name, &seg), what)) {
+    check(seg != NULL, "a successful hrts_segment_open gives a handle", what);
+  }
+  return seg;
+}
+
+/* What `hrts now` shows, through one handle: every stamp kind succeeds, none goes
+   backwards, and all agree with CLOCK_REALTIME and with each other. */
+static void check_handle_stamps(hrts_segment *seg, const char *label) {
+  uint64_t prev_ns = 0, prev_ord = 0, prev_us = 0, ns = 0, ord = 0, us = 0;
+  int errors = 0, backwards = 0;
+  for (int i = 0; i < 100000; i++) {
+    errors += hrts_segment_epoch_nanoseconds(seg, &ns) != HRTS_SUCCESS;
+    errors += hrts_segment_epoch_nanoseconds_ordered(seg, &ord) != HRTS_SUCCESS;
+    errors += hrts_segment_epoch_microseconds(seg, &us) != HRTS_SUCCESS;
+    backwards += ns < prev_ns || ord < prev_ord || us < prev_us;
+    prev_ns = ns;
+    prev_ord = ord;
+    prev_us = us;
+  }
+  uint64_t now = realtime_ns();
+  char detail[128];
+  snprintf(detail, sizeof detail, "stamp %" PRIu64 " vs clock %" PRIu64, ord, now);
+  check_labelled(errors == 0, label, "3 x 100000 epoch reads succeed", hrts_last_error());
+  check_labelled(backwards == 0, label, "epoch us, ns and ordered ns never go backwards", NULL);
+  check_labelled(absdiff(ord, now) < 5000000u, label, "epoch ns within 5 ms of CLOCK_REALTIME",
+                 detail);
+  check_labelled(ord / 1000u >= us && ord / 1000u - us < 1000000u, label, "ns and us agree", NULL);
+
+  uint32_t sec = 0, usec = 0, usec64 = 0;
+  uint64_t sec64 = 0;
+  int rc = hrts_segment_calc_time_stamp(seg, &sec, &usec);
+  check_labelled(rc == HRTS_SUCCESS, label, "hrts_segment_calc_time_stamp", hrts_last_error());
+  rc = hrts_segment_calc_time_stamp64(seg, &sec64, &usec64);
+  check_labelled(rc == HRTS_SUCCESS, label, "hrts_segment_calc_time_stamp64", hrts_last_error());
+  uint64_t stamp = sec64 * 1000000000u + (uint64_t)usec64 * 1000u;
+  check_labelled(sec64 >= sec && sec64 - sec <= 1 && usec < 1000000u && usec64 < 1000000u, label,
+                 "32- and 64-bit calc_time_stamp agree", NULL);
+  check_labelled(absdiff(stamp, realtime_ns()) < 5000000u, label,
+                 "calc_time_stamp64 within 5 ms of CLOCK_REALTIME", NULL);
+
+  uint64_t freq = 0, counter = 0, base_sec = 0, base_usec = 0;
+  rc = hrts_segment_base_info(seg, &freq, &counter, &base_sec, &base_usec);
+  check_labelled(rc == HRTS_SUCCESS, label, "hrts_segment_base_info", hrts_last_error());
+  check_labelled(freq > 0 && counter != 0 && base_usec < 1000000u, label,
+                 "base info: frequency and counter set, microseconds below one second", NULL);
+  check_labelled(base_sec > 1600000000u &&
+                     base_sec * 1000000000u + base_usec * 1000u <= realtime_ns() + 1000000u,
+                 label, "the base is a plausible past epoch time", NULL);
+}
+
+static void check_name_is(hrts_segment *seg, const char *want, const char *label) {
+  char got[256] = "";
+  int rc = hrts_segment_name(seg, got, sizeof got);
+  check_labelled(rc == HRTS_SUCCESS && strcmp(got, want) == 0, label,
+                 "hrts_segment_name is the name it was opened with", got);
+  char small[4];
+  rc = hrts_segment_name(seg, small, sizeof small);
+  check_labelled(rc == HRTS_E_BUFFER_TOO_SMALL, label,
+                 "a too-small buffer gives HRTS_E_BUFFER_TOO_SMALL", hrts_status_name(rc));
+}
+
+static void check_handle_null_pointers(hrts_segment *live) {
+  uint64_t v = 0;
+  uint32_t w = 0;
+  char buf[256];
+  /* A NULL handle with valid outputs, then a live handle with a NULL output. */
+  struct {
+    const char *name;
+    int rc;
+  } cases[] = {
+      {"hrts_segment_open(name, NULL)", hrts_segment_open("/hrts-ctest-never-opened", NULL)},
+      {"hrts_segment_epoch_nanoseconds(NULL, &v)", hrts_segment_epoch_nanoseconds(NULL, &v)},
+      {"hrts_segment_epoch_nanoseconds_ordered(NULL, &v)",
+       hrts_segment_epoch_nanoseconds_ordered(NULL, &v)},
+      {"hrts_segment_epoch_microseconds(NULL, &v)", hrts_segment_epoch_microseconds(NULL, &v)},
+      {"hrts_segment_calc_time_stamp(NULL, ...)", hrts_segment_calc_time_stamp(NULL, &w, &w)},
+      {"hrts_segment_calc_time_stamp64(NULL, ...)", hrts_segment_calc_time_stamp64(NULL, &v, &w)},
+      {"hrts_segment_base_info(NULL, ...)", hrts_segment_base_info(NULL, &v, &v, &v, &v)},
+      {"hrts_segment_set_base_info(NULL)", hrts_segment_set_base_info(NULL)},
+      {"hrts_segment_generation(NULL, &v)", hrts_segment_generation(NULL, &v)},
+      {"hrts_segment_unique_nanoseconds(NULL, &v)", hrts_segment_unique_nanoseconds(NULL, &v)},
+      {"hrts_segment_next_sequence(NULL, &v)", hrts_segment_next_sequence(NULL, &v)},
+      {"hrts_segment_name(NULL, buf, 256)", hrts_segment_name(NULL, buf, sizeof buf)},
+      {"hrts_segment_epoch_nanoseconds(seg, NULL)", hrts_segment_epoch_nanoseconds(live, NULL)},
+      {"hrts_segment_epoch_nanoseconds_ordered(seg, NULL)",
+       hrts_segment_epoch_nanoseconds_ordered(live, NULL)},
+      {"hrts_segment_epoch_microseconds(seg, NULL)", hrts_segment_epoch_microseconds(live, NULL)},
+      {"hrts_segment_calc_time_stamp(seg, &w, NULL)", hrts_segment_calc_time_stamp(live, &w, NULL)},
+      {"hrts_segment_calc_time_stamp64(seg, NULL, &w)",
+       hrts_segment_calc_time_stamp64(live, NULL, &w)},
+      {"hrts_segment_base_info(seg, ..., NULL)", hrts_segment_base_info(live, &v, &v, &v, NULL)},
+      {"hrts_segment_generation(seg, NULL)", hrts_segment_generation(live, NULL)},
+      {"hrts_segment_unique_nanoseconds(seg, NULL)", hrts_segment_unique_nanoseconds(live, NULL)},
+      {"hrts_segment_next_sequence(seg, NULL)", hrts_segment_next_sequence(live, NULL)},
+      {"hrts_segment_name(seg, NULL, 256)", hrts_segment_name(live, NULL, 256)},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    check_labelled(cases[i].rc == HRTS_E_NULL_POINTER, cases[i].name, "HRTS_E_NULL_POINTER",
+                   hrts_status_name(cases[i].rc));
+  }
+  check(v == 0 && w == 0, "nothing is written when a pointer is NULL", NULL);
+  hrts_segment_generation(NULL, &v);
+  check(strstr(hrts_last_error(), "hrts_segment_generation: the segment handle is NULL") != NULL,
+        "a NULL handle's message names the function and the handle", hrts_last_error());
+  hrts_segment_close(NULL); /* a no-op, like free(NULL): reaching the next check shows it */
+}
+
+/* A shared memory object `name` of `size` bytes of `fill`, as another program might leave. */
+static int make_shm(const char *name, size_t size, unsigned char fill) {
+  int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+  if (fd < 0) return 0;
+  unsigned char junk[4096];
+  memset(junk, fill, sizeof junk);
+  int ok = size <= sizeof junk && write(fd, junk, size) == (ssize_t)size;
+  close(fd);
+  return ok;
+}
+
+/* hrts_segment_open(name) must fail with `status`, leave *out NULL, and say `needle`. */
+static void check_open_refused(const char *name, int status, const char *needle,
+                               const char *what) {
+  hrts_segment *seg = (hrts_segment *)(uintptr_t)1; /* the failure must reset it */
+  int rc = hrts_segment_open(name, &seg);
+  const char *msg = hrts_last_error();
+  char detail[600];
+  snprintf(detail, sizeof detail, "%s, *out %s: %s", hrts_status_name(rc),
+           seg ? "not NULL" : "NULL", msg);
+  check(rc == status && seg == NULL && strstr(msg, needle) != NULL, what, detail);
+  if (rc == HRTS_SUCCESS) hrts_segment_close(seg);
+}
+
+static void check_handle_refusals(void) {
+  check_open_refused("no-leading-slash", HRTS_E_INVALID_ARGUMENT, "must start with '/'",
+                     "an invalid name gives HRTS_E_INVALID_ARGUMENT and how to fix it");
+
+  char name[256];
+  test_segment_name(name, sizeof name, "foreign");
+  int made = make_shm(name, 4096, 0xA5);
+  check(made, "create a foreign shared memory object", name);
+  if (made) {
+    check_open_refused(name, HRTS_E_FOREIGN, "not an hrts segment",
+                       "a foreign object gives HRTS_E_FOREIGN");
+    check_open_refused(name, HRTS_E_FOREIGN, "not an hrts segment",
+                       "a failed open is not cached: the next one is refused again");
+    shm_unlink(name);
+  }
+  test_segment_name(name, sizeof name, "truncated");
+  made = make_shm(name, 100, 0);
+  check(made, "create a truncated shared memory object", name);
+  if (made) {
+    check_open_refused(name, HRTS_E_TRUNCATED, "remove it with `hrts unlink`",
+                       "a truncated segment gives HRTS_E_TRUNCATED and how to fix it");
+    shm_unlink(name);
+  }
+  uint64_t ns = 0;
+  check_ok(hrts_get_epoch_nanoseconds(&ns), "the default segment works after refused handles");
+}
+
+struct unique_run {
+  hrts_segment *seg;
+  int errors, not_increasing;
+};
+
+static void *unique_thread(void *arg) {
+  struct unique_run *run = arg;
+  uint64_t prev = 0, u = 0;
+  for (int i = 0; i < 100000; i++) {
+    run->errors += hrts_segment_unique_nanoseconds(run->seg, &u) != HRTS_SUCCESS;
+    run->not_increasing += u <= prev;
+    prev = u;
+  }
+  return NULL;
+}
+
+/* Sequence numbers of `seg` strictly increase across persists (interval 1000);
+   returns the last one. */
+static uint64_t check_handle_sequence(hrts_segment *seg, const char *label, uint64_t *first) {
+  int ok = hrts_segment_next_sequence(seg, first) == HRTS_SUCCESS;
+  uint64_t n = *first;
+  for (int i = 0; ok && i < 2500; i++) {
+    uint64_t next;
+    ok = hrts_segment_next_sequence(seg, &next) == HRTS_SUCCESS && next > n;
+    n = next;
+  }
+  check_labelled(ok, label, "2500 sequence numbers strictly increase (across persists)",
+                 hrts_last_error());
+  return n;
+}
+
+/* Another process (this program, `set-base NAME`) sets the base of `name`; our handle
+   on it must see the new generation and stamp on the new base. */
+static void check_base_set_elsewhere(hrts_segment *seg, const char *name) {
+  uint64_t g0 = 0, g1 = 0, ns = 0;
+  check_ok(hrts_segment_generation(seg, &g0), "hrts_segment_generation before");
+  fflush(stdout);
+  pid_t pid = fork();
+  if (pid == 0) {
+    execl("/proc/self/exe", "hrts_test", "set-base", name, (char *)NULL);
+    _exit(127);
+  }
+  int status = -1;
+  char detail[64] = "fork failed";
+  if (pid > 0 && waitpid(pid, &status, 0) == pid) {
+    snprintf(detail, sizeof detail, "child exit status %d",
+             WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  }
+  check(pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+        "another process sets the base of a named segment", detail);
+  check_ok(hrts_segment_generation(seg, &g1), "hrts_segment_generation after");
+  snprintf(detail, sizeof detail, "generation %" PRIu64 " -> %" PRIu64, g0, g1);
+  check(g1 == g0 + 1, "a handle sees the generation another process set", detail);
+  check_ok(hrts_segment_epoch_nanoseconds(seg, &ns), "stamp after the other process's base");
+  check(absdiff(ns, realtime_ns()) < 5000000u, "stamps on the new base follow CLOCK_REALTIME",
+        NULL);
+}
+
+static int set_base(const char *name) {
+  hrts_segment *seg = NULL;
+  int rc = hrts_segment_open(name, &seg);
+  if (rc == HRTS_SUCCESS) rc = hrts_segment_set_base_info(seg);
+  if (rc != HRTS_SUCCESS) {
+    fprintf(stderr, "hrts_test set-base %s: %s: %s\n", name, hrts_status_name(rc),
+            hrts_last_error());
+  }
+  hrts_segment_close(seg);
+  return rc == HRTS_SUCCESS ? 0 : 1;
+}
+
+static void check_handles(void) {
+  char name_a[256], name_b[256];
+  test_segment_name(name_a, sizeof name_a, "a");
+  test_segment_name(name_b, sizeof name_b, "b");
+  const char *default_name = getenv("HRTS_SEGMENT");
+  const char *state = getenv("XDG_STATE_HOME");
+  if (!default_name || !state) {
+    check(0, "the handle checks need HRTS_SEGMENT and XDG_STATE_HOME", "run tests/c/run.sh");
+    return;
+  }
+  /* Two named segments and the default one, open at once in one process. */
+  hrts_segment *a = open_handle(name_a, "hrts_segment_open(a)");
+  hrts_segment *b = open_handle(name_b, "hrts_segment_open(b)");
+  hrts_segment *dflt = open_handle(NULL, "hrts_segment_open(NULL): the default segment");
+  if (a && b && dflt) {
+    check_name_is(a, name_a, "segment a");
+    check_name_is(b, name_b, "segment b");
+    check_name_is(dflt, default_name, "default segment handle");
+    check_handle_stamps(a, "segment a");
+    check_handle_stamps(b, "segment b");
+    check_handle_stamps(dflt, "default segment handle");
+    check_handle_null_pointers(a);
+
+    /* Each segment calibrated its own counter against CLOCK_REALTIME: one instant
+       read through every handle and the default functions agrees. */
+    uint64_t na = 0, nb = 0, nd = 0, ng = 0;
+    hrts_segment_epoch_nanoseconds_ordered(a, &na);
+    hrts_segment_epoch_nanoseconds_ordered(b, &nb);
+    hrts_segment_epoch_nanoseconds_ordered(dflt, &nd);
+    hrts_get_epoch_nanoseconds_ordered(&ng);
+    char detail[160];
+    snprintf(detail, sizeof detail, "a %" PRIu64 " b %" PRIu64 " handle %" PRIu64
+             " default %" PRIu64, na, nb, nd, ng);
+    check(absdiff(na, nb) < 5000000u && absdiff(nb, nd) < 5000000u,
+          "stamps of two named segments and the default agree within 5 ms", detail);
+    check(ng >= nd && ng - nd < 5000000u,
+          "the default handle and hrts_get_* read one timeline, in order", detail);
+
+    /* The NULL-name handle is the default segment: one unique order, one sequence,
+       one generation with the hrts_get_* functions. */
+    uint64_t prev = 0, u = 0, g_handle = 0, g_default = 0;
+    int not_increasing = 0, errors = 0;
+    for (int i = 0; i < 10000; i++) {
+      errors += (i % 2 ? hrts_get_unique_nanoseconds(&u)
+                       : hrts_segment_unique_nanoseconds(dflt, &u)) != HRTS_SUCCESS;
+      not_increasing += u <= prev;
+      prev = u;
+    }
+    check(errors == 0 && not_increasing == 0,
+          "unique stamps alternating between the default handle and functions strictly increase",
+          hrts_last_error());
+    prev = 0;
+    not_increasing = errors = 0;
+    for (int i = 0; i < 100; i++) {
+      errors += (i % 2 ? hrts_next_sequence(&u) : hrts_segment_next_sequence(dflt, &u)) !=
+                HRTS_SUCCESS;
+      not_increasing += i > 0 && u <= prev;
+      prev = u;
+    }
+    check(errors == 0 && not_increasing == 0,
+          "sequence numbers alternating between the default handle and functions increase",
+          hrts_last_error());
+    check_ok(hrts_segment_generation(dflt, &g_handle), "hrts_segment_generation(default)");
+    check_ok(hrts_get_generation(&g_default), "hrts_get_generation");
+    check(g_handle == g_default, "the default handle has the default segment's generation", NULL);
+
+    /* A base set through one handle moves that segment only. */
+    uint64_t ga = 0, gb = 0, ga1 = 0, gb1 = 0, gd1 = 0;
+    hrts_segment_generation(a, &ga);
+    hrts_segment_generation(b, &gb);
+    check_ok(hrts_segment_set_base_info(a), "hrts_segment_set_base_info(a)");
+    hrts_segment_generation(a, &ga1);
+    hrts_segment_generation(b, &gb1);
+    hrts_get_generation(&gd1);
+    check(ga1 == ga + 1 && gb1 == gb && gd1 == g_default,
+          "hrts_segment_set_base_info bumps its own segment's generation only", NULL);
+
+    /* Sequences are per segment: b starts afresh while a counts on, and a named
+       segment persists to its own file in the state directory, not HRTS_SEQ_FILE. */
+    uint64_t a_first = 0, b_first = 0;
+    uint64_t a_last = check_handle_sequence(a, "segment a", &a_first);
+    check_handle_sequence(b, "segment b", &b_first);
+    check(a_last >= 2500 && b_first == 0, "segments a and b number their sequences apart", NULL);
+    char seq_file[512];
+    snprintf(seq_file, sizeof seq_file, "%s/hrts/%s.seq", state, name_a + 1);
+    check(access(seq_file, R_OK) == 0, "segment a persists its sequence to its own file", seq_file);
+
+    /* Handles may be used by several threads at once. */
+    struct unique_run runs[2] = {{a, 0, 0}, {b, 0, 0}};
+    pthread_t threads[2];
+    for (int i = 0; i < 2; i++) pthread_create(&threads[i], NULL, unique_thread, &runs[i]);
+    for (int i = 0; i < 2; i++) pthread_join(threads[i], NULL);
+    check(runs[0].errors + runs[1].errors == 0 &&
+              runs[0].not_increasing + runs[1].not_increasing == 0,
+          "two threads on two handles take strictly increasing unique stamps", NULL);
+
+    check_base_set_elsewhere(b, name_b);
+  }
+  hrts_segment_close(a);
+  hrts_segment_close(b);
+  hrts_segment_close(dflt);
+  /* Closing leaves the segments to others; this run created them, so remove them. */
+  check(shm_unlink(name_a) == 0 && shm_unlink(name_b) == 0, "the named segments are removed",
+        NULL);
+}
+
 static int stamp_events(const char *path, const char *count_arg) {
   char *end;
   long count = strtol(count_arg, &end, 10);
@@ -406,8 +762,10 @@ static int drive(const char *rounds_arg, char **cmd) {
 int main(int argc, char **argv) {
   if (argc == 4 && strcmp(argv[1], "stamp-events") == 0) return stamp_events(argv[2], argv[3]);
   if (argc >= 4 && strcmp(argv[1], "drive") == 0) return drive(argv[2], argv + 3);
+  if (argc == 3 && strcmp(argv[1], "set-base") == 0) return set_base(argv[2]);
   if (argc != 1) {
-    fprintf(stderr, "usage: hrts_test [stamp-events FILE COUNT | drive N CMD [ARG...]]\n");
+    fprintf(stderr,
+            "usage: hrts_test [stamp-events FILE COUNT | drive N CMD [ARG...] | set-base NAME]\n");
     return 2;
   }
   /* Before anything opens the segment in this process (see check_in_child). */
@@ -424,6 +782,8 @@ int main(int argc, char **argv) {
   check_set_base_info();
   check_segment_name();
   check_threads();
+  check_handle_refusals();
+  check_handles();
   printf("c: %d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;
 }

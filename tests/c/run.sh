@@ -30,6 +30,15 @@ fi
 
 segment="/hrts-ctest-$$"
 state="$(mktemp -d)"
-# shm objects live in /dev/shm on Linux: removing the file is shm_unlink.
-trap 'rm -f "/dev/shm${segment}"; rm -rf "$state"' EXIT
-HRTS_SEGMENT="$segment" HRTS_SEQ_FILE="$state/ctest.seq" HRTS_SEQ_INTERVAL=1000 "$bin/hrts_test"
+# shm objects live in /dev/shm on Linux: removing the file is shm_unlink. The test
+# removes what it creates; this catches what a crash left: the default segment and
+# the handle checks' "$segment-<tag>" ones.
+cleanup() {
+  for tag in "" -a -b -foreign -truncated; do rm -f "/dev/shm${segment}${tag}"; done
+  rm -rf "$state"
+}
+trap cleanup EXIT
+# XDG_STATE_HOME: where the named segments' sequence files go (HRTS_SEQ_FILE is the
+# default segment's alone).
+HRTS_SEGMENT="$segment" HRTS_SEQ_FILE="$state/ctest.seq" HRTS_SEQ_INTERVAL=1000 \
+  XDG_STATE_HOME="$state" "$bin/hrts_test"

@@ -1,12 +1,15 @@
-//! The exported functions. Each is a thin wrapper over `hrts_core::process` and `SharedBase`: check
-//! pointers, reach the process's segment, convert, write the outputs.
+//! The exported functions on the process's default segment (`HRTS_SEGMENT`,
+//! else `/hrts-<uid>`, opened on first use) and the library-wide ones (version,
+//! errors, ids). Each is a thin wrapper over `hrts_core::process`: check pointers,
+//! reach the process's segment, convert, write the outputs. The same calls on
+//! a segment of the caller's choice are in [`crate::handle`].
 
 use crate::boundary::{status_call, value_call};
+use crate::calls::{self, out_call, put, required};
 use crate::status::{last_error_ptr, Failure, HrtsStatus};
 use hrts_core::SharedBase;
 use hrts_core::{ibmts, process};
 use std::ffi::{c_char, c_int, CString};
-use std::ptr::NonNull;
 use std::sync::OnceLock;
 
 /// Major part of the version this header was generated for.
@@ -31,43 +34,6 @@ fn base() -> Result<&'static SharedBase, Failure> {
 #[inline(never)]
 fn open_base() -> Result<&'static SharedBase, Failure> {
     process::global().map_err(Failure::from)
-}
-
-/// A required output pointer, or the NULL-pointer failure naming it.
-#[inline(always)]
-fn required<T>(p: *mut T, arg: &str, function: &str) -> Result<NonNull<T>, Failure> {
-    NonNull::new(p).ok_or_else(|| Failure::null(arg, function))
-}
-
-/// Writes `v` through an output pointer the caller promised is valid.
-///
-/// # Safety
-/// `p` must be aligned and valid for a write of `T` (the exported functions'
-/// documented contract; NULL was already excluded by [`required`]).
-#[inline(always)]
-unsafe fn put<T>(p: NonNull<T>, v: T) {
-    // SAFETY: guaranteed by this function's contract, passed on from the caller.
-    unsafe { p.as_ptr().write(v) }
-}
-
-/// The whole body of a function that computes one value into `out`: the NULL
-/// check (before any work), the panic boundary, and the write.
-///
-/// # Safety
-/// `out` must be NULL or aligned and valid for writing one `T`.
-#[inline(always)]
-unsafe fn out_call<T>(
-    out: *mut T,
-    function: &str,
-    value: impl FnOnce() -> Result<T, Failure>,
-) -> c_int {
-    status_call(|| {
-        let out = required(out, "out", function)?;
-        let v = value()?;
-        // SAFETY: non-NULL, and valid by this function's contract.
-        unsafe { put(out, v) };
-        Ok(())
-    })
 }
 
 /// The library's logic version, packed a.b.c.d into 16 bits each as IBMTS did
@@ -95,22 +61,17 @@ pub unsafe extern "C" fn hrts_get_base_info(
     seconds: *mut u64,
     microseconds: *mut u64,
 ) -> c_int {
-    status_call(|| {
-        const F: &str = "hrts_get_base_info";
-        let frequency = required(frequency, "frequency", F)?;
-        let counter = required(counter, "counter", F)?;
-        let seconds = required(seconds, "seconds", F)?;
-        let microseconds = required(microseconds, "microseconds", F)?;
-        let info = base()?.base_info();
-        // SAFETY: all four are non-NULL and, by this function's contract, valid.
-        unsafe {
-            put(frequency, info.frequency);
-            put(counter, info.counter);
-            put(seconds, info.seconds);
-            put(microseconds, info.microseconds);
-        }
-        Ok(())
-    })
+    // SAFETY: each pointer is NULL or valid for one write, by this function's contract.
+    unsafe {
+        calls::base_info(
+            "hrts_get_base_info",
+            base,
+            frequency,
+            counter,
+            seconds,
+            microseconds,
+        )
+    }
 }
 
 /// The generation of the current base: 1 when the segment was created, +1 for
@@ -151,31 +112,8 @@ pub extern "C" fn hrts_set_base_info() -> c_int {
 /// `uint32_t`.
 #[no_mangle]
 pub unsafe extern "C" fn hrts_calc_time_stamp(seconds: *mut u32, microseconds: *mut u32) -> c_int {
-    status_call(|| {
-        const F: &str = "hrts_calc_time_stamp";
-        let seconds = required(seconds, "seconds", F)?;
-        let microseconds = required(microseconds, "microseconds", F)?;
-        let ts = base()?.calc_time_stamp();
-        let secs = seconds_u32(ts.seconds)?;
-        // SAFETY: both non-NULL and valid by this function's contract.
-        unsafe {
-            put(seconds, secs);
-            put(microseconds, ts.microseconds);
-        }
-        Ok(())
-    })
-}
-
-fn seconds_u32(seconds: u64) -> Result<u32, Failure> {
-    u32::try_from(seconds).map_err(|_| {
-        Failure::new(
-            HrtsStatus::E_OVERFLOW,
-            format!(
-                "hrts_calc_time_stamp: {seconds} seconds since the epoch do not fit in 32 bits; \
-                 use hrts_calc_time_stamp64"
-            ),
-        )
-    })
+    // SAFETY: both pointers are NULL or valid for one write, by this function's contract.
+    unsafe { calls::calc_time_stamp("hrts_calc_time_stamp", base, seconds, microseconds) }
 }
 
 /// `hrts_calc_time_stamp` with 64-bit seconds: never overflows.
@@ -188,18 +126,8 @@ pub unsafe extern "C" fn hrts_calc_time_stamp64(
     seconds: *mut u64,
     microseconds: *mut u32,
 ) -> c_int {
-    status_call(|| {
-        const F: &str = "hrts_calc_time_stamp64";
-        let seconds = required(seconds, "seconds", F)?;
-        let microseconds = required(microseconds, "microseconds", F)?;
-        let ts = base()?.calc_time_stamp();
-        // SAFETY: both non-NULL and valid by this function's contract.
-        unsafe {
-            put(seconds, ts.seconds);
-            put(microseconds, ts.microseconds);
-        }
-        Ok(())
-    })
+    // SAFETY: both pointers are NULL or valid for one write, by this function's contract.
+    unsafe { calls::calc_time_stamp("hrts_calc_time_stamp64", base, seconds, microseconds) }
 }
 
 /// IBMTS `getEpochMicroseconds`: microseconds since the Unix epoch.
@@ -365,29 +293,8 @@ pub extern "C" fn hrts_get_thread_id() -> u32 {
 /// `buf` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing `len` bytes.
 #[no_mangle]
 pub unsafe extern "C" fn hrts_get_segment_name(buf: *mut c_char, len: usize) -> c_int {
-    status_call(|| {
-        const F: &str = "hrts_get_segment_name";
-        let buf = required(buf, "buf", F)?;
-        let name = base()?.name().as_bytes();
-        if len < name.len() + 1 {
-            return Err(Failure::new(
-                HrtsStatus::E_BUFFER_TOO_SMALL,
-                format!(
-                    "{F}: the buffer holds {len} bytes, the name needs {}",
-                    name.len() + 1
-                ),
-            ));
-        }
-        let dst = buf.as_ptr().cast::<u8>();
-        // SAFETY: `buf` is valid for `len` bytes (contract) and len > name.len(),
-        // so both writes stay inside it; the name is our own String, which cannot
-        // overlap caller memory.
-        unsafe {
-            std::ptr::copy_nonoverlapping(name.as_ptr(), dst, name.len());
-            dst.add(name.len()).write(0);
-        }
-        Ok(())
-    })
+    // SAFETY: `buf` is NULL or valid for `len` bytes, by this function's contract.
+    unsafe { calls::segment_name("hrts_get_segment_name", base, buf, len) }
 }
 
 /// This thread's last error message: the message of the most recent failing
@@ -495,14 +402,6 @@ mod tests {
         assert!(c_str(hrts_last_error()).contains("hrts_get_segment_name"));
         assert!(c_str(hrts_last_error()).contains("`buf` is NULL"));
         assert_eq!(v, 0, "nothing is written on failure");
-    }
-
-    #[test]
-    fn seconds_past_2106_overflow_instead_of_wrapping() {
-        assert_eq!(seconds_u32(u32::MAX as u64).unwrap(), u32::MAX);
-        let err = seconds_u32(u32::MAX as u64 + 1).unwrap_err();
-        assert_eq!(err.status, HrtsStatus::E_OVERFLOW);
-        assert!(err.message.contains("hrts_calc_time_stamp64"));
     }
 
     #[test]

@@ -1,16 +1,22 @@
 //! hrts C ABI: the IBMTS C API, modernised, over the shared time base.
 //!
 //! Every exported function goes through one panic boundary
-//! ([`boundary::status_call`] / [`boundary::value_call`]); status-returning ones
+//! (`boundary::status_call` / `boundary::value_call`); status-returning ones
 //! return `HRTS_SUCCESS` (0) or an `HRTS_E_*` code and leave a message for
-//! `hrts_last_error()`. The header `include/hrts.h` is generated from this crate
+//! `hrts_last_error()`. The functions in `ffi` work on the process's default
+//! segment; the `hrts_segment_*` ones in `handle` on handles the caller opens
+//! on segments of its choice; `calls` holds what both share.
+//! The header `include/hrts.h` is generated from this crate
 //! by cbindgen and checked by the `header_is_fresh` test.
 
 mod boundary;
+mod calls;
 mod ffi;
+mod handle;
 mod status;
 
 pub use ffi::*;
+pub use handle::*;
 pub use status::HrtsStatus;
 
 #[cfg(test)]

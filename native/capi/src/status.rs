@@ -39,7 +39,8 @@ pub enum HrtsStatus {
     E_SOURCE = 9,
     /// A persisted file is missing data or damaged.
     E_PERSIST = 10,
-    /// A required pointer argument was NULL; nothing was written.
+    /// A required pointer argument (an output or a segment handle) was NULL;
+    /// nothing was written.
     E_NULL_POINTER = 11,
     /// hrts panicked internally; the panic was caught at the C boundary.
     E_PANIC = 12,
@@ -134,6 +135,16 @@ impl Failure {
         Failure::new(
             HrtsStatus::E_NULL_POINTER,
             format!("{function}: argument `{arg}` is NULL; pass a pointer to writable storage"),
+        )
+    }
+
+    pub fn null_handle(function: &str) -> Failure {
+        Failure::new(
+            HrtsStatus::E_NULL_POINTER,
+            format!(
+                "{function}: the segment handle is NULL; pass the handle hrts_segment_open \
+                 gave you (and check that call's status)"
+            ),
         )
     }
 }
