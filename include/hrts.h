@@ -36,7 +36,7 @@
 /**
  * Fourth part: the shared segment's layout version.
  */
-#define HRTS_VERSION_LAYOUT 2
+#define HRTS_VERSION_LAYOUT 3
 
 /**
  * What every status-returning hrts function returns (as an `int`).
@@ -357,6 +357,20 @@ const char *hrts_copyright(void);
  */
 int hrts_segment_open(const char *name,
                       struct hrts_segment **out);
+
+/**
+ * Removes the segment `name` (NULL: the default name, as `hrts_segment_open`
+ * picks it): its shared page and its name, like `hrts unlink`. Processes that
+ * use it keep their page until they close it; the next open of the name
+ * creates a fresh segment. `*existed` (if not NULL) is set to 1 if a segment
+ * was removed, 0 if none had that name.
+ *
+ * # Safety
+ * `name` must be NULL or a NUL-terminated string; `existed` must be NULL or
+ * valid for writing one int.
+ */
+int hrts_segment_unlink(const char *name,
+                        int *existed);
 
 /**
  * Closes a handle from `hrts_segment_open`. The segment itself stays for the

@@ -653,9 +653,17 @@ static void check_handles(void) {
   hrts_segment_close(a);
   hrts_segment_close(b);
   hrts_segment_close(dflt);
-  /* Closing leaves the segments to others; this run created them, so remove them. */
-  check(shm_unlink(name_a) == 0 && shm_unlink(name_b) == 0, "the named segments are removed",
-        NULL);
+  /* Closing leaves the segments to others; this run created them, so remove them
+     (page and name: shm_unlink alone would leave the page behind). */
+  int existed_a = -1, existed_b = -1, again = -1;
+  check(hrts_segment_unlink(name_a, &existed_a) == HRTS_SUCCESS &&
+            hrts_segment_unlink(name_b, &existed_b) == HRTS_SUCCESS && existed_a == 1 &&
+            existed_b == 1,
+        "hrts_segment_unlink removes the named segments", hrts_last_error());
+  check(hrts_segment_unlink(name_a, &again) == HRTS_SUCCESS && again == 0,
+        "hrts_segment_unlink of a removed segment says it did not exist", NULL);
+  check(hrts_segment_unlink("no-slash", NULL) == HRTS_E_INVALID_ARGUMENT,
+        "hrts_segment_unlink refuses an invalid name", NULL);
 }
 
 static int stamp_events(const char *path, const char *count_arg) {
@@ -763,9 +771,15 @@ int main(int argc, char **argv) {
   if (argc == 4 && strcmp(argv[1], "stamp-events") == 0) return stamp_events(argv[2], argv[3]);
   if (argc >= 4 && strcmp(argv[1], "drive") == 0) return drive(argv[2], argv + 3);
   if (argc == 3 && strcmp(argv[1], "set-base") == 0) return set_base(argv[2]);
+  if (argc >= 2 && strcmp(argv[1], "unlink") == 0) {
+    /* Cleanup for run.sh: removes each named segment, page and name. */
+    for (int i = 2; i < argc; i++) hrts_segment_unlink(argv[i], NULL);
+    return 0;
+  }
   if (argc != 1) {
     fprintf(stderr,
-            "usage: hrts_test [stamp-events FILE COUNT | drive N CMD [ARG...] | set-base NAME]\n");
+            "usage: hrts_test [stamp-events FILE COUNT | drive N CMD [ARG...] | set-base NAME | "
+            "unlink NAME...]\n");
     return 2;
   }
   /* Before anything opens the segment in this process (see check_in_child). */

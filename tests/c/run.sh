@@ -30,11 +30,11 @@ fi
 
 segment="/hrts-ctest-$$"
 state="$(mktemp -d)"
-# shm objects live in /dev/shm on Linux: removing the file is shm_unlink. The test
-# removes what it creates; this catches what a crash left: the default segment and
-# the handle checks' "$segment-<tag>" ones.
+# The test removes what it creates; this catches what a crash left: the default
+# segment and the handle checks' "$segment-<tag>" ones. `hrts_test unlink` removes a
+# segment's page as well as its name (rm of /dev/shm/NAME would leave the page).
 cleanup() {
-  for tag in "" -a -b -foreign -truncated; do rm -f "/dev/shm${segment}${tag}"; done
+  "$bin/hrts_test" unlink "$segment" "$segment"-{a,b,foreign,truncated} || true
   rm -rf "$state"
 }
 trap cleanup EXIT

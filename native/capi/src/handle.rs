@@ -102,26 +102,58 @@ pub unsafe extern "C" fn hrts_segment_open(
         // SAFETY: non-NULL and valid by this function's contract. NULL first, so
         // the caller never finds a stale pointer there after a failure.
         unsafe { put(out, null_mut()) };
-        let name = if name.is_null() {
-            None
-        } else {
-            // SAFETY: a non-NULL `name` is NUL-terminated, by this function's
-            // contract, and not changed during the call.
-            let bytes = unsafe { CStr::from_ptr(name) };
-            Some(bytes.to_str().map_err(|_| {
-                Failure::new(
-                    HrtsStatus::E_INVALID_ARGUMENT,
-                    format!(
-                        "{F}: the segment name {bytes:?} is not valid UTF-8; \
-                         use an ASCII name such as \"/hrts-myapp\""
-                    ),
-                )
-            })?)
-        };
+        // SAFETY: `name` is NULL or NUL-terminated, by this function's contract.
+        let name = unsafe { name_arg(name, F) }?;
         let base = SharedBase::open(&config_for(Config::from_env()?, name))?;
         let handle = Box::into_raw(Box::new(HrtsSegment { base }));
         // SAFETY: as above.
         unsafe { put(out, handle) };
+        Ok(())
+    })
+}
+
+/// A segment-name argument: NULL means the default name.
+///
+/// # Safety
+/// `name` must be NULL or a NUL-terminated string not changed during the call.
+unsafe fn name_arg<'a>(name: *const c_char, function: &str) -> Result<Option<&'a str>, Failure> {
+    if name.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: non-NULL and NUL-terminated by this function's contract.
+    let bytes = unsafe { CStr::from_ptr(name) };
+    bytes.to_str().map(Some).map_err(|_| {
+        Failure::new(
+            HrtsStatus::E_INVALID_ARGUMENT,
+            format!(
+                "{function}: the segment name {bytes:?} is not valid UTF-8; \
+                 use an ASCII name such as \"/hrts-myapp\""
+            ),
+        )
+    })
+}
+
+/// Removes the segment `name` (NULL: the default name, as `hrts_segment_open`
+/// picks it): its shared page and its name, like `hrts unlink`. Processes that
+/// use it keep their page until they close it; the next open of the name
+/// creates a fresh segment. `*existed` (if not NULL) is set to 1 if a segment
+/// was removed, 0 if none had that name.
+///
+/// # Safety
+/// `name` must be NULL or a NUL-terminated string; `existed` must be NULL or
+/// valid for writing one int.
+#[no_mangle]
+pub unsafe extern "C" fn hrts_segment_unlink(name: *const c_char, existed: *mut c_int) -> c_int {
+    status_call(|| {
+        const F: &str = "hrts_segment_unlink";
+        // SAFETY: `name` is NULL or NUL-terminated, by this function's contract.
+        let name = unsafe { name_arg(name, F) }?;
+        let cfg = config_for(Config::from_env()?, name);
+        let removed = SharedBase::unlink(&cfg.name)?;
+        if let Some(existed) = std::ptr::NonNull::new(existed) {
+            // SAFETY: non-NULL and valid for one int by this function's contract.
+            unsafe { put(existed, c_int::from(removed)) };
+        }
         Ok(())
     })
 }

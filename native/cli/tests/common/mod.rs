@@ -12,7 +12,7 @@ impl Segment {
         static N: AtomicUsize = AtomicUsize::new(0);
         let n = N.fetch_add(1, Ordering::Relaxed);
         let seg = Segment(format!("/hrts-itest-{}-{n}", std::process::id()));
-        let _ = std::fs::remove_file(seg.shm_path());
+        let _ = hrts_core::SharedBase::unlink(&seg.0);
         seg
     }
 
@@ -30,7 +30,8 @@ impl Segment {
 
 impl Drop for Segment {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(self.shm_path());
+        // Page and name: removing /dev/shm/NAME alone would leave the page behind.
+        let _ = hrts_core::SharedBase::unlink(&self.0);
     }
 }
 

@@ -14,8 +14,9 @@ pub const MAGIC: u64 = u64::from_le_bytes(*b"HRTSBASE");
 /// recognise any other and refuse it with a clear message.
 ///
 /// 1: header, calibration and the two-slot base. 2: adds the extension area (unique
-/// stamps and sequence numbers) after the header.
-pub const LAYOUT_VERSION: u32 = 2;
+/// stamps and sequence numbers) after the header. 3: the page is a System V segment
+/// named by a record in the POSIX name object (see `shm`).
+pub const LAYOUT_VERSION: u32 = 3;
 /// One page: the whole segment.
 pub const SEGMENT_SIZE: usize = 4096;
 /// Bytes kept for the reason a counter source was chosen.

@@ -41,7 +41,7 @@ pub enum Opened {
 
 /// A process's handle on the shared base. Cheap to read from any thread.
 pub struct SharedBase {
-    pub(crate) map: shm::Mapping,
+    pub(crate) page: shm::Page,
     pub(crate) name: String,
     pub(crate) opened: Opened,
     pub(crate) source: SourceId,
@@ -85,103 +85,86 @@ impl SharedBase {
     /// Creates the segment `cfg.name`, or attaches to it if it exists.
     pub fn open(cfg: &Config) -> Result<SharedBase> {
         let cname = shm::validate_name(&cfg.name)?;
-        let start = crate::os::monotonic_ns();
-        let deadline = start + cfg.ready_timeout.as_nanos() as u64;
+        let deadline = crate::os::monotonic_ns() + cfg.ready_timeout.as_nanos() as u64;
         loop {
             if let Some(fd) = shm::create_exclusive(&cname, cfg.sharing)? {
-                let sized = shm::set_size(&fd, SEGMENT_SIZE).and_then(|_| map_page(&fd));
-                let map = match sized {
-                    Ok(map) => map,
-                    Err(e) => {
-                        shm::unlink(&cname);
-                        return Err(e);
-                    }
-                };
-                let header = header_of(&map);
-                let me = state_word(STATE_INITIALISING, crate::os::pid());
-                if header
-                    .state
-                    .compare_exchange(STATE_EMPTY, me, Acquire, Relaxed)
-                    .is_ok()
-                {
-                    if let Err(e) = init::initialise(header, extension_of(&map), cfg) {
-                        shm::unlink(&cname);
-                        return Err(e);
-                    }
-                    return SharedBase::from_ready(map, cfg, Opened::Created);
+                // The creator holds the name's lock from before the object has a
+                // size until the page is ready, so a waiter that finds the lock free
+                // and no ready record knows the creator is gone.
+                let created = fd.lock().and_then(|lock| {
+                    shm::set_size(&fd, SEGMENT_SIZE)?;
+                    SharedBase::initialise_locked(&fd, lock, cfg, Opened::Created)
+                });
+                if created.is_err() {
+                    let _ = shm::unlink(&cname);
                 }
-                // A waiter judged us dead and took over; use its result.
-                return SharedBase::attach_mapped(map, cfg, deadline);
+                return created;
             }
             let Some(fd) = shm::open_existing(&cname)? else {
-                continue; // unlinked between our two calls: try creating again
+                continue; // removed between our two calls: try creating again
             };
-            let st = shm::fstat(&fd)?;
-            shm::check_owner_and_mode(&cfg.name, &st, cfg.sharing)?;
+            return SharedBase::attach_named(&fd, cfg, deadline);
+        }
+    }
+
+    /// Waits, bounded, for an existing name to name a ready page and attaches
+    /// it; takes over initialisation when its initialiser is gone, or when
+    /// nobody started it by `deadline`.
+    fn attach_named(fd: &shm::Fd, cfg: &Config, deadline: u64) -> Result<SharedBase> {
+        let name = &cfg.name;
+        loop {
+            let st = shm::fstat(name, fd)?;
+            shm::check_owner_and_mode(name, &st, cfg.sharing)?;
+            let timed_out = crate::os::monotonic_ns() >= deadline;
             if st.size == 0 {
-                // The creator has not sized it yet, or died before doing so.
-                if crate::os::monotonic_ns() < deadline {
-                    std::thread::sleep(POLL);
-                    continue;
+                // Not sized yet: its creator is a moment away, or died right after
+                // creating the name.
+                if timed_out {
+                    return SharedBase::initialise_locked(fd, fd.lock()?, cfg, Opened::TookOver);
                 }
-                shm::set_size(&fd, SEGMENT_SIZE)?;
-                let map = map_page(&fd)?;
-                return SharedBase::attach_mapped(map, cfg, crate::os::monotonic_ns());
+                std::thread::sleep(POLL);
+                continue;
             }
             if (st.size as usize) < SEGMENT_SIZE {
                 return Err(Error::new(
                     ErrorKind::Truncated,
                     format!(
-                        "segment {} is truncated: {} bytes, an hrts segment has {SEGMENT_SIZE}; \
-                         remove it with `hrts unlink` and retry",
-                        cfg.name, st.size
+                        "segment {name} is truncated: {} bytes, an hrts segment has \
+                         {SEGMENT_SIZE}; remove it with `hrts unlink` and retry",
+                        st.size
                     ),
                 ));
             }
-            let map = map_page(&fd)?;
-            return SharedBase::attach_mapped(map, cfg, deadline);
-        }
-    }
-
-    /// Waits, bounded, for a mapped segment to be ready; takes over initialisation
-    /// when its initialiser is gone, or when nobody started it by `deadline`.
-    fn attach_mapped(map: shm::Mapping, cfg: &Config, deadline: u64) -> Result<SharedBase> {
-        let header = header_of(&map);
-        let me = crate::os::pid();
-        loop {
-            check_identity(header, &cfg.name)?;
-            let state = header.state.load(Acquire);
-            let owner = state_pid(state);
-            let take_over = match state_code(state) {
-                STATE_READY => return SharedBase::from_ready(map, cfg, Opened::Attached),
-                STATE_INITIALISING => !crate::os::process_alive(owner),
-                STATE_EMPTY => crate::os::monotonic_ns() >= deadline,
+            let rec = shm::read_record(fd)?;
+            check_identity(rec.magic, rec.layout_version, name)?;
+            match state_code(rec.state) {
+                STATE_READY => {
+                    if let Some(page) = shm::Page::attach(name, rec.page, cfg.sharing)? {
+                        return SharedBase::from_ready(page, cfg, Opened::Attached);
+                    }
+                    // The page is gone (removed with ipcrm, or the host's IPC
+                    // namespace was reset) while the name stayed: make a new one.
+                    return SharedBase::initialise_locked(fd, fd.lock()?, cfg, Opened::TookOver);
+                }
+                STATE_INITIALISING | STATE_EMPTY => {
+                    if let Some(lock) = fd.try_lock()? {
+                        return SharedBase::initialise_locked(fd, lock, cfg, Opened::TookOver);
+                    }
+                }
                 _ => {
                     return Err(corrupt(
-                        &cfg.name,
-                        format!("state word {state:#x} is invalid"),
+                        name,
+                        format!("state word {:#x} is invalid", rec.state),
                     ));
                 }
-            };
-            if take_over {
-                let mine = state_word(STATE_INITIALISING, me);
-                if header
-                    .state
-                    .compare_exchange(state, mine, Acquire, Relaxed)
-                    .is_ok()
-                {
-                    init::initialise(header, extension_of(&map), cfg)?;
-                    return SharedBase::from_ready(map, cfg, Opened::TookOver);
-                }
-                continue;
             }
-            if crate::os::monotonic_ns() >= deadline {
+            if timed_out {
                 return Err(Error::new(
                     ErrorKind::Timeout,
                     format!(
-                        "segment {} is still being initialised by pid {owner} after {} ms; \
+                        "segment {name} is still being initialised by pid {} after {} ms; \
                          if that process is stuck, stop it or remove the segment with `hrts unlink`",
-                        cfg.name,
+                        state_pid(rec.state),
                         cfg.ready_timeout.as_millis()
                     ),
                 ));
@@ -190,17 +173,61 @@ impl SharedBase {
         }
     }
 
+    /// Under the name's lock: attaches the page if another process finished it
+    /// meanwhile; otherwise makes a fresh page, records it, calibrates into it and
+    /// publishes `ready`. A half-made page of a creator that died is removed.
+    fn initialise_locked(
+        fd: &shm::Fd,
+        lock: shm::NameLock<'_>,
+        cfg: &Config,
+        opened: Opened,
+    ) -> Result<SharedBase> {
+        let name = &cfg.name;
+        if (shm::fstat(name, fd)?.size as usize) < SEGMENT_SIZE {
+            shm::set_size(fd, SEGMENT_SIZE)?;
+        }
+        let rec = shm::read_record(fd)?;
+        if check_identity(rec.magic, rec.layout_version, name)? {
+            if state_code(rec.state) == STATE_READY {
+                if let Some(page) = shm::Page::attach(name, rec.page, cfg.sharing)? {
+                    return SharedBase::from_ready(page, cfg, Opened::Attached);
+                }
+            } else if rec.page.shmid > 0 {
+                if let Ok(Some(stale)) = shm::Page::attach(name, rec.page, cfg.sharing) {
+                    shm::remove_page(stale.id().shmid);
+                }
+            }
+        }
+        let page = shm::Page::create(name, cfg.sharing)?;
+        let me = crate::os::pid();
+        let initialised = shm::write_record(fd, state_word(STATE_INITIALISING, me), page.id())
+            .and_then(|_| init::initialise(header_of(&page), extension_of(&page), cfg))
+            .and_then(|_| shm::write_state(fd, state_word(STATE_READY, me)));
+        if let Err(e) = initialised {
+            let _ = shm::write_record(fd, STATE_EMPTY, shm::PageId::default());
+            shm::remove_page(page.id().shmid);
+            return Err(e);
+        }
+        drop(lock);
+        SharedBase::from_ready(page, cfg, opened)
+    }
+
     /// Validates a ready segment and builds the process-local handle from the
     /// values recorded in it, never from this process's own measurements.
-    fn from_ready(map: shm::Mapping, cfg: &Config, opened: Opened) -> Result<SharedBase> {
-        let h = header_of(&map);
-        if !check_identity(h, &cfg.name)? {
+    fn from_ready(page: shm::Page, cfg: &Config, opened: Opened) -> Result<SharedBase> {
+        let h = header_of(&page);
+        let magic = h.magic.load(Acquire);
+        if !check_identity(magic, h.layout_version.load(Relaxed), &cfg.name)? {
             return Err(corrupt(
                 &cfg.name,
-                "it is marked ready but has no magic".into(),
+                "it is marked ready but its page has no magic".into(),
             ));
         }
         let bad = |what: String| Err(corrupt(&cfg.name, what));
+        let state = h.state.load(Acquire);
+        if state_code(state) != STATE_READY {
+            return bad(format!("its page's state word {state:#x} is invalid"));
+        }
         if h.header_size.load(Relaxed) as usize != std::mem::size_of::<Header>()
             || h.segment_size.load(Relaxed) as usize != SEGMENT_SIZE
         {
@@ -251,7 +278,7 @@ impl SharedBase {
             ));
         }
         Ok(SharedBase {
-            map,
+            page,
             name: cfg.name.clone(),
             opened,
             source,
@@ -272,11 +299,11 @@ impl SharedBase {
     }
 
     pub(crate) fn header(&self) -> &Header {
-        header_of(&self.map)
+        header_of(&self.page)
     }
 
     pub(crate) fn extension(&self) -> &Extension {
-        extension_of(&self.map)
+        extension_of(&self.page)
     }
 
     /// The segment's name.
@@ -309,33 +336,33 @@ impl SharedBase {
         self.threshold
     }
 
-    /// Removes the segment name `name`. Attached processes keep their mapping;
-    /// the next process to open the name creates a fresh segment.
+    /// How many handles, in all processes, have this segment's page attached
+    /// now, as the kernel counts them; `None` if it cannot say.
+    pub fn attachments(&self) -> Option<u64> {
+        self.page.attachments()
+    }
+
+    /// Removes the segment `name`: its page and its name. Attached processes
+    /// keep their page until they detach; the next process to open the name
+    /// creates a fresh segment. `Ok(false)`: no segment had that name.
     pub fn unlink(name: &str) -> Result<bool> {
-        Ok(shm::unlink(&shm::validate_name(name)?))
+        shm::unlink(&shm::validate_name(name)?)
     }
 }
 
-/// Maps exactly one segment page. Only called once the object is known to be at
-/// least that large, so no access through the mapping can fault.
-fn map_page(fd: &shm::Fd) -> Result<shm::Mapping> {
-    shm::Mapping::map(fd, SEGMENT_SIZE)
+fn header_of(page: &shm::Page) -> &Header {
+    // SAFETY: the page is page-aligned (shmat), SEGMENT_SIZE bytes long for its
+    // whole life (a System V segment cannot be resized) and stays attached as long
+    // as the borrow; Header is all atomics, valid for any bit pattern, and every
+    // access goes through atomic operations.
+    unsafe { &*(page.as_ptr() as *const Header) }
 }
 
-fn header_of(map: &shm::Mapping) -> &Header {
-    debug_assert!(map.len() >= std::mem::size_of::<Header>());
-    // SAFETY: the mapping is page-aligned (mmap), at least SEGMENT_SIZE bytes
-    // long and lives as long as the borrow; Header is all atomics, valid for any
-    // bit pattern, and every access goes through atomic operations.
-    unsafe { &*(map.as_ptr() as *const Header) }
-}
-
-fn extension_of(map: &shm::Mapping) -> &Extension {
-    debug_assert!(map.len() >= SEGMENT_SIZE);
+fn extension_of(page: &shm::Page) -> &Extension {
     // SAFETY: EXTENSION_OFFSET is 64-byte aligned inside the page-aligned
-    // mapping and the Extension fits in the page (checked at compile time); it is
-    // all atomics, valid for any bit pattern.
-    unsafe { &*(map.as_ptr().add(EXTENSION_OFFSET) as *const Extension) }
+    // attachment and the Extension fits in the page (checked at compile time); it
+    // is all atomics, valid for any bit pattern.
+    unsafe { &*(page.as_ptr().add(EXTENSION_OFFSET) as *const Extension) }
 }
 
 fn corrupt(name: &str, what: String) -> Error {
@@ -345,10 +372,10 @@ fn corrupt(name: &str, what: String) -> Error {
     )
 }
 
-/// Magic and version sit at fixed offsets in every layout version, so this check
-/// is safe on any object, ours or not. `Ok(false)`: not initialised yet.
-fn check_identity(h: &Header, name: &str) -> Result<bool> {
-    let magic = h.magic.load(Acquire);
+/// Magic and version sit at fixed offsets in every layout version (of the name
+/// record and of the page), so this check is safe on anything, ours or not.
+/// `Ok(false)`: not initialised yet.
+fn check_identity(magic: u64, version: u32, name: &str) -> Result<bool> {
     if magic == 0 {
         return Ok(false);
     }
@@ -357,11 +384,11 @@ fn check_identity(h: &Header, name: &str) -> Result<bool> {
             ErrorKind::Foreign,
             format!(
                 "shared memory object {name} is not an hrts segment (magic {magic:#018x}); \
-                 another program uses that name: choose another one with HRTS_SEGMENT"
+                 another program uses that name: choose another segment name (HRTS_SEGMENT, \
+                 `--segment`, or the name passed to open)"
             ),
         ));
     }
-    let version = h.layout_version.load(Relaxed);
     if version != LAYOUT_VERSION {
         let (age, fix) = if version < LAYOUT_VERSION {
             (

@@ -1,6 +1,22 @@
-//! Named POSIX shared memory: open, check ownership and mode, map. Nothing here
-//! knows the header's meaning; `segment::open` does.
+//! Where a segment lives: a *name* and a *page*.
+//!
+//! - The name is a POSIX shared-memory object (`/dev/shm/<name>`): it carries the
+//!   owner, the mode, the creation race and a small record naming the page. It is
+//!   only ever read and written with `pread`/`pwrite`, never mapped, so whoever
+//!   truncates, grows or replaces it gives the next opener an error, never a signal.
+//! - The page is a System V shared-memory segment (`shmget`), the memory every
+//!   process maps. Its size is fixed when it is created: no process, not even
+//!   its owner, can shrink it under an attached reader, so no access through a
+//!   mapping can raise SIGBUS. Only its owner can remove it (`IPC_RMID`), and
+//!   attached processes keep their mapping until they detach.
+//!
+//! The record stores the page's id together with the creator pid and creation
+//! time the kernel keeps for it (`shm_cpid`, `shm_ctime`); an id that was freed
+//! and reused by another segment no longer matches and is treated as gone.
+//!
+//! Nothing here knows the header's meaning beyond the record; `segment::open` does.
 
+use super::layout::{Header, LAYOUT_VERSION, MAGIC, SEGMENT_SIZE};
 use crate::error::{Error, ErrorKind, Result};
 use std::ffi::CString;
 use std::ptr::NonNull;
@@ -43,12 +59,41 @@ pub fn validate_name(name: &str) -> Result<CString> {
     CString::new(name).map_err(|_| Error::new(ErrorKind::InvalidArgument, "NUL in segment name"))
 }
 
-/// An owned file descriptor of a shared-memory object.
+// ---------------------------------------------------------------- the name
+
+/// An owned file descriptor of a segment's name object.
 pub struct Fd(libc::c_int);
 
 impl Fd {
     pub fn raw(&self) -> libc::c_int {
         self.0
+    }
+
+    /// Takes the object's exclusive `flock`, waiting for it. The kernel releases
+    /// it when its holder's descriptor closes, which includes being killed, and
+    /// a zombie holds no descriptors: a held lock means a live holder.
+    pub fn lock(&self) -> Result<NameLock<'_>> {
+        loop {
+            // SAFETY: the descriptor is open for the whole call.
+            if unsafe { libc::flock(self.0, libc::LOCK_EX) } == 0 {
+                return Ok(NameLock(self));
+            }
+            if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+                return Err(Error::os("flock of segment name", ""));
+            }
+        }
+    }
+
+    /// The exclusive lock if nobody holds it now.
+    pub fn try_lock(&self) -> Result<Option<NameLock<'_>>> {
+        // SAFETY: the descriptor is open for the whole call.
+        if unsafe { libc::flock(self.0, libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+            return Ok(Some(NameLock(self)));
+        }
+        match std::io::Error::last_os_error().raw_os_error() {
+            Some(libc::EWOULDBLOCK) | Some(libc::EINTR) => Ok(None),
+            _ => Err(Error::os("flock of segment name", "")),
+        }
     }
 }
 
@@ -59,7 +104,17 @@ impl Drop for Fd {
     }
 }
 
-/// Creates the object exclusively. `Ok(None)` means it already exists.
+/// The name object's exclusive lock, released on drop.
+pub struct NameLock<'a>(&'a Fd);
+
+impl Drop for NameLock<'_> {
+    fn drop(&mut self) {
+        // SAFETY: the descriptor outlives this guard.
+        unsafe { libc::flock(self.0.raw(), libc::LOCK_UN) };
+    }
+}
+
+/// Creates the name exclusively. `Ok(None)` means it already exists.
 pub fn create_exclusive(name: &CString, sharing: Sharing) -> Result<Option<Fd>> {
     let flags = libc::O_RDWR | libc::O_CREAT | libc::O_EXCL | libc::O_CLOEXEC;
     // SAFETY: `name` is a valid NUL-terminated string; shm_open only reads it.
@@ -83,23 +138,25 @@ pub fn create_exclusive(name: &CString, sharing: Sharing) -> Result<Option<Fd>> 
                 ),
                 "the creating user must be a member of that group",
             );
-            unlink(name);
+            let _ = unlink_name(name);
             return Err(e);
         }
     }
     // SAFETY: fd is an open descriptor we own.
     if unsafe { libc::fchmod(fd.raw(), sharing.mode()) } != 0 {
         let e = Error::os(format!("fchmod of segment {}", name.to_string_lossy()), "");
-        unlink(name);
+        let _ = unlink_name(name);
         return Err(e);
     }
     Ok(Some(fd))
 }
 
-/// Opens an existing object. `Ok(None)` means it vanished (unlinked meanwhile).
+/// Opens an existing name. `Ok(None)` means it vanished (unlinked meanwhile).
 pub fn open_existing(name: &CString) -> Result<Option<Fd>> {
+    // O_NONBLOCK: a FIFO planted under the name must not block the open.
+    let flags = libc::O_RDWR | libc::O_CLOEXEC | libc::O_NONBLOCK;
     // SAFETY: `name` is a valid NUL-terminated string.
-    let fd = unsafe { libc::shm_open(name.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC, 0) };
+    let fd = unsafe { libc::shm_open(name.as_ptr(), flags, 0) };
     if fd < 0 {
         let err = std::io::Error::last_os_error();
         if err.raw_os_error() == Some(libc::ENOENT) {
@@ -112,21 +169,29 @@ pub fn open_existing(name: &CString) -> Result<Option<Fd>> {
 
 fn open_error(name: &CString, err: &std::io::Error) -> Error {
     let name = name.to_string_lossy();
-    if err.raw_os_error() == Some(libc::EACCES) {
-        return Error::new(
+    match err.raw_os_error() {
+        Some(libc::EACCES) => Error::new(
             ErrorKind::Permission,
             format!(
                 "segment {name} exists but this user may not open it ({err}); it belongs to \
-                 another user: choose another name with HRTS_SEGMENT, or ask its owner to share \
-                 it with a group (HRTS_GROUP)"
+                 another user: choose another segment name, or ask its owner to share it with \
+                 a group (HRTS_GROUP)"
             ),
-        );
+        ),
+        // shm_open refuses to follow a link (O_NOFOLLOW).
+        Some(libc::ELOOP) => Error::new(
+            ErrorKind::Foreign,
+            format!(
+                "segment name {name} is a symbolic link in /dev/shm, which hrts never follows; \
+                 remove it (rm /dev/shm{name}) or choose another segment name"
+            ),
+        ),
+        _ => Error::from_io(
+            format!("shm_open {name}"),
+            err,
+            "check that /dev/shm is mounted and writable",
+        ),
     }
-    Error::from_io(
-        format!("shm_open {name}"),
-        err,
-        "is /dev/shm mounted and writable?",
-    )
 }
 
 pub struct Stat {
@@ -136,12 +201,23 @@ pub struct Stat {
     pub mode: u32,
 }
 
-pub fn fstat(fd: &Fd) -> Result<Stat> {
+/// The name object's owner, mode and size; anything but a regular file is refused.
+pub fn fstat(name: &str, fd: &Fd) -> Result<Stat> {
     // SAFETY: zeroed is a valid bit pattern for the plain-data struct stat.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     // SAFETY: fd is open and `st` is a valid, writable struct stat.
     if unsafe { libc::fstat(fd.raw(), &mut st) } != 0 {
         return Err(Error::os("fstat of segment", ""));
+    }
+    if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+        return Err(Error::new(
+            ErrorKind::Foreign,
+            format!(
+                "segment name {name} is not a shared-memory object but another kind of file \
+                 (a FIFO, socket or device); remove it (rm /dev/shm{name}) or choose another \
+                 segment name"
+            ),
+        ));
     }
     Ok(Stat {
         size: st.st_size as u64,
@@ -153,6 +229,7 @@ pub fn fstat(fd: &Fd) -> Result<Stat> {
 
 /// Refuses a segment another user owns or whose mode gives away more than
 /// `sharing` allows: a writable base would let any process move everyone's time.
+/// Applies to the name object and to the page alike.
 pub fn check_owner_and_mode(name: &str, st: &Stat, sharing: Sharing) -> Result<()> {
     // SAFETY: geteuid cannot fail.
     let euid = unsafe { libc::geteuid() };
@@ -161,7 +238,7 @@ pub fn check_owner_and_mode(name: &str, st: &Stat, sharing: Sharing) -> Result<(
             ErrorKind::Permission,
             format!(
                 "refusing segment {name}: {why}; remove it with `hrts unlink` (as its owner) or \
-                 choose another name with HRTS_SEGMENT"
+                 choose another segment name (HRTS_SEGMENT)"
             ),
         ))
     };
@@ -198,65 +275,299 @@ pub fn check_owner_and_mode(name: &str, st: &Stat, sharing: Sharing) -> Result<(
 pub fn set_size(fd: &Fd, size: usize) -> Result<()> {
     // SAFETY: fd is an open descriptor we own.
     if unsafe { libc::ftruncate(fd.raw(), size as libc::off_t) } != 0 {
-        return Err(Error::os("ftruncate of segment", "is /dev/shm full?"));
+        return Err(Error::os(
+            "ftruncate of segment name",
+            "check that /dev/shm is mounted, writable and not full",
+        ));
     }
     Ok(())
 }
 
-/// A shared read-write mapping, unmapped on drop.
-pub struct Mapping {
-    ptr: NonNull<u8>,
-    len: usize,
+/// What the name object says, read from its first bytes. The first 32 bytes
+/// mirror [`Header`] (magic, layout version, sizes, state word), so any hrts
+/// version recognises any other's name and refuses it clearly.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Record {
+    pub magic: u64,
+    pub layout_version: u32,
+    pub state: u64,
+    /// The page: its System V id and the kernel's creator pid and creation time.
+    pub page: PageId,
 }
 
-// SAFETY: the mapping is plain shared memory accessed only through atomics.
-unsafe impl Send for Mapping {}
-// SAFETY: as above; all access goes through atomic operations.
-unsafe impl Sync for Mapping {}
+/// A System V segment as the kernel identifies it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PageId {
+    pub shmid: i32,
+    pub cpid: u32,
+    pub ctime: i64,
+}
 
-impl Mapping {
-    /// Maps `len` bytes. The caller has checked that the object is at least that
-    /// large, so no access through the mapping can raise SIGBUS.
-    pub fn map(fd: &Fd, len: usize) -> Result<Mapping> {
-        // SAFETY: a fresh shared mapping of an open descriptor; the kernel picks the
-        // address, so no existing memory is affected.
-        let ptr = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
-                fd.raw(),
-                0,
-            )
-        };
-        if ptr == libc::MAP_FAILED {
-            return Err(Error::os("mmap of segment", ""));
+const REC_MAGIC: usize = 0;
+const REC_VERSION: usize = 8;
+const REC_HEADER_SIZE: usize = 12;
+const REC_SEGMENT_SIZE: usize = 16;
+const REC_STATE: usize = 24;
+const REC_SHMID: usize = 32;
+const REC_CPID: usize = 36;
+const REC_CTIME: usize = 40;
+const REC_LEN: usize = 48;
+
+const _: () = assert!(std::mem::offset_of!(Header, magic) == REC_MAGIC);
+const _: () = assert!(std::mem::offset_of!(Header, layout_version) == REC_VERSION);
+const _: () = assert!(std::mem::offset_of!(Header, header_size) == REC_HEADER_SIZE);
+const _: () = assert!(std::mem::offset_of!(Header, segment_size) == REC_SEGMENT_SIZE);
+const _: () = assert!(std::mem::offset_of!(Header, state) == REC_STATE);
+
+/// Reads the record (the object's size was checked by the caller).
+pub fn read_record(fd: &Fd) -> Result<Record> {
+    let mut b = [0u8; REC_LEN];
+    // SAFETY: `b` is a valid, writable buffer of REC_LEN bytes.
+    let n = unsafe { libc::pread(fd.raw(), b.as_mut_ptr().cast(), REC_LEN, 0) };
+    if n < 0 {
+        return Err(Error::os("read of segment name", ""));
+    }
+    // A short read means the object shrank since fstat: it reads as zeros,
+    // which is what an object nobody has written yet holds.
+    let u64_at = |o: usize| u64::from_ne_bytes(b[o..o + 8].try_into().unwrap_or_default());
+    let u32_at = |o: usize| u32::from_ne_bytes(b[o..o + 4].try_into().unwrap_or_default());
+    Ok(Record {
+        magic: u64_at(REC_MAGIC),
+        layout_version: u32_at(REC_VERSION),
+        state: u64_at(REC_STATE),
+        page: PageId {
+            shmid: u32_at(REC_SHMID) as i32,
+            cpid: u32_at(REC_CPID),
+            ctime: u64_at(REC_CTIME) as i64,
+        },
+    })
+}
+
+/// Writes the whole record; only under the name's lock.
+pub fn write_record(fd: &Fd, state: u64, page: PageId) -> Result<()> {
+    let mut b = [0u8; REC_LEN];
+    b[REC_MAGIC..REC_MAGIC + 8].copy_from_slice(&MAGIC.to_ne_bytes());
+    b[REC_VERSION..REC_VERSION + 4].copy_from_slice(&LAYOUT_VERSION.to_ne_bytes());
+    let header_size = std::mem::size_of::<Header>() as u32;
+    b[REC_HEADER_SIZE..REC_HEADER_SIZE + 4].copy_from_slice(&header_size.to_ne_bytes());
+    b[REC_SEGMENT_SIZE..REC_SEGMENT_SIZE + 8].copy_from_slice(&(SEGMENT_SIZE as u64).to_ne_bytes());
+    b[REC_STATE..REC_STATE + 8].copy_from_slice(&state.to_ne_bytes());
+    b[REC_SHMID..REC_SHMID + 4].copy_from_slice(&page.shmid.to_ne_bytes());
+    b[REC_CPID..REC_CPID + 4].copy_from_slice(&page.cpid.to_ne_bytes());
+    b[REC_CTIME..REC_CTIME + 8].copy_from_slice(&page.ctime.to_ne_bytes());
+    // SAFETY: `b` is a valid buffer of REC_LEN bytes.
+    let n = unsafe { libc::pwrite(fd.raw(), b.as_ptr().cast(), REC_LEN, 0) };
+    if n != REC_LEN as isize {
+        return Err(Error::os(
+            "write of segment name",
+            "check that /dev/shm is writable and not full",
+        ));
+    }
+    Ok(())
+}
+
+/// Writes only the state word of the record; only under the name's lock.
+pub fn write_state(fd: &Fd, state: u64) -> Result<()> {
+    let b = state.to_ne_bytes();
+    // SAFETY: `b` is a valid 8-byte buffer.
+    let n = unsafe { libc::pwrite(fd.raw(), b.as_ptr().cast(), 8, REC_STATE as libc::off_t) };
+    if n != 8 {
+        return Err(Error::os("write of segment name", ""));
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------- the page
+
+/// The shared page, attached read-write, detached on drop.
+pub struct Page {
+    ptr: NonNull<u8>,
+    id: PageId,
+}
+
+// SAFETY: the page is plain shared memory accessed only through atomics.
+unsafe impl Send for Page {}
+// SAFETY: as above; all access goes through atomic operations.
+unsafe impl Sync for Page {}
+
+fn ipc_stat(shmid: i32) -> std::result::Result<libc::shmid_ds, std::io::Error> {
+    // SAFETY: zeroed is a valid bit pattern for the plain-data struct shmid_ds.
+    let mut ds: libc::shmid_ds = unsafe { std::mem::zeroed() };
+    // SAFETY: `ds` is a valid, writable shmid_ds; IPC_STAT only writes it.
+    if unsafe { libc::shmctl(shmid, libc::IPC_STAT, &mut ds) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(ds)
+}
+
+impl Page {
+    /// Creates a fresh, zeroed page with the mode `sharing` gives.
+    pub fn create(name: &str, sharing: Sharing) -> Result<Page> {
+        let flags = libc::IPC_CREAT | libc::IPC_EXCL | sharing.mode() as libc::c_int;
+        // SAFETY: plain system call; IPC_PRIVATE always makes a new segment.
+        let shmid = unsafe { libc::shmget(libc::IPC_PRIVATE, SEGMENT_SIZE, flags) };
+        if shmid < 0 {
+            return Err(Error::os(
+                format!("shmget for segment {name}"),
+                "the host's System V shared-memory limits (kernel.shmmni, ipcs -m) may be \
+                 exhausted: remove unused segments with `hrts unlink` or `ipcrm`",
+            ));
         }
+        let page = Page::attach_id(name, shmid).inspect_err(|_| {
+            remove_page(shmid);
+        })?;
+        if let Sharing::Group(gid) = sharing {
+            let mut ds = ipc_stat(shmid).map_err(|e| {
+                remove_page(shmid);
+                Error::from_io(format!("IPC_STAT of segment {name}"), &e, "")
+            })?;
+            ds.shm_perm.gid = gid;
+            // SAFETY: `ds` is a valid shmid_ds; IPC_SET reads uid, gid and mode from it.
+            if unsafe { libc::shmctl(shmid, libc::IPC_SET, &mut ds) } != 0 {
+                let e = Error::os(
+                    format!("sharing segment {name} with group {gid}"),
+                    "the creating user must be a member of that group",
+                );
+                remove_page(shmid);
+                return Err(e);
+            }
+        }
+        Ok(page)
+    }
+
+    /// Attaches the page a record names, after checking that it is still the
+    /// page the record was written for and that its owner and mode are ours.
+    /// `Ok(None)`: the page is gone (removed, or its id reused by another segment).
+    pub fn attach(name: &str, id: PageId, sharing: Sharing) -> Result<Option<Page>> {
+        let ds = match ipc_stat(id.shmid) {
+            Ok(ds) => ds,
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EINVAL) | Some(libc::EIDRM)) => {
+                return Ok(None)
+            }
+            Err(e) => {
+                return Err(Error::new(
+                    ErrorKind::Permission,
+                    format!(
+                        "segment {name}: its page (System V shm id {}) cannot be inspected \
+                         ({e}); it belongs to another user: choose another segment name",
+                        id.shmid
+                    ),
+                ))
+            }
+        };
+        if ds.shm_cpid as u32 != id.cpid || ds.shm_ctime != id.ctime {
+            return Ok(None);
+        }
+        check_owner_and_mode(
+            name,
+            &Stat {
+                size: ds.shm_segsz as u64,
+                uid: ds.shm_perm.uid,
+                gid: ds.shm_perm.gid,
+                mode: ds.shm_perm.mode as u32 & 0o7777,
+            },
+            sharing,
+        )?;
+        if ds.shm_segsz != SEGMENT_SIZE {
+            return Err(Error::new(
+                ErrorKind::Truncated,
+                format!(
+                    "segment {name}: its page has {} bytes, an hrts page has {SEGMENT_SIZE}; \
+                     remove it with `hrts unlink` and retry",
+                    ds.shm_segsz
+                ),
+            ));
+        }
+        Page::attach_id(name, id.shmid).map(Some)
+    }
+
+    fn attach_id(name: &str, shmid: i32) -> Result<Page> {
+        // SAFETY: the kernel picks the address, so no existing memory is affected;
+        // the segment is SEGMENT_SIZE bytes for its whole life.
+        let ptr = unsafe { libc::shmat(shmid, std::ptr::null(), 0) };
+        if ptr as isize == -1 {
+            return Err(Error::os(format!("shmat of segment {name}"), ""));
+        }
+        let ds = ipc_stat(shmid).map_err(|e| {
+            // SAFETY: `ptr` is the attachment made above, detached once.
+            unsafe { libc::shmdt(ptr) };
+            Error::from_io(format!("IPC_STAT of segment {name}"), &e, "")
+        })?;
+        let id = PageId {
+            shmid,
+            cpid: ds.shm_cpid as u32,
+            ctime: ds.shm_ctime,
+        };
         let ptr = NonNull::new(ptr.cast::<u8>())
-            .ok_or_else(|| Error::new(ErrorKind::Os, "mmap returned a null mapping"))?;
-        Ok(Mapping { ptr, len })
+            .ok_or_else(|| Error::new(ErrorKind::Os, "shmat returned a null address"))?;
+        Ok(Page { ptr, id })
+    }
+
+    pub fn id(&self) -> PageId {
+        self.id
     }
 
     pub fn as_ptr(&self) -> *mut u8 {
         self.ptr.as_ptr()
     }
 
-    pub fn len(&self) -> usize {
-        self.len
+    /// How many attachments the page has now (every attached process counts
+    /// once per handle), as the kernel counts them; `None` if it cannot say.
+    pub fn attachments(&self) -> Option<u64> {
+        ipc_stat(self.id.shmid).ok().map(|ds| ds.shm_nattch as u64)
     }
 }
 
-impl Drop for Mapping {
+impl Drop for Page {
     fn drop(&mut self) {
-        // SAFETY: ptr/len are exactly what mmap returned; nothing borrows the
-        // mapping once its owner is dropped.
-        unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.len) };
+        // SAFETY: `ptr` is exactly what shmat returned; nothing borrows the page
+        // once its owner is dropped.
+        unsafe { libc::shmdt(self.ptr.as_ptr().cast()) };
     }
 }
 
-/// Removes the name; processes that have it mapped keep their mapping.
-pub fn unlink(name: &CString) -> bool {
+/// Marks a page for removal: it goes when the last process detaches.
+pub fn remove_page(shmid: i32) -> bool {
+    // SAFETY: IPC_RMID ignores the buffer argument.
+    unsafe { libc::shmctl(shmid, libc::IPC_RMID, std::ptr::null_mut()) == 0 }
+}
+
+/// Removes the name only (no page to look up: used while creating).
+fn unlink_name(name: &CString) -> std::io::Result<()> {
     // SAFETY: `name` is a valid NUL-terminated string.
-    unsafe { libc::shm_unlink(name.as_ptr()) == 0 }
+    if unsafe { libc::shm_unlink(name.as_ptr()) } == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// Removes a segment: its page (if the record names one that is still ours)
+/// and its name. Processes that have the page attached keep it until they
+/// detach. `Ok(false)`: there was no such name.
+pub fn unlink(cname: &CString) -> Result<bool> {
+    let name = cname.to_string_lossy();
+    // The record is read without the mode and owner checks: removing a segment
+    // someone damaged must stay possible. Only a page whose kernel facts match
+    // the record is removed, never an unrelated one.
+    if let Ok(Some(fd)) = open_existing(cname) {
+        if let Ok(rec) = read_record(&fd) {
+            if rec.magic == MAGIC && rec.page.shmid > 0 {
+                if let Ok(ds) = ipc_stat(rec.page.shmid) {
+                    if ds.shm_cpid as u32 == rec.page.cpid && ds.shm_ctime == rec.page.ctime {
+                        remove_page(rec.page.shmid);
+                    }
+                }
+            }
+        }
+    }
+    match unlink_name(cname) {
+        Ok(()) => Ok(true),
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(false),
+        Err(e) => Err(Error::from_io(
+            format!("removing segment {name}"),
+            &e,
+            "only its owner (or root) can remove it",
+        )),
+    }
 }

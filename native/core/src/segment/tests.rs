@@ -8,6 +8,7 @@ use crate::clock::source;
 use crate::testutil::TestName;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
+use std::os::unix::io::AsRawFd;
 use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::SeqCst;
 use std::sync::Arc;
@@ -253,9 +254,144 @@ fn a_live_creator_that_never_finishes_times_out() {
     let at = std::mem::offset_of!(Header, state);
     page[at..at + 8].copy_from_slice(&word.to_ne_bytes());
     write_object(&t, &page, 0o600);
+    // A live initialiser holds the name's lock for the whole initialisation.
+    let holder = std::fs::File::open(t.path()).unwrap();
+    // SAFETY: the descriptor is open; flock touches only its lock.
+    assert_eq!(unsafe { libc::flock(holder.as_raw_fd(), libc::LOCK_EX) }, 0);
     let mut cfg = t.cfg();
     cfg.ready_timeout = std::time::Duration::from_millis(50);
     expect_err(&cfg, ErrorKind::Timeout, "still being initialised");
+    // Once its lock is released (the process died), the next opener takes over.
+    drop(holder);
+    assert_eq!(SharedBase::open(&cfg).unwrap().opened(), Opened::TookOver);
+}
+
+/// Stamps from `base` for a while, checking they never go backwards.
+fn stamp_a_while(base: &SharedBase) -> u64 {
+    let mut last = 0;
+    for _ in 0..100_000 {
+        let now = base.now_ns();
+        assert!(now >= last, "went backwards: {now} < {last}");
+        last = now;
+    }
+    last
+}
+
+#[test]
+fn truncating_shrinking_or_growing_the_name_never_reaches_an_attached_reader() {
+    let t = TestName::new("resize");
+    let base = SharedBase::open(&t.cfg()).unwrap();
+    let generation = base.base_info().generation;
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(t.path())
+        .unwrap();
+
+    // Grown: a fresh open still finds the record and attaches the same page.
+    file.set_len(1 << 20).unwrap();
+    stamp_a_while(&base);
+    let again = SharedBase::open(&t.cfg()).unwrap();
+    assert_eq!(again.opened(), Opened::Attached);
+    again.force_move();
+    assert_eq!(base.info().moves, again.info().moves, "one page");
+
+    // Shrunk: fresh opens are refused, attached readers go on.
+    file.set_len(100).unwrap();
+    stamp_a_while(&base);
+    expect_err(&t.cfg(), ErrorKind::Truncated, "truncated");
+
+    // Truncated to nothing: indistinguishable from a creator that died before
+    // sizing the name, so after the wait a fresh open makes a new page; the
+    // attached readers keep theirs (as after `hrts unlink`).
+    file.set_len(0).unwrap();
+    stamp_a_while(&base);
+    let mut cfg = t.cfg();
+    cfg.ready_timeout = std::time::Duration::from_millis(20);
+    let fresh = SharedBase::open(&cfg).unwrap();
+    assert_eq!(fresh.opened(), Opened::TookOver);
+    let before = base.now_ns_ordered();
+    assert!(
+        fresh.now_ns_ordered() > before - 1_000_000,
+        "both follow the calendar"
+    );
+    assert_eq!(base.base_info().generation, generation);
+    stamp_a_while(&base);
+}
+
+#[test]
+fn a_removed_page_is_replaced_and_a_reused_page_id_is_not_trusted() {
+    let t = TestName::new("ipcrm");
+    let base = SharedBase::open(&t.cfg()).unwrap();
+    // `ipcrm` of the page: it lives on while attached (Linux lets new openers
+    // join it, keeping one timeline) and is gone when the last one detaches;
+    // the next opener then makes a new page.
+    let id = base.page.id();
+    assert!(shm::remove_page(id.shmid));
+    stamp_a_while(&base);
+    let joined = SharedBase::open(&t.cfg()).unwrap();
+    assert_eq!(joined.opened(), Opened::Attached);
+    assert_eq!(joined.page.id(), id);
+    drop((base, joined));
+    let next = SharedBase::open(&t.cfg()).unwrap();
+    assert_eq!(next.opened(), Opened::TookOver);
+    assert_ne!(next.page.id(), id);
+
+    // A record naming a live page that is not the one it was written for (an id
+    // reused by another segment) is not attached.
+    let other = TestName::new("ipcrm-other");
+    let other_base = SharedBase::open(&other.cfg()).unwrap();
+    let fd = shm::open_existing(&shm::validate_name(&t.0).unwrap())
+        .unwrap()
+        .unwrap();
+    let forged = shm::PageId {
+        ctime: other_base.page.id().ctime - 1,
+        ..other_base.page.id()
+    };
+    shm::write_record(&fd, state_word(STATE_READY, 1), forged).unwrap();
+    let replaced = SharedBase::open(&t.cfg()).unwrap();
+    assert_eq!(replaced.opened(), Opened::TookOver);
+    assert_ne!(replaced.page.id().shmid, other_base.page.id().shmid);
+    stamp_a_while(&other_base);
+}
+
+#[test]
+fn links_and_fifos_under_the_name_say_what_they_are() {
+    let t = TestName::new("link");
+    std::os::unix::fs::symlink("/etc/hostname", t.path()).unwrap();
+    expect_err(&t.cfg(), ErrorKind::Foreign, "symbolic link");
+    std::fs::remove_file(t.path()).unwrap();
+
+    let t = TestName::new("fifo");
+    let path = std::ffi::CString::new(t.path()).unwrap();
+    // SAFETY: a valid path; mkfifo creates only that file.
+    assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+    let start = std::time::Instant::now();
+    expect_err(&t.cfg(), ErrorKind::Foreign, "FIFO");
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(1),
+        "no wait"
+    );
+    std::fs::remove_file(t.path()).unwrap();
+}
+
+#[test]
+fn unlink_removes_page_and_name_and_attached_readers_keep_the_page() {
+    let t = TestName::new("unlinkpage");
+    let base = SharedBase::open(&t.cfg()).unwrap();
+    let id = base.page.id();
+    assert!(SharedBase::unlink(&t.0).unwrap());
+    assert!(!std::path::Path::new(&t.path()).exists());
+    stamp_a_while(&base);
+    assert!(!SharedBase::unlink(&t.0).unwrap(), "nothing left to remove");
+    drop(base);
+    // SAFETY: zeroed is a valid shmid_ds; IPC_STAT only writes it.
+    let mut ds: libc::shmid_ds = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    let rc = unsafe { libc::shmctl(id.shmid, libc::IPC_STAT, &mut ds) };
+    assert!(
+        rc != 0 || ds.shm_cpid as u32 != id.cpid,
+        "the page is gone once its last user detached"
+    );
 }
 
 #[test]
