@@ -514,7 +514,11 @@ impl Page {
     /// How many attachments the page has now (every attached process counts
     /// once per handle), as the kernel counts them; `None` if it cannot say.
     pub fn attachments(&self) -> Option<u64> {
-        ipc_stat(self.id.shmid).ok().map(|ds| ds.shm_nattch as u64)
+        // shmatt_t is an unsigned long: u64 on every 64-bit target hrts builds for.
+        #[allow(clippy::useless_conversion)]
+        ipc_stat(self.id.shmid)
+            .ok()
+            .map(|ds| u64::from(ds.shm_nattch))
     }
 }
 
