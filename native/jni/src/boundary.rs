@@ -77,6 +77,8 @@ impl Failure {
         }
     }
 
+    #[cold]
+    #[inline(never)]
     fn not_open() -> Failure {
         Failure {
             kind: KIND_NOT_OPEN,
