@@ -46,13 +46,13 @@ public class CrossLanguageTest {
             assertEquals(n.toString(), info.getName(), n.get("segment"));
             assertEquals(n.toString(), info.getSource(), n.get("source"));
             assertEquals(n.toString(), info.getReason(), n.get("reason"));
-            assertEquals(n.toString(), Long.toString(before.getFrequency()), n.get("frequency"));
-            assertEquals(n.toString(), Long.toUnsignedString(before.getCounter()), n.get("base counter"));
-            assertEquals(n.toString(), Long.toString(before.getNanoseconds()), n.get("base ns"));
-            assertEquals(n.toString(), Long.toString(before.getGeneration()), n.get("generation"));
+            assertEquals(n.toString(), Long.toString(before.frequency()), n.get("frequency"));
+            assertEquals(n.toString(), Long.toUnsignedString(before.counter()), n.get("base counter"));
+            assertEquals(n.toString(), Long.toString(before.nanoseconds()), n.get("base ns"));
+            assertEquals(n.toString(), Long.toString(before.generation()), n.get("generation"));
             assertEquals(n.toString(), Long.toString(info.getCreatorPid()), n.get("creator pid"));
             long[] ibmts = HighResTimestamp.getBaseInfo();
-            assertEquals(before.getNanoseconds() / 1_000_000_000L, ibmts[2]);
+            assertEquals(before.nanoseconds() / 1_000_000_000L, ibmts[2]);
             return;
         }
     }
@@ -159,7 +159,7 @@ public class CrossLanguageTest {
     public void baseResetsCrossTheLanguageBoundary() throws Exception {
         // Java resets: the native process sees the new generation and base.
         BaseInfo mine = HighResTimestamp.resetBase();
-        long g = mine.getGeneration();
+        long g = mine.generation();
         assertEquals(g, HighResTimestamp.getGeneration());
         Map<String, String> n = nativeInfo();
         assertEquals(n.toString(), Long.toString(g), n.get("generation"));
@@ -169,9 +169,9 @@ public class CrossLanguageTest {
         assertEquals(reset.toString(), Long.toString(g + 1), reset.get("generation"));
         assertEquals(g + 1, HighResTimestamp.getGeneration());
         BaseInfo after = HighResTimestamp.getBaseInfoSnapshot();
-        assertEquals(g + 1, after.getGeneration());
-        assertEquals(reset.get("base ns"), Long.toString(after.getNanoseconds()));
-        assertEquals(reset.get("base counter"), Long.toUnsignedString(after.getCounter()));
+        assertEquals(g + 1, after.generation());
+        assertEquals(reset.get("base ns"), Long.toString(after.nanoseconds()));
+        assertEquals(reset.get("base counter"), Long.toUnsignedString(after.counter()));
         // setBaseInfo (IBMTS, void) too.
         HighResTimestamp.setBaseInfo();
         assertEquals(Long.toString(g + 2), nativeInfo().get("generation"));

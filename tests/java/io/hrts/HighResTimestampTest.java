@@ -57,10 +57,10 @@ public class HighResTimestampTest {
         assertTrue("frequency " + base[0], base[0] > 1_000_000L);
         assertTrue("micros " + base[3], base[3] >= 0 && base[3] < 1_000_000L);
         BaseInfo snap = HighResTimestamp.getBaseInfoSnapshot();
-        assertEquals(base[0], snap.getFrequency());
-        assertEquals(snap.getSeconds(), snap.getNanoseconds() / SECOND);
-        assertEquals(snap.getMicroseconds(), snap.getNanoseconds() % SECOND / 1000);
-        assertTrue(snap.getGeneration() >= 1);
+        assertEquals(base[0], snap.frequency());
+        assertEquals(snap.seconds(), snap.nanoseconds() / SECOND);
+        assertEquals(snap.microseconds(), snap.nanoseconds() % SECOND / 1000);
+        assertTrue(snap.generation() >= 1);
 
         long before = HighResTimestamp.getEpochMicroseconds();
         int[] ts = new int[2];
@@ -160,7 +160,7 @@ public class HighResTimestampTest {
         for (long v : new long[] {0, -1, 1, Long.MIN_VALUE, Long.MAX_VALUE, HighResTimestamp.ticks() + (1L << 62)}) {
             HighResTimestamp.ticksToNanos(v); // garbage in, garbage out; no exception, no crash
         }
-        assertEquals(before.getGeneration(), HighResTimestamp.getGeneration());
+        assertEquals(before.generation(), HighResTimestamp.getGeneration());
     }
 
     @Test

@@ -6,15 +6,24 @@ import static org.junit.Assert.assertNotEquals;
 import static org.junit.Assert.assertTrue;
 
 import java.io.InputStream;
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.util.Arrays;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
 import java.util.zip.ZipEntry;
 import java.util.zip.ZipFile;
 import org.junit.Test;
 
-/** The native library, loaded through the packaged jar, and its three calls. */
+/**
+ * The native library, loaded through the packaged jar: where it comes from, what it exports (the
+ * natives of {@code io.hrts.Native} and nothing else), and the pid, tid and stamp calls.
+ */
 public class NativeLibraryTest {
 
     @Test
@@ -103,5 +112,40 @@ public class NativeLibraryTest {
         assertEquals(bad.toString(), 2, bad.exit);
         assertTrue(bad.toString(), bad.err.contains("--bogus") && bad.err.contains("usage: "));
         assertEquals(bad.toString(), "", bad.out);
+    }
+
+    @Test
+    public void libraryExportsExactlyTheNativesOfNative() throws Exception {
+        // The library the JVM loaded (extracted from the jar), not the one in target/.
+        String lib = NativeLoader.load();
+        // nm comes with binutils, which the C compiler the build uses depends on.
+        Procs nm = Procs.run("nm", "-D", "--defined-only", lib);
+        assertEquals(nm.toString(), 0, nm.exit);
+        Set<String> exported = new TreeSet<>();
+        for (String line : nm.out.split("\n")) {
+            String[] f = line.trim().split("\\s+");
+            if (f.length == 3) {
+                exported.add(f[2]);
+            }
+        }
+        exported.remove("JNI_OnLoad");
+        Set<String> natives = Arrays.stream(Native.class.getDeclaredMethods())
+                .filter(m -> Modifier.isNative(m.getModifiers()))
+                .map(Method::getName)
+                .map(name -> "Java_io_hrts_Native_" + name) // no '_' or non-ASCII to escape
+                .collect(Collectors.toCollection(TreeSet::new));
+        assertEquals("the 21 natives of io.hrts.Native", 21, natives.size());
+        assertEquals(lib + " exports", natives, exported);
+    }
+
+    @Test
+    public void jarCarriesNoBenchmarkHooks() throws Exception {
+        try (ZipFile zip = new ZipFile(ChildJvm.prop("hrts.test.jar"))) {
+            java.util.List<String> names = zip.stream().map(ZipEntry::getName).collect(Collectors.toList());
+            assertTrue(names.toString(), names.contains("io/hrts/Native.class"));
+            for (String n : names) {
+                assertTrue("jar entry " + n, !n.contains("BenchHooks") && !n.contains("bench_jni"));
+            }
+        }
     }
 }

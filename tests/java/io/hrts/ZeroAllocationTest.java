@@ -67,6 +67,14 @@ public class ZeroAllocationTest {
         return acc;
     }
 
+    private static long loopUniqueStamps(int n) {
+        long acc = 0;
+        for (int i = 0; i < n; i++) {
+            acc += UniqueStamps.next();
+        }
+        return acc;
+    }
+
     private static long loopOrdered(int n) {
         long acc = 0;
         for (int i = 0; i < n; i++) {
@@ -137,6 +145,11 @@ public class ZeroAllocationTest {
     @Test
     public void getUniqueNanoseconds() {
         assertNoAllocation("getUniqueNanoseconds", ZeroAllocationTest::loopUnique);
+    }
+
+    @Test
+    public void uniqueStampsNext() {
+        assertNoAllocation("UniqueStamps.next", ZeroAllocationTest::loopUniqueStamps);
     }
 
     @Test

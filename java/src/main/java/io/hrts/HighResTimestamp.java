@@ -1,6 +1,5 @@
 package io.hrts;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.Objects;
@@ -8,7 +7,9 @@ import java.util.Objects;
 /**
  * High-resolution time stamps on the host's one shared timeline: the Java face of hrts, with
  * the methods of IBM's High Resolution Time Stamp Facility ({@code com.ibm.ibmts.ibmtslink})
- * and what hrts adds (nanoseconds, {@link Clock}, unique stamps, sequence numbers).
+ * and what hrts adds (nanoseconds, {@link Clock}, raw ticks, segment facts). Unique stamps,
+ * sequence numbers and ITC stamps have classes of their own: {@link UniqueStamps}, {@link
+ * Sequences}, {@link ItcStamps} (the methods for them here delegate to those).
  *
  * <p>Every process that uses the same segment &mdash; Rust, C (libhrts), the {@code hrts}
  * command, other JVMs &mdash; gets stamps from the same counter source, calibration and base,
@@ -23,7 +24,7 @@ import java.util.Objects;
  *
  * <h2>Cost</h2>
  * The hot paths &mdash; {@link #getEpochNanoseconds()}, {@link #getEpochMicroseconds()},
- * {@link #ticks()}, {@link #ticksToNanos(long)}, {@link #getUniqueNanoseconds()} &mdash; are a
+ * {@link #ticks()}, {@link #ticksToNanos(long)}, {@link UniqueStamps#next()} &mdash; are a
  * volatile-boolean check plus one plain static native returning a {@code long}: no JNI callback,
  * no allocation.
  *
@@ -41,14 +42,6 @@ public final class HighResTimestamp {
     /** Environment variable naming the segment when the system property is not set. */
     public static final String SEGMENT_ENV = "HRTS_SEGMENT";
 
-    private static final int BASE_INFO_LEN = 6;
-    private static final int FILL_CHUNK = 1 << 14;
-
-    /** True once the native library is loaded. */
-    private static volatile boolean loaded;
-    /** True once the segment is open; checked on every hot path. */
-    private static volatile boolean open;
-
     /** IBMTS-style instance; every method is static, so instances carry no state. */
     public HighResTimestamp() {}
 
@@ -62,20 +55,24 @@ public final class HighResTimestamp {
      *     (foreign, corrupt, other user's, ...); a later call tries again
      */
     public static void open() {
-        if (!open) {
-            ensureOpen();
-        }
-    }
-
-    /** Whether the segment is open in this JVM. */
-    public static boolean isOpen() {
-        return open;
+        Native.open();
     }
 
     /**
-     * The segment name this JVM uses (or will use): {@value #SEGMENT_PROPERTY}, else {@code
-     * HRTS_SEGMENT}, else null for the native default {@code /hrts-<uid>}. Once open, {@link
-     * #getSegmentInfo()} gives the name actually in use.
+     * Whether the segment is open in this JVM.
+     *
+     * @return true once {@link #open()} (or any call that opens) succeeded
+     */
+    public static boolean isOpen() {
+        return Native.isOpen();
+    }
+
+    /**
+     * The segment name this JVM uses (or will use). Once open, {@link #getSegmentInfo()} gives
+     * the name actually in use.
+     *
+     * @return {@value #SEGMENT_PROPERTY}, else {@code HRTS_SEGMENT}, else null for the native
+     *     default {@code /hrts-<uid>}
      */
     public static String configuredSegmentName() {
         String p = System.getProperty(SEGMENT_PROPERTY);
@@ -86,77 +83,83 @@ public final class HighResTimestamp {
         return e != null && !e.isEmpty() ? e : null;
     }
 
-    private static synchronized void ensureOpen() {
-        if (open) {
-            return;
-        }
-        ensureLoaded();
-        String name = configuredSegmentName();
-        nOpen(name == null ? null : name.getBytes(StandardCharsets.UTF_8));
-        open = true;
-    }
-
-    private static void ensureLoaded() {
-        if (!loaded) {
-            synchronized (HighResTimestamp.class) {
-                if (!loaded) {
-                    NativeLoader.load();
-                    loaded = true;
-                }
-            }
-        }
-    }
-
     // ------------------------------------------------------------------ IBMTS methods
 
     /**
      * The library's logic version, packed as IBMTS did: a.b.c.d in 16 bits each (hrts's
-     * major.minor.patch and the segment layout version). {@link #versionString(long)} formats
-     * it. Needs no segment.
+     * major.minor.patch and the segment layout version). Needs no segment.
+     *
+     * @return the packed version; {@link #versionString(long)} formats it
+     * @throws HrtsException if the native library cannot be loaded
      */
     public static long getLogicVersion() {
-        ensureLoaded();
-        return nLogicVersion();
+        Native.load();
+        return Native.logicVersion();
     }
 
-    /** {@code a.b.c.d} of a packed version, e.g. {@code 0x0001000000000005 -> "1.0.0.5"}. */
+    /**
+     * Formats a packed version.
+     *
+     * @param v a version packed as {@link #getLogicVersion()} packs it
+     * @return {@code a.b.c.d}, e.g. {@code 0x0001000000000005 -> "1.0.0.5"}
+     */
     public static String versionString(long v) {
         return (v >>> 48) + "." + ((v >>> 32) & 0xffff) + "." + ((v >>> 16) & 0xffff) + "." + (v & 0xffff);
     }
 
-    /** The operating-system id of this JVM process. Needs no segment. */
+    /**
+     * The operating-system id of this JVM process. Needs no segment.
+     *
+     * @return the pid
+     * @throws HrtsException if the native library cannot be loaded
+     */
     public static int getOSProcessID() {
-        ensureLoaded();
-        return nPid();
-    }
-
-    /** The Linux thread id (gettid) of the calling thread: distinct for every thread. */
-    public static int getOSThreadID() {
-        ensureLoaded();
-        return nTid();
-    }
-
-    /** The copyright line of the native library. Needs no segment. */
-    public static String getCopyright() {
-        ensureLoaded();
-        return nCopyright();
+        Native.load();
+        return Native.pid();
     }
 
     /**
-     * IBMTS {@code getBaseInfo}: {frequency (counter ticks per second), base counter, base
-     * seconds, base microseconds} since the Unix epoch, from one consistent snapshot. {@link
-     * #getBaseInfoSnapshot()} adds the nanoseconds and the generation.
+     * The Linux thread id (gettid) of the calling thread: distinct for every thread. Needs no
+     * segment.
+     *
+     * @return the tid
+     * @throws HrtsException if the native library cannot be loaded
+     */
+    public static int getOSThreadID() {
+        Native.load();
+        return Native.tid();
+    }
+
+    /**
+     * The copyright line of the native library. Needs no segment.
+     *
+     * @return one line
+     * @throws HrtsException if the native library cannot be loaded
+     */
+    public static String getCopyright() {
+        Native.load();
+        return Native.copyright();
+    }
+
+    /**
+     * IBMTS {@code getBaseInfo}, from one consistent snapshot. {@link #getBaseInfoSnapshot()} adds
+     * the nanoseconds and the generation.
+     *
+     * @return {frequency (counter ticks per second), base counter, base seconds, base
+     *     microseconds} since the Unix epoch
      */
     public static long[] getBaseInfo() {
         return getBaseInfoSnapshot().toIbmtsArray();
     }
 
-    /** The base of the shared timeline, from one consistent snapshot. */
+    /**
+     * The base of the shared timeline, from one consistent snapshot.
+     *
+     * @return the base
+     */
     public static BaseInfo getBaseInfoSnapshot() {
-        open();
-        long[] v = new long[BASE_INFO_LEN];
-        nBaseInfo(v);
-        return new BaseInfo(v);
+        Native.open();
+        return Native.baseInfo();
     }
 
     /**
@@ -170,12 +173,15 @@ public final class HighResTimestamp {
         resetBase();
     }
 
-    /** {@link #setBaseInfo()} returning the new base. */
+    /**
+     * {@link #setBaseInfo()} returning the new base.
+     *
+     * @return the new base
+     * @throws HrtsException if the base cannot be taken (another process holds it too long)
+     */
     public static BaseInfo resetBase() {
-        open();
-        long[] v = new long[BASE_INFO_LEN];
-        nSetBaseInfo(v);
-        return new BaseInfo(v);
+        Native.open();
+        return Native.setBaseInfo();
     }
 
     /**
@@ -184,6 +190,7 @@ public final class HighResTimestamp {
      * {@link Integer#toUnsignedLong(int)} (negative as a signed int after January 2038); {@link
      * #calcTimeStamp(long[])} has no such limit.
      *
+     * @param ts receives seconds and microseconds in its first two elements
      * @return {@link #IBMTS_SUCCESS}
      * @throws NullPointerException if {@code ts} is null
      * @throws IllegalArgumentException if {@code ts} has fewer than two elements
@@ -200,10 +207,12 @@ public final class HighResTimestamp {
     }
 
     /**
-     * {@link #calcTimeStamp(int[])} with 64-bit seconds: {@code ts[0]} seconds since the epoch,
-     * {@code ts[1]} microseconds.
+     * {@link #calcTimeStamp(int[])} with 64-bit seconds.
      *
+     * @param ts receives seconds since the epoch in {@code ts[0]} and microseconds in {@code ts[1]}
      * @return {@link #IBMTS_SUCCESS}
+     * @throws NullPointerException if {@code ts} is null
+     * @throws IllegalArgumentException if {@code ts} has fewer than two elements
      */
     public static int calcTimeStamp(long[] ts) {
         Objects.requireNonNull(ts, "ts");
@@ -216,13 +225,21 @@ public final class HighResTimestamp {
         return IBMTS_SUCCESS;
     }
 
-    /** IBMTS {@code getEpochMicroseconds}: microseconds since the Unix epoch. Hot path. */
+    /**
+     * IBMTS {@code getEpochMicroseconds}. Hot path.
+     *
+     * @return microseconds since the Unix epoch
+     */
     public static long getEpochMicroseconds() {
-        open();
-        return nEpochMicros();
+        Native.open();
+        return Native.epochMicros();
     }
 
-    /** IBMTS {@code getEpochMicrosecondsAsLong}: {@link #getEpochMicroseconds()} boxed. */
+    /**
+     * IBMTS {@code getEpochMicrosecondsAsLong}: {@link #getEpochMicroseconds()} boxed.
+     *
+     * @return microseconds since the Unix epoch
+     */
     public static Long getEpochMicrosecondsAsLong() {
         return Long.valueOf(getEpochMicroseconds());
     }
@@ -234,25 +251,39 @@ public final class HighResTimestamp {
      * (an unordered counter read). For stamps taken right after an event that another thread
      * or process caused (e.g. a message received), {@link #getEpochNanosecondsOrdered()} keeps
      * the CPU from reading the counter before the preceding instructions.
+     *
+     * @return nanoseconds since the Unix epoch
      */
     public static long getEpochNanoseconds() {
-        open();
-        return nEpochNanos();
+        Native.open();
+        return Native.epochNanos();
     }
 
-    /** {@link #getEpochNanoseconds()} with an ordered counter read (a few ns dearer). */
+    /**
+     * {@link #getEpochNanoseconds()} with an ordered counter read (a few ns dearer). Hot path.
+     *
+     * @return nanoseconds since the Unix epoch
+     */
     public static long getEpochNanosecondsOrdered() {
-        open();
-        return nEpochNanosOrdered();
+        Native.open();
+        return Native.epochNanosOrdered();
     }
 
-    /** The current instant on the shared timeline. */
+    /**
+     * The current instant on the shared timeline.
+     *
+     * @return {@link #getEpochNanoseconds()} as an {@link Instant}
+     */
     public static Instant now() {
         long ns = getEpochNanoseconds();
         return Instant.ofEpochSecond(Math.floorDiv(ns, 1_000_000_000L), Math.floorMod(ns, 1_000_000_000L));
     }
 
-    /** A {@link Clock} on the shared timeline, in the UTC zone. */
+    /**
+     * A {@link Clock} on the shared timeline, in the UTC zone.
+     *
+     * @return {@link HrtsClock#systemUTC()}
+     */
     public static HrtsClock clock() {
         return HrtsClock.systemUTC();
     }
@@ -261,149 +292,127 @@ public final class HighResTimestamp {
      * A raw counter read of the segment's source (TSC, CNTVCT, Time Base or {@code
      * CLOCK_MONOTONIC_RAW}). Hot path. Convert with {@link #ticksToNanos(long)}; ticks are
      * comparable across processes of the same segment.
+     *
+     * @return the counter value (unsigned 64-bit)
      */
     public static long ticks() {
-        open();
-        return nTicks();
+        Native.open();
+        return Native.ticks();
     }
 
     /**
      * The epoch nanoseconds of a value returned by {@link #ticks()}, against the current base:
      * exactly the stamp {@link #getEpochNanoseconds()} would have given at that counter value.
-     * Never changes the shared base, whatever value is passed (nonsense in, nonsense out).
+     * Never changes the shared base, whatever value is passed (nonsense in, nonsense out). Hot
+     * path.
+     *
+     * @param ticks a counter value from {@link #ticks()}
+     * @return nanoseconds since the Unix epoch
      */
     public static long ticksToNanos(long ticks) {
-        open();
-        return nTicksToNanos(ticks);
+        Native.open();
+        return Native.ticksToNanos(ticks);
     }
 
     /**
      * Fills {@code dst[off .. off+len)} with consecutive stamps ({@link #getEpochNanoseconds()}
      * semantics) in one native call: for tight loops that want many stamps cheaply.
      *
+     * @param dst the array to fill
+     * @param off the first index to write
+     * @param len how many stamps to write
      * @throws NullPointerException if {@code dst} is null
      * @throws IndexOutOfBoundsException if the range is outside {@code dst}
      */
     public static void fillEpochNanoseconds(long[] dst, int off, int len) {
         Objects.requireNonNull(dst, "dst");
         Objects.checkFromIndexSize(off, len, dst.length);
-        open();
-        // In chunks: the native side pins the array (a JNI critical region) while it writes, and
-        // a huge range must not hold the garbage collector off for long.
-        for (int done = 0; done < len; ) {
-            int n = Math.min(len - done, FILL_CHUNK);
-            nFillEpochNanos(dst, off + done, n);
-            done += n;
-        }
+        Native.open();
+        Native.fillEpochNanos(dst, off, len);
     }
 
     /**
-     * A unique stamp: epoch nanoseconds strictly greater than every unique stamp issued
-     * before, by any thread of any process of the segment (the real time, or the last + 1 when
-     * callers collide). Hot path.
+     * The base's generation.
+     *
+     * @return starts at 1, bumped by every base reset
+     */
+    public static long getGeneration() {
+        Native.open();
+        return Native.generation();
+    }
+
+    /**
+     * What the segment records: name, counter source and why, calibration, evaluation.
+     *
+     * @return the segment's facts
+     */
+    public static SegmentInfo getSegmentInfo() {
+        Native.open();
+        return Native.segmentInfo();
+    }
+
+    // ------------------------------------------------------------------ delegates
+
+    /**
+     * A unique stamp; delegates to {@link UniqueStamps#next()}. Hot path.
+     *
+     * @return epoch nanoseconds, strictly greater than every unique stamp issued before by any
+     *     thread of any process of the segment
      */
     public static long getUniqueNanoseconds() {
-        open();
-        return nUnique();
+        return UniqueStamps.next();
     }
 
     /**
-     * The next Intel Trace Collector style stamp of this JVM: the clock tick since the JVM's
-     * first ITC stamp in the high bits and an event counter in the low
-     * {@link #getItcEventBits()} bits (13 unless {@code HRTS_ITC_EVENT_BITS} says otherwise),
-     * unique within this process even when the tick ({@code HRTS_ITC_TICK_NS}, default 1 ns) is
-     * coarse. Convert with {@link #itcToEpochNanoseconds(long)}.
+     * The next Intel Trace Collector style stamp of this JVM; delegates to {@link
+     * ItcStamps#next()}.
      *
+     * @return the stamp
      * @throws HrtsException if the format in the environment is invalid or the run outlived
      *     the ticks a stamp can hold
      */
     public static long getItcStamp() {
-        open();
-        return nItcNext();
-    }
-
-    /** Epoch nanoseconds of an ITC stamp's clock tick (the event counter is dropped). */
-    public static long itcToEpochNanoseconds(long stamp) {
-        open();
-        return nItcToEpochNanos(stamp);
-    }
-
-    /** The most ITC stamps of this JVM that shared one clock tick (1: the clock resolved all). */
-    public static long getItcMaxEventsPerTick() {
-        open();
-        return nItcMaxEventsPerTick();
-    }
-
-    /** How many low-order bits of an ITC stamp hold the event counter. */
-    public static int getItcEventBits() {
-        open();
-        return nItcEventBits();
+        return ItcStamps.next();
     }
 
     /**
-     * The segment's next sequence number, shared by every process of the segment and never
-     * repeated, even across crashes and reboots (persisted in a file).
+     * Epoch nanoseconds of an ITC stamp's clock tick; delegates to {@link
+     * ItcStamps#toEpochNanoseconds(long)}.
      *
+     * @param stamp a stamp from {@link #getItcStamp()}
+     * @return nanoseconds since the Unix epoch
+     */
+    public static long itcToEpochNanoseconds(long stamp) {
+        return ItcStamps.toEpochNanoseconds(stamp);
+    }
+
+    /**
+     * The most ITC stamps of this JVM that shared one clock tick; delegates to {@link
+     * ItcStamps#maxEventsPerTick()}.
+     *
+     * @return at least 1 once a stamp was taken
+     */
+    public static long getItcMaxEventsPerTick() {
+        return ItcStamps.maxEventsPerTick();
+    }
+
+    /**
+     * How many low-order bits of an ITC stamp hold the event counter; delegates to {@link
+     * ItcStamps#eventBits()}.
+     *
+     * @return the event bits
+     */
+    public static int getItcEventBits() {
+        return ItcStamps.eventBits();
+    }
+
+    /**
+     * The segment's next sequence number; delegates to {@link Sequences#next()}.
+     *
+     * @return a number greater than every one issued before on this segment
      * @throws HrtsException if the sequence file cannot be read or written
      */
     public static long nextSequence() {
-        open();
-        return nNextSequence();
+        return Sequences.next();
     }
-
-    /** The base's generation: starts at 1, bumped by every base reset. */
-    public static long getGeneration() {
-        open();
-        return nGeneration();
-    }
-
-    /** What the segment records: name, counter source and why, calibration, evaluation. */
-    public static SegmentInfo getSegmentInfo() {
-        open();
-        return SegmentInfo.parse(nInfo());
-    }
-
-    // ------------------------------------------------------------------ natives
-
-    private static native void nOpen(byte[] utf8NameOrNull);
-
-    private static native long nLogicVersion();
-
-    private static native String nCopyright();
-
-    private static native int nPid();
-
-    private static native int nTid();
-
-    private static native long nEpochNanos();
-
-    private static native long nEpochNanosOrdered();
-
-    private static native long nEpochMicros();
-
-    private static native long nTicks();
-
-    private static native long nTicksToNanos(long ticks);
-
-    private static native long nUnique();
-
-    private static native long nGeneration();
-
-    private static native void nBaseInfo(long[] dst);
-
-    private static native void nSetBaseInfo(long[] dst);
-
-    private static native long nNextSequence();
-
-    private static native long nItcNext();
-
-    private static native long nItcToEpochNanos(long stamp);
-
-    private static native long nItcMaxEventsPerTick();
-
-    private static native int nItcEventBits();
-
-    private static native void nFillEpochNanos(long[] dst, int off, int len);
-
-    private static native String nInfo();
 }

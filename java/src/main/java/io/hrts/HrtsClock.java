@@ -18,23 +18,38 @@ public final class HrtsClock extends Clock implements Serializable {
     private static final long serialVersionUID = 1L;
     private static final HrtsClock UTC = new HrtsClock(ZoneOffset.UTC);
 
+    /** The zone of the clock's date-time views; the instant does not depend on it. */
     private final ZoneId zone;
 
     private HrtsClock(ZoneId zone) {
         this.zone = zone;
     }
 
-    /** The hrts clock in UTC. */
+    /**
+     * The hrts clock in UTC.
+     *
+     * @return the one UTC instance
+     */
     public static HrtsClock systemUTC() {
         return UTC;
     }
 
-    /** The hrts clock in the JVM's default time zone. */
+    /**
+     * The hrts clock in the JVM's default time zone.
+     *
+     * @return a clock in {@link ZoneId#systemDefault()}
+     */
     public static HrtsClock systemDefaultZone() {
         return new HrtsClock(ZoneId.systemDefault());
     }
 
-    /** The hrts clock in {@code zone}. */
+    /**
+     * The hrts clock in {@code zone}.
+     *
+     * @param zone the time zone
+     * @return a clock in {@code zone}
+     * @throws NullPointerException if {@code zone} is null
+     */
     public static HrtsClock of(ZoneId zone) {
         Objects.requireNonNull(zone, "zone");
         return zone.equals(ZoneOffset.UTC) ? UTC : new HrtsClock(zone);

@@ -68,14 +68,20 @@ public final class NativeLoader {
     }
 
     /**
-     * The absolute path of the library file that was loaded, {@code "java.library.path"} if it
-     * came from {@code System.loadLibrary}, or null if it is not loaded yet.
+     * Where the library was loaded from.
+     *
+     * @return the absolute path of the library file that was loaded, {@code "java.library.path"}
+     *     if it came from {@code System.loadLibrary}, or null if it is not loaded yet
      */
     public static synchronized String loadedFrom() {
         return loadedFrom;
     }
 
-    /** The platform directory inside the jar, e.g. {@code linux-x86_64}. */
+    /**
+     * The platform directory inside the jar.
+     *
+     * @return e.g. {@code linux-x86_64}
+     */
     public static String platform() {
         return platform(System.getProperty("os.name", ""), System.getProperty("os.arch", ""));
     }
@@ -104,12 +110,20 @@ public final class NativeLoader {
         return os + "-" + arch;
     }
 
-    /** The path of the library inside the jar for this platform (no leading slash). */
+    /**
+     * The path of the library inside the jar for this platform.
+     *
+     * @return e.g. {@code native/linux-x86_64/libhrts_jni.so} (no leading slash)
+     */
     public static String resourcePath() {
         return "native/" + platform() + "/" + LIBRARY_FILE;
     }
 
-    /** The hrts version this jar was built as ({@code "dev"} if unknown). */
+    /**
+     * The hrts version this jar was built as.
+     *
+     * @return e.g. {@code 0.1.0}; {@code "dev"} if unknown
+     */
     public static String version() {
         try (InputStream in = NativeLoader.class.getResourceAsStream(VERSION_RESOURCE)) {
             if (in != null) {
@@ -129,7 +143,9 @@ public final class NativeLoader {
     }
 
     /**
-     * The default extraction directory: {@code <java.io.tmpdir>/hrts-<user>/<version>}.
+     * The default extraction directory.
+     *
+     * @return {@code <java.io.tmpdir>/hrts-<user>/<version>}
      */
     public static Path defaultExtractionDir() {
         return userBaseDir(System.getProperties()).resolve(safeName(version()));
@@ -229,6 +245,9 @@ public final class NativeLoader {
      * needed) and returns the file, without loading it. The file name carries a hash of the
      * content, so different builds never overwrite each other's library.
      *
+     * @param dir the directory to extract to
+     * @return the extracted library file
+     * @throws IOException if the directory or the file cannot be written
      * @throws HrtsException if this jar has no library for this platform
      */
     public static Path extractTo(Path dir) throws IOException {

@@ -6,131 +6,233 @@ import java.util.Map;
 
 /**
  * What a segment records (as {@code hrts info} shows it): its name, the counter source every
- * process uses and why it was chosen, the calibrated frequency, the base and its generation,
- * and the creation-time reliability evaluation of the counter.
+ * process uses and why it was chosen, the calibrated frequency, the base and its generation, and
+ * the creation-time reliability evaluation of the counter.
+ *
+ * <p>Values the core keeps as unsigned 64-bit numbers (frequency, counter, times) are returned
+ * as their bits in a {@code long}: read them with {@link Long#toUnsignedString(long)} if they can
+ * exceed {@link Long#MAX_VALUE} (in practice only {@link #getBaseCounter()} can).
  */
 public final class SegmentInfo {
-    private final Map<String, String> values;
+    private final String name;
+    private final long layoutVersion;
+    private final String source;
+    private final String reason;
+    private final long frequency;
+    private final long calibrationSpreadPpb;
+    private final long calibrationElapsedNs;
+    private final long calibrations;
+    private final boolean evaluated;
+    private final boolean evaluationMonotonic;
+    private final long evaluationMaxShiftNs;
+    private final int evaluationCpus;
+    private final long creatorPid;
+    private final long creatorUid;
+    private final long createdEpochNs;
+    private final long generation;
+    private final long baseCounter;
+    private final long baseNs;
+    private final long mult;
+    private final int shift;
+    private final long wrapThresholdTicks;
+    private final long moves;
 
-    private SegmentInfo(Map<String, String> values) {
-        this.values = Collections.unmodifiableMap(values);
+    /**
+     * Called by the native library (native/jni, {@code objects::segment_info}) with every fact of
+     * the core's {@code SegmentInfo}; the parameter list is its JNI signature.
+     */
+    SegmentInfo(String name, long layoutVersion, String source, String reason, long frequency,
+            long calibrationSpreadPpb, long calibrationElapsedNs, long calibrations, boolean evaluated,
+            boolean evaluationMonotonic, long evaluationMaxShiftNs, int evaluationCpus, long creatorPid,
+            long creatorUid, long createdEpochNs, long generation, long baseCounter, long baseNs, long mult,
+            int shift, long wrapThresholdTicks, long moves) {
+        this.name = name;
+        this.layoutVersion = layoutVersion;
+        this.source = source;
+        // One line, as hrts info shows it.
+        this.reason = reason.replace('\n', ' ').replace('\r', ' ');
+        this.frequency = frequency;
+        this.calibrationSpreadPpb = calibrationSpreadPpb;
+        this.calibrationElapsedNs = calibrationElapsedNs;
+        this.calibrations = calibrations;
+        this.evaluated = evaluated;
+        this.evaluationMonotonic = evaluated && evaluationMonotonic;
+        this.evaluationMaxShiftNs = evaluated ? evaluationMaxShiftNs : -1;
+        this.evaluationCpus = evaluated ? evaluationCpus : 0;
+        this.creatorPid = creatorPid;
+        this.creatorUid = creatorUid;
+        this.createdEpochNs = createdEpochNs;
+        this.generation = generation;
+        this.baseCounter = baseCounter;
+        this.baseNs = baseNs;
+        this.mult = mult;
+        this.shift = shift;
+        this.wrapThresholdTicks = wrapThresholdTicks;
+        this.moves = moves;
     }
 
-    static SegmentInfo parse(String text) {
-        Map<String, String> m = new LinkedHashMap<>();
-        for (String line : text.split("\n")) {
-            int eq = line.indexOf('=');
-            if (eq > 0) {
-                m.put(line.substring(0, eq), line.substring(eq + 1));
-            }
-        }
-        return new SegmentInfo(m);
-    }
-
-    private String str(String key) {
-        String v = values.get(key);
-        return v == null ? "" : v;
-    }
-
-    private long num(String key) {
-        String v = values.get(key);
-        return v == null ? -1 : Long.parseUnsignedLong(v);
-    }
-
-    /** The segment's name, e.g. {@code /hrts-1000}. */
+    /** @return the segment's name, e.g. {@code /hrts-1000} */
     public String getName() {
-        return str("segment");
+        return name;
     }
 
-    /** The counter source: {@code tsc}, {@code cntvct}, {@code timebase} or {@code monotonic-raw}. */
+    /** @return the counter source: {@code tsc}, {@code cntvct}, {@code timebase} or {@code monotonic-raw} */
     public String getSource() {
-        return str("source");
+        return source;
     }
 
-    /** Why that source was chosen (or why the hardware counter was not trusted). */
+    /** @return why that source was chosen (or why the hardware counter was not trusted), one line */
     public String getReason() {
-        return str("reason");
+        return reason;
     }
 
-    /** Calibrated counter frequency, ticks per second. */
+    /** @return the calibrated counter frequency, ticks per second */
     public long getFrequency() {
-        return num("frequency");
+        return frequency;
     }
 
-    /** Spread of the calibration runs, parts per billion. */
+    /** @return the spread of the calibration runs, parts per billion */
     public long getCalibrationSpreadPpb() {
-        return num("calibration spread ppb");
+        return calibrationSpreadPpb;
     }
 
-    /** The segment's layout version. */
+    /** @return how long the calibration took, nanoseconds */
+    public long getCalibrationElapsedNs() {
+        return calibrationElapsedNs;
+    }
+
+    /** @return how many calibration runs there were */
+    public long getCalibrations() {
+        return calibrations;
+    }
+
+    /** @return the segment's layout version */
     public long getLayoutVersion() {
-        return num("layout version");
+        return layoutVersion;
     }
 
-    /** The pid of the process that created the segment. */
+    /** @return the pid of the process that created the segment */
     public long getCreatorPid() {
-        return num("creator pid");
+        return creatorPid;
     }
 
-    /** The base's generation. */
+    /** @return the uid of the process that created the segment */
+    public long getCreatorUid() {
+        return creatorUid;
+    }
+
+    /** @return when the segment was created, epoch nanoseconds */
+    public long getCreatedEpochNanoseconds() {
+        return createdEpochNs;
+    }
+
+    /** @return the base's generation */
     public long getGeneration() {
-        return num("generation");
+        return generation;
     }
 
-    /** The base counter (unsigned). */
+    /** @return the base counter (unsigned) */
     public long getBaseCounter() {
-        return num("base counter");
+        return baseCounter;
     }
 
-    /** The base's calendar time, epoch nanoseconds. */
+    /** @return the base's calendar time, epoch nanoseconds */
     public long getBaseNanoseconds() {
-        return num("base ns");
+        return baseNs;
     }
 
-    /** How often the base was moved forward to avoid wrap-around (timeline unchanged). */
+    /** @return the multiplier of the ticks-to-nanoseconds conversion ({@code ns = ticks * mult >> shift}) */
+    public long getMult() {
+        return mult;
+    }
+
+    /** @return the shift of the ticks-to-nanoseconds conversion */
+    public int getShift() {
+        return shift;
+    }
+
+    /** @return how far (in ticks) the counter may run past the base before the base is moved */
+    public long getWrapThresholdTicks() {
+        return wrapThresholdTicks;
+    }
+
+    /** @return how often the base was moved forward to avoid wrap-around (timeline unchanged) */
     public long getMoves() {
-        return num("moves");
+        return moves;
     }
 
-    /** Whether a reliability evaluation ran at creation (not for a software source). */
+    /** @return whether a reliability evaluation ran at creation (not for a software source) */
     public boolean hasEvaluation() {
-        return values.containsKey("evaluation") && !"none".equals(values.get("evaluation"));
+        return evaluated;
     }
 
-    /** Evaluation: the counter was monotonic across CPUs (false if none ran). */
+    /** @return whether the evaluation found the counter monotonic across CPUs (false if none ran) */
     public boolean isEvaluationMonotonic() {
-        return "monotonic".equals(values.get("evaluation"));
+        return evaluationMonotonic;
     }
 
-    /** Evaluation: bound on the counter shift between CPUs in ns; -1 if unbounded or none ran. */
+    /** @return the evaluation's bound on the counter shift between CPUs in ns; -1 if unbounded or none ran */
     public long getEvaluationMaxShiftNs() {
-        String v = values.get("evaluation max shift ns");
-        return v == null || "unbounded".equals(v) ? -1 : Long.parseLong(v);
+        return evaluationMaxShiftNs;
     }
 
-    /** Evaluation: how many CPUs were probed; 0 if none ran. */
+    /** @return how many CPUs the evaluation probed; 0 if none ran */
     public int getEvaluationCpus() {
-        String v = values.get("evaluation cpus");
-        return v == null ? 0 : Integer.parseInt(v);
+        return evaluationCpus;
     }
 
-    /** One line summing up the evaluation. */
+    /** @return one line summing up the evaluation */
     public String evaluationSummary() {
         if (!hasEvaluation()) {
             return "none (" + getSource() + " needs none)";
         }
-        long shift = getEvaluationMaxShiftNs();
+        long shiftNs = getEvaluationMaxShiftNs();
         return (isEvaluationMonotonic() ? "monotonic" : "NOT monotonic") + ", max cross-CPU shift "
-                + (shift < 0 ? "unbounded" : shift + " ns") + ", " + getEvaluationCpus() + " CPUs";
+                + (shiftNs < 0 ? "unbounded" : shiftNs + " ns") + ", " + getEvaluationCpus() + " CPUs";
     }
 
-    /** Every recorded fact, keyed as {@code hrts info} shows it, in the same order. */
+    /**
+     * Every recorded fact as text, keyed, worded and ordered as {@code hrts info} shows it.
+     *
+     * @return an unmodifiable map, in {@code hrts info} order
+     */
     public Map<String, String> asMap() {
-        return values;
+        Map<String, String> m = new LinkedHashMap<>();
+        m.put("segment", name);
+        m.put("layout version", u(layoutVersion));
+        m.put("source", source);
+        m.put("reason", reason);
+        m.put("frequency", u(frequency));
+        m.put("calibration spread ppb", u(calibrationSpreadPpb));
+        m.put("calibration elapsed ns", u(calibrationElapsedNs));
+        m.put("calibrations", u(calibrations));
+        if (!evaluated) {
+            m.put("evaluation", "none");
+        } else {
+            m.put("evaluation", evaluationMonotonic ? "monotonic" : "not monotonic");
+            m.put("evaluation max shift ns", evaluationMaxShiftNs < 0 ? "unbounded" : u(evaluationMaxShiftNs));
+            m.put("evaluation cpus", Integer.toString(evaluationCpus));
+        }
+        m.put("creator pid", u(creatorPid));
+        m.put("creator uid", u(creatorUid));
+        m.put("created epoch ns", u(createdEpochNs));
+        m.put("generation", u(generation));
+        m.put("base counter", u(baseCounter));
+        m.put("base ns", u(baseNs));
+        m.put("mult", u(mult));
+        m.put("shift", Integer.toString(shift));
+        m.put("wrap threshold ticks", u(wrapThresholdTicks));
+        m.put("moves", u(moves));
+        return Collections.unmodifiableMap(m);
     }
 
+    private static String u(long v) {
+        return Long.toUnsignedString(v);
+    }
+
+    /** @return {@code SegmentInfo} followed by {@link #asMap()} */
     @Override
     public String toString() {
-        return "SegmentInfo" + values;
+        return "SegmentInfo" + asMap();
     }
 }

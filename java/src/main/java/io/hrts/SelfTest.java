@@ -51,6 +51,11 @@ public final class SelfTest {
         return 2;
     }
 
+    /**
+     * Runs the self-test and exits with its status (0 passed, 1 failed, 2 usage error).
+     *
+     * @param args {@code [--no-reset] [iterations] [delaySeconds]}, or {@code --help}
+     */
     public static void main(String[] args) {
         System.exit(mainStatus(args));
     }
@@ -101,11 +106,11 @@ public final class SelfTest {
 
     private static void printBase(PrintStream out, String title, BaseInfo b) {
         out.println(title);
-        out.println("\tFrequency: " + b.getFrequency());
-        out.println("\tCounter: " + Long.toUnsignedString(b.getCounter()));
-        out.println("\tSeconds: " + b.getSeconds());
-        out.println("\tMicroseconds: " + b.getMicroseconds());
-        out.println("\tGeneration: " + b.getGeneration());
+        out.println("\tFrequency: " + b.frequency());
+        out.println("\tCounter: " + Long.toUnsignedString(b.counter()));
+        out.println("\tSeconds: " + b.seconds());
+        out.println("\tMicroseconds: " + b.microseconds());
+        out.println("\tGeneration: " + b.generation());
     }
 
     static int run(PrintStream out, int iterations, int delaySeconds, boolean reset) {
@@ -198,8 +203,8 @@ public final class SelfTest {
             HighResTimestamp.setBaseInfo();
             BaseInfo revised = HighResTimestamp.getBaseInfoSnapshot();
             printBase(out, "Revised Base Info:", revised);
-            if (revised.getGeneration() <= before) {
-                out.println("generation did not advance: " + before + " -> " + revised.getGeneration());
+            if (revised.generation() <= before) {
+                out.println("generation did not advance: " + before + " -> " + revised.generation());
                 failures++;
             }
             for (int i = 0; i < 10; i++) {

@@ -1,0 +1,109 @@
+package io.hrts;
+
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The native library: loading it, opening the segment once per JVM, and its 21 native methods
+ * (implemented by {@code native/jni}, exported as {@code Java_io_hrts_Native_<name>}). Not an
+ * API: the public classes ({@link HighResTimestamp}, {@link UniqueStamps}, {@link Sequences},
+ * {@link ItcStamps}) call it.
+ *
+ * <p>Every native that needs the segment assumes {@link #open()} ran first (the native side
+ * reports a missed open as {@link HrtsException.Kind#NOT_OPEN} rather than trusting it). Failures
+ * are thrown as {@link HrtsException}.
+ */
+final class Native {
+    /** True once the native library is loaded. */
+    private static volatile boolean loaded;
+    /** True once the segment is open; checked on every hot path. */
+    private static volatile boolean open;
+
+    private Native() {}
+
+    /** Loads the native library, if not done yet. */
+    static void load() {
+        if (!loaded) {
+            synchronized (Native.class) {
+                if (!loaded) {
+                    NativeLoader.load();
+                    loaded = true;
+                }
+            }
+        }
+    }
+
+    /**
+     * Loads the library and opens the segment, if not done yet: on the hot paths a volatile read
+     * and a predictable branch. A failure is thrown and not cached: the next call tries again.
+     */
+    static void open() {
+        if (!open) {
+            openOnce();
+        }
+    }
+
+    /** Whether the segment is open in this JVM. */
+    static boolean isOpen() {
+        return open;
+    }
+
+    private static synchronized void openOnce() {
+        if (open) {
+            return;
+        }
+        load();
+        String name = HighResTimestamp.configuredSegmentName();
+        openSegment(name == null ? null : name.getBytes(StandardCharsets.UTF_8));
+        open = true;
+    }
+
+    // ------------------------------------------------------------------ setup (no segment)
+
+    /** Opens the process's segment: this name (UTF-8), or the environment's if null. */
+    static native void openSegment(byte[] utf8NameOrNull);
+
+    static native long logicVersion();
+
+    static native String copyright();
+
+    static native int pid();
+
+    static native int tid();
+
+    // ------------------------------------------------------------------ hot paths
+
+    static native long epochNanos();
+
+    static native long epochNanosOrdered();
+
+    static native long epochMicros();
+
+    static native long ticks();
+
+    static native long ticksToNanos(long ticks);
+
+    static native long unique();
+
+    static native long generation();
+
+    // ------------------------------------------------------------------ the rest
+
+    static native BaseInfo baseInfo();
+
+    static native BaseInfo setBaseInfo();
+
+    static native long nextSequence();
+
+    static native long itcNext();
+
+    static native long itcToEpochNanos(long stamp);
+
+    static native long itcMaxEventsPerTick();
+
+    static native int itcEventBits();
+
+    /** {@code len} stamps into {@code dst[off .. off+len)}; the caller checked the range. */
+    static native void fillEpochNanos(long[] dst, int off, int len);
+
+    static native SegmentInfo segmentInfo();
+}

@@ -1,0 +1,276 @@
+//! What each native method of `io.hrts.Native` does, in Rust terms: no JNI
+//! type beyond the primitive aliases, so it is unit-tested without a JVM.
+//! [`crate::exports`] wraps each in its JNI signature and the boundary.
+
+use crate::boundary::{base, Failure};
+use hrts_core::SharedBase;
+use hrts_core::{ibmts, process};
+use jni::sys::{jint, jlong};
+use std::ops::Range;
+
+/// Epoch ns as a jlong, saturating in 2262 rather than wrapping negative.
+#[inline(always)]
+pub(crate) fn to_jlong(v: u64) -> jlong {
+    v.min(jlong::MAX as u64) as jlong
+}
+
+/// Opens the process's segment (`process::init_global`) with the configuration of
+/// the environment (`HRTS_*`) and, if given, this name (UTF-8 from Java).
+/// Nothing is cached on failure, so a later call retries.
+pub(crate) fn open(name: Option<Vec<u8>>) -> Result<(), Failure> {
+    let mut cfg = hrts_core::Config::from_env()?;
+    if let Some(bytes) = name {
+        cfg.name = String::from_utf8(bytes).map_err(|_| {
+            Failure::invalid_argument("hrts: the segment name is not valid UTF-8".to_string())
+        })?;
+    }
+    process::init_global(&cfg)?;
+    Ok(())
+}
+
+/// a.b.c.d packed 16 bits each.
+pub(crate) fn logic_version() -> jlong {
+    ibmts::LOGIC_VERSION as jlong
+}
+
+/// The calling process's id.
+pub(crate) fn pid() -> jint {
+    // Linux pids fit in an i32 (pid_max <= 2^22); the cast is a bit reinterpretation.
+    hrts_core::process::pid() as jint
+}
+
+/// The calling thread's Linux thread id (gettid).
+pub(crate) fn tid() -> jint {
+    hrts_core::process::thread_id() as jint
+}
+
+/// Epoch ns, unordered counter read.
+#[inline(always)]
+pub(crate) fn epoch_nanos(b: &SharedBase) -> jlong {
+    to_jlong(b.now_ns())
+}
+
+/// Epoch ns, ordered counter read (cannot execute before earlier instructions:
+/// for stamps compared across threads and processes).
+#[inline(always)]
+pub(crate) fn epoch_nanos_ordered(b: &SharedBase) -> jlong {
+    to_jlong(b.now_ns_ordered())
+}
+
+/// IBMTS getEpochMicroseconds.
+#[inline(always)]
+pub(crate) fn epoch_micros(b: &SharedBase) -> jlong {
+    to_jlong(b.epoch_micros())
+}
+
+/// A raw counter read of the segment's source.
+#[inline(always)]
+pub(crate) fn ticks(b: &SharedBase) -> jlong {
+    b.ticks() as jlong
+}
+
+/// The epoch ns of a counter value, exact for any input against the current
+/// base. Read-only: a far-future tick count must not re-base every process.
+#[inline(always)]
+pub(crate) fn ticks_to_nanos(b: &SharedBase, ticks: jlong) -> jlong {
+    b.ns_at(ticks as u64) as jlong
+}
+
+/// A unique stamp: strictly increasing across every thread of every process
+/// attached to the segment.
+#[inline(always)]
+pub(crate) fn unique(b: &SharedBase) -> jlong {
+    to_jlong(b.next_unique())
+}
+
+/// The base's generation (bumped by every setBaseInfo / `hrts reset` and by a
+/// re-base after a counter reset).
+#[inline(always)]
+pub(crate) fn generation(b: &SharedBase) -> jlong {
+    to_jlong(b.base().generation)
+}
+
+/// The segment's next sequence number; a failure to persist it is an error
+/// (kind PERSIST, OS, ...).
+pub(crate) fn next_sequence() -> Result<jlong, Failure> {
+    Ok(base()?.next_sequence()? as jlong)
+}
+
+/// The process's next Intel Trace Collector stamp (clock tick in the high
+/// bits, event counter in the low ones).
+pub(crate) fn itc_next() -> Result<jlong, Failure> {
+    base()?;
+    Ok(process::itc_next()? as jlong)
+}
+
+/// Epoch ns of an ITC stamp's tick.
+pub(crate) fn itc_to_epoch_nanos(stamp: jlong) -> Result<jlong, Failure> {
+    base()?;
+    Ok(to_jlong(process::itc()?.to_epoch_ns(stamp as u64)))
+}
+
+/// The most ITC stamps of this process that shared one clock tick.
+pub(crate) fn itc_max_events_per_tick() -> Result<jlong, Failure> {
+    base()?;
+    Ok(to_jlong(process::itc()?.max_events_per_tick()))
+}
+
+/// The event bits of this process's ITC stamps.
+pub(crate) fn itc_event_bits() -> Result<jint, Failure> {
+    base()?;
+    Ok(process::itc()?.format().event_bits as jint)
+}
+
+/// `off .. off + len` as a range inside an array of `length` elements (Java
+/// checked it already; checked again rather than trusted).
+pub(crate) fn fill_range(off: jint, len: jint, length: usize) -> Result<Range<usize>, Failure> {
+    let (Ok(start), Ok(count)) = (usize::try_from(off), usize::try_from(len)) else {
+        return Err(out_of_range(off, len, length));
+    };
+    match start.checked_add(count) {
+        Some(end) if end <= length => Ok(start..end),
+        _ => Err(out_of_range(off, len, length)),
+    }
+}
+
+fn out_of_range(off: jint, len: jint, length: usize) -> Failure {
+    Failure::invalid_argument(format!(
+        "hrts: range [{off}, {off}+{len}) outside an array of {length}"
+    ))
+}
+
+/// Stamps per block of [`fill_in_blocks`]: a 4 KiB buffer on the stack.
+const FILL_BLOCK: usize = 512;
+
+/// Consecutive stamps ([`epoch_nanos`]) for the elements `range` of a Java
+/// array, handed to `write(first_index, stamps)` a block at a time. Copying
+/// blocks (rather than pinning the array in a JNI critical region) keeps the
+/// garbage collector free to run during a long fill.
+pub(crate) fn fill_in_blocks(
+    b: &SharedBase,
+    range: Range<usize>,
+    mut write: impl FnMut(usize, &[jlong]) -> Result<(), Failure>,
+) -> Result<(), Failure> {
+    let mut block = [0 as jlong; FILL_BLOCK];
+    let mut at = range.start;
+    while at < range.end {
+        let n = (range.end - at).min(FILL_BLOCK);
+        for slot in &mut block[..n] {
+            *slot = epoch_nanos(b);
+        }
+        write(at, &block[..n])?;
+        at += n;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn calls_on_a_segment_of_their_own() {
+        let name = format!("/hrts-jnitest-{}", std::process::id());
+        let mut cfg = hrts_core::Config::named(&name);
+        cfg.seq_file =
+            Some(std::env::temp_dir().join(format!("hrts-jnitest-{}.seq", std::process::id())));
+        process::init_global(&cfg).unwrap();
+        let b = base().unwrap();
+
+        let ns = epoch_nanos(b);
+        // After 2020-01-01 and before 2200-01-01.
+        assert!(ns > 1_577_836_800_000_000_000 && ns < 7_258_118_400_000_000_000);
+        let ordered = epoch_nanos_ordered(b);
+        assert!(ordered >= ns);
+        let us = epoch_micros(b);
+        assert!(us >= ns / 1000 && us <= ns / 1000 + 10_000_000);
+
+        let t = ticks(b);
+        let at = ticks_to_nanos(b, t);
+        assert!(at >= ns && at - ns < 10_000_000_000, "{at} vs {ns}");
+        // Any input is answered without moving the base or panicking.
+        let gen = generation(b);
+        for v in [0, -1, i64::MIN, i64::MAX, t.wrapping_add(1 << 62)] {
+            ticks_to_nanos(b, v);
+        }
+        assert_eq!(gen, generation(b));
+
+        let u1 = unique(b);
+        let u2 = unique(b);
+        assert!(u2 > u1);
+        let i1 = itc_next().unwrap();
+        let i2 = itc_next().unwrap();
+        assert!(i2 > i1);
+        assert_eq!(itc_event_bits().unwrap(), 13);
+        let at = itc_to_epoch_nanos(i2).unwrap();
+        assert!((at as u64).abs_diff(hrts_core::clock::realtime_ns()) < 1_000_000_000);
+        assert!(itc_max_events_per_tick().unwrap() >= 1);
+        let s1 = next_sequence().unwrap();
+        let s2 = next_sequence().unwrap();
+        assert!(s2 > s1);
+
+        // A range over several blocks arrives in order, every element once.
+        let mut many = vec![-7; 3 + 2 * FILL_BLOCK + 5];
+        let range = fill_range(3, (2 * FILL_BLOCK + 1) as jint, many.len()).unwrap();
+        fill_in_blocks(b, range, |at, stamps| {
+            many[at..at + stamps.len()].copy_from_slice(stamps);
+            Ok(())
+        })
+        .unwrap();
+        assert!(many[..3]
+            .iter()
+            .chain(&many[4 + 2 * FILL_BLOCK..])
+            .all(|&v| v == -7));
+        let filled = &many[3..4 + 2 * FILL_BLOCK];
+        assert!(filled[0] >= ordered && filled.windows(2).all(|w| w[0] <= w[1]));
+        let e = fill_in_blocks(b, 0..1, |_, _| Err(Failure::invalid_argument("x".into())));
+        assert_eq!(e.unwrap_err().message, "x");
+
+        // The segment facts the Java SegmentInfo is built from.
+        let info = b.info();
+        assert_eq!(info.name, name);
+        assert!(info.base.generation >= 1);
+
+        // Reopening under the same name is a no-op; another name is refused.
+        open(Some(name.clone().into_bytes())).unwrap();
+        let e = open(Some(b"/hrts-jnitest-other".to_vec())).unwrap_err();
+        assert_eq!(e.kind, "INVALID_ARGUMENT");
+        assert!(e.message.contains("/hrts-jnitest-other"), "{}", e.message);
+        let e = open(Some(vec![b'/', 0xff])).unwrap_err();
+        assert_eq!(e.kind, "INVALID_ARGUMENT");
+
+        assert_eq!(pid() as u32, std::process::id());
+        let main_tid = tid();
+        let other_tid = std::thread::spawn(tid).join().unwrap();
+        assert_ne!(main_tid, other_tid);
+        assert_eq!(logic_version() as u64, ibmts::LOGIC_VERSION);
+        let _ = SharedBase::unlink(&name);
+        let seq_file = cfg.seq_file.unwrap();
+        let _ = std::fs::remove_file(seq_file.with_extension("lock"));
+        let _ = std::fs::remove_file(seq_file);
+    }
+
+    #[test]
+    fn fill_ranges_are_checked() {
+        assert_eq!(fill_range(0, 8, 8).unwrap(), 0..8);
+        assert_eq!(fill_range(8, 0, 8).unwrap(), 8..8);
+        assert_eq!(fill_range(3, 2, 8).unwrap(), 3..5);
+        for (off, len) in [
+            (-1, 1),
+            (0, -1),
+            (0, 9),
+            (8, 1),
+            (4, 5),
+            (jint::MAX, jint::MAX),
+        ] {
+            let e = fill_range(off, len, 8).unwrap_err();
+            assert_eq!(e.kind, "INVALID_ARGUMENT", "{off} {len}");
+        }
+    }
+
+    #[test]
+    fn saturates_rather_than_wrapping() {
+        assert_eq!(to_jlong(5), 5);
+        assert_eq!(to_jlong(u64::MAX), jlong::MAX);
+    }
+}

@@ -1,0 +1,156 @@
+package io.hrts;
+
+import static org.junit.Assert.assertArrayEquals;
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertNotEquals;
+import static org.junit.Assert.assertSame;
+import static org.junit.Assert.assertThrows;
+import static org.junit.Assert.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Map;
+import org.junit.Test;
+
+/**
+ * What crosses the JNI boundary is typed: exception kinds are an enum, SegmentInfo and BaseInfo
+ * are built from typed values (and show what {@code hrts info} shows), messages survive the trip
+ * whatever characters they hold.
+ */
+public class TypedContractsTest {
+
+    @Test
+    public void everyKindNameFromTheNativeSideMapsToItsConstant() {
+        // The native side throws by name (native/jni boundary::kind_name; its unit test checks
+        // that every core ErrorKind has a constant here and back).
+        for (HrtsException.Kind k : HrtsException.Kind.values()) {
+            HrtsException e = HrtsException.fromNative(k.name(), "m " + k);
+            assertSame(k, e.getKind());
+            assertEquals("m " + k, e.getMessage());
+        }
+        HrtsException unknown = HrtsException.fromNative("SOMETHING_NEW", "details");
+        assertSame(HrtsException.Kind.INTERNAL, unknown.getKind());
+        assertTrue(unknown.getMessage(), unknown.getMessage().contains("SOMETHING_NEW")
+                && unknown.getMessage().endsWith("details"));
+        assertSame(HrtsException.Kind.INTERNAL, HrtsException.fromNative(null, "x").getKind());
+        assertSame(HrtsException.Kind.LOAD, new HrtsException("no library").getKind());
+        assertSame(HrtsException.Kind.LOAD, new HrtsException("no library", new Error()).getKind());
+        assertSame(HrtsException.Kind.INTERNAL, new HrtsException((HrtsException.Kind) null, "x").getKind());
+        assertEquals(EnumSet.of(HrtsException.Kind.INVALID_ARGUMENT, HrtsException.Kind.OS,
+                HrtsException.Kind.FOREIGN, HrtsException.Kind.TRUNCATED, HrtsException.Kind.VERSION,
+                HrtsException.Kind.CORRUPT, HrtsException.Kind.PERMISSION, HrtsException.Kind.TIMEOUT,
+                HrtsException.Kind.SOURCE, HrtsException.Kind.PERSIST, HrtsException.Kind.NOT_OPEN,
+                HrtsException.Kind.INTERNAL, HrtsException.Kind.LOAD),
+                EnumSet.allOf(HrtsException.Kind.class));
+    }
+
+    @Test
+    public void aNativeFailureIsThrownWithItsKindAndAnExactMessage() {
+        HighResTimestamp.open();
+        // NUL and a character beyond the BMP: both need JNI's modified UTF-8 on the way back.
+        String other = "/hrts-junit-other-\u0000-\uD83D\uDE00-\u00e9";
+        HrtsException e = assertThrows(HrtsException.class,
+                () -> Native.openSegment(other.getBytes(StandardCharsets.UTF_8)));
+        assertSame(HrtsException.Kind.INVALID_ARGUMENT, e.getKind());
+        assertTrue(e.getMessage(), e.getMessage().contains(other));
+        assertTrue(e.getMessage(), e.getMessage().contains(HighResTimestamp.getSegmentInfo().getName()));
+
+        HrtsException utf8 = assertThrows(HrtsException.class,
+                () -> Native.openSegment(new byte[] {'/', (byte) 0xff}));
+        assertSame(HrtsException.Kind.INVALID_ARGUMENT, utf8.getKind());
+        assertTrue(utf8.getMessage(), utf8.getMessage().contains("not valid UTF-8"));
+        assertTrue("the segment stays open", HighResTimestamp.isOpen());
+    }
+
+    @Test
+    public void segmentInfoShowsWhatHrtsInfoShows() throws Exception {
+        HighResTimestamp.open();
+        for (int attempt = 0; ; attempt++) {
+            SegmentInfo before = HighResTimestamp.getSegmentInfo();
+            Map<String, String> cli = Procs.keyValues(Procs.ok(Procs.cli(), "info"));
+            SegmentInfo after = HighResTimestamp.getSegmentInfo();
+            // A base move between the snapshots changes base counter, base ns and moves.
+            if (!before.asMap().equals(after.asMap()) && attempt < 10) {
+                continue;
+            }
+            cli.remove("opened"); // whether `hrts info` created or attached: not a segment fact
+            assertEquals(new ArrayList<>(cli.keySet()), new ArrayList<>(before.asMap().keySet()));
+            assertEquals(cli, before.asMap());
+            assertEquals(cli.get("segment"), before.getName());
+            assertEquals(cli.get("creator uid"), Long.toString(before.getCreatorUid()));
+            assertEquals(cli.get("created epoch ns"), Long.toString(before.getCreatedEpochNanoseconds()));
+            assertEquals(cli.get("calibrations"), Long.toString(before.getCalibrations()));
+            assertEquals(cli.get("calibration elapsed ns"), Long.toString(before.getCalibrationElapsedNs()));
+            assertEquals(cli.get("mult"), Long.toUnsignedString(before.getMult()));
+            assertEquals(cli.get("shift"), Integer.toString(before.getShift()));
+            assertEquals(cli.get("wrap threshold ticks"), Long.toUnsignedString(before.getWrapThresholdTicks()));
+            assertEquals(cli.get("layout version"), Long.toString(before.getLayoutVersion()));
+            assertTrue(before.toString(), before.toString().startsWith("SegmentInfo{segment="));
+            return;
+        }
+    }
+
+    @Test
+    public void segmentInfoWithoutAnEvaluation() {
+        SegmentInfo none = new SegmentInfo("/s", 2, "monotonic-raw", "line one\nline two", 1_000_000_000L, 0, 0,
+                1, false, true, 65, 4, 10, 0, 1, 1, -1L, 5, 1, 0, 1000, 0);
+        assertTrue(!none.hasEvaluation() && !none.isEvaluationMonotonic());
+        assertEquals(-1, none.getEvaluationMaxShiftNs());
+        assertEquals(0, none.getEvaluationCpus());
+        assertEquals("none (monotonic-raw needs none)", none.evaluationSummary());
+        assertEquals("line one line two", none.getReason());
+        Map<String, String> m = none.asMap();
+        assertEquals("none", m.get("evaluation"));
+        assertTrue(m.toString(), !m.containsKey("evaluation cpus") && !m.containsKey("evaluation max shift ns"));
+        assertEquals("18446744073709551615", m.get("base counter"));
+        assertThrows(UnsupportedOperationException.class, () -> m.put("x", "y"));
+
+        SegmentInfo unbounded = new SegmentInfo("/s", 2, "tsc", "r", 1, 0, 0, 1, true, false, -1, 2, 10, 0, 1, 1,
+                0, 5, 1, 0, 1000, 0);
+        assertEquals("NOT monotonic, max cross-CPU shift unbounded, 2 CPUs", unbounded.evaluationSummary());
+        assertEquals("not monotonic", unbounded.asMap().get("evaluation"));
+        assertEquals("unbounded", unbounded.asMap().get("evaluation max shift ns"));
+    }
+
+    @Test
+    public void baseInfoIsAValueRecord() {
+        BaseInfo a = HighResTimestamp.getBaseInfoSnapshot();
+        BaseInfo b = new BaseInfo(a.frequency(), a.counter(), a.seconds(), a.microseconds(), a.nanoseconds(),
+                a.generation());
+        assertEquals(a, b);
+        assertEquals(a.hashCode(), b.hashCode());
+        assertNotEquals(a, new BaseInfo(a.frequency(), a.counter(), a.seconds(), a.microseconds(), a.nanoseconds(),
+                a.generation() + 1));
+        assertArrayEquals(new long[] {a.frequency(), a.counter(), a.seconds(), a.microseconds()}, a.toIbmtsArray());
+        BaseInfo high = new BaseInfo(1, -1L, 0, 0, 0, 1);
+        assertTrue(high.toString(), high.toString().contains("counter=18446744073709551615"));
+    }
+
+    @Test
+    public void theStampClassesAndTheirDelegatesShareOneSequence() {
+        List<Long> unique = new ArrayList<>();
+        List<Long> seq = new ArrayList<>();
+        List<Long> itc = new ArrayList<>();
+        for (int i = 0; i < 100; i++) {
+            unique.add(UniqueStamps.next());
+            unique.add(HighResTimestamp.getUniqueNanoseconds());
+            seq.add(Sequences.next());
+            seq.add(HighResTimestamp.nextSequence());
+            itc.add(ItcStamps.next());
+            itc.add(HighResTimestamp.getItcStamp());
+        }
+        for (int i = 1; i < unique.size(); i++) {
+            assertTrue("unique " + i, unique.get(i) > unique.get(i - 1));
+            assertTrue("sequence " + i, seq.get(i) > seq.get(i - 1));
+            assertTrue("itc " + i, Long.compareUnsigned(itc.get(i), itc.get(i - 1)) > 0);
+        }
+        assertEquals(ItcStamps.eventBits(), HighResTimestamp.getItcEventBits());
+        long last = itc.get(itc.size() - 1);
+        assertEquals(ItcStamps.toEpochNanoseconds(last), HighResTimestamp.itcToEpochNanoseconds(last));
+        long most = ItcStamps.maxEventsPerTick();
+        assertTrue(most >= 1);
+        assertTrue("a maximum only grows", HighResTimestamp.getItcMaxEventsPerTick() >= most);
+    }
+}
