@@ -10,6 +10,7 @@
 # 3. If the toolchain of that version is installed (scripts/bootstrap.sh installs it
 #    with rustup), `cargo +VERSION check --workspace --all-targets --locked` builds with
 #    it: this also catches language features, which clippy does not check.
+# DEVELOPERS.md, which explains the version, must quote it.
 #
 # Usage: scripts/msrv.sh   (HRTS_MSRV_TARGET_DIR moves the check build from target/msrv)
 set -euo pipefail
@@ -71,6 +72,10 @@ say(f"msrv: rust-version {msrv}; the dependency needing the newest Rust is {high
 print(msrv)
 PY
 )
+
+# DEVELOPERS.md explains the version; keep it from going stale.
+grep -q "^Rust: $msrv or newer" DEVELOPERS.md \
+    || { echo "msrv: DEVELOPERS.md does not say 'Rust: $msrv or newer': update it" >&2; exit 1; }
 
 if command -v rustup >/dev/null 2>&1 && rustup toolchain list | grep -q "^$msrv-"; then
     echo "msrv: cargo +$msrv check --workspace --all-targets --locked"
