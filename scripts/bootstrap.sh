@@ -13,7 +13,7 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 # ---- Debian packages
-pkgs=(gradle junit4 libhamcrest-java
+pkgs=(gradle junit4 libhamcrest-java python3
       gcc-aarch64-linux-gnu gcc-powerpc64le-linux-gnu
       libc6-dev-arm64-cross libc6-dev-ppc64el-cross qemu-user-static)
 if command -v dpkg-query >/dev/null 2>&1; then
@@ -33,15 +33,17 @@ if command -v dpkg-query >/dev/null 2>&1; then
         log "Debian packages present"
     fi
 else
-    log "no dpkg: install yourself: JDK 17+, Gradle (4.4 or 8.x), JUnit 4, aarch64/ppc64le cross gcc + libc, qemu-user"
+    log "no dpkg: install yourself: JDK 17+, Gradle (4.4 or 8.x), JUnit 4, python3, aarch64/ppc64le cross gcc + libc, qemu-user"
 fi
 
 # ---- Rust toolchain
 if ! command -v cargo >/dev/null 2>&1 && [ -x "$HOME/.cargo/bin/cargo" ]; then
     export PATH="$HOME/.cargo/bin:$PATH"
 fi
+# hrts's minimum supported Rust version (Cargo.toml: rust-version).
+msrv=$(sed -n 's/^rust-version[[:space:]]*=[[:space:]]*"\([^"]*\)".*/\1/p' "$(dirname "$0")/../Cargo.toml")
 if ! command -v cargo >/dev/null 2>&1; then
-    log "ERROR: cargo not found: install Rust (rustup, https://rustup.rs), rust-version >= 1.80" >&2
+    log "ERROR: cargo not found: install Rust ${msrv} or newer (rustup, https://rustup.rs)" >&2
     exit 1
 fi
 if command -v rustup >/dev/null 2>&1; then
@@ -59,6 +61,13 @@ if command -v rustup >/dev/null 2>&1; then
             rustup target add "$t"
         fi
     done
+    # The oldest supported Rust, for scripts/msrv.sh to build with. Not fatal: without
+    # it scripts/msrv.sh still checks the dependencies and clippy the std APIs.
+    if [ -n "$msrv" ] && ! rustup toolchain list | grep -q "^$msrv-"; then
+        log "rustup toolchain install $msrv --profile minimal (the minimum supported Rust)"
+        rustup toolchain install "$msrv" --profile minimal \
+            || log "could not install Rust $msrv: scripts/msrv.sh will check without it"
+    fi
     log "Rust components and targets present"
 else
     log "no rustup: make sure clippy, rustfmt and the aarch64/powerpc64le linux-gnu targets are installed"

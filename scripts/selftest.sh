@@ -8,4 +8,4 @@ if ! command -v cargo >/dev/null 2>&1 && [ -x "$HOME/.cargo/bin/cargo" ]; then
 fi
 scripts/bootstrap.sh
 ./gradlew --console=plain -q jar
-exec java -jar build/libs/hrts-0.1.0.jar "$@"
+exec java -jar "build/libs/hrts-$(scripts/version.sh).jar" "$@"

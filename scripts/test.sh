@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
-# The one test command for hrts: Rust (fmt, clippy, tests), cross-architecture tests,
-# C tests, JUnit through the packaged jar, and a consumer project using the published
-# Maven artifact. Exits non-zero if any stage fails.
+# The one test command for hrts: Rust (fmt, clippy, minimum Rust version, tests),
+# version consistency, cross-architecture tests, C tests, JUnit through the packaged jar,
+# and a consumer project using the published Maven artifact. Exits non-zero if any
+# stage fails.
+#
+# Every stage that runs tests prints `word: N passed, N failed`; the summary at the end
+# repeats those lines and adds the total. A new stage: a `run_stage` line below, or a
+# script in `run_optional` (it is counted if it prints such a line, as its last one).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd -P)
@@ -10,6 +15,7 @@ if ! command -v cargo >/dev/null 2>&1 && [ -x "$HOME/.cargo/bin/cargo" ]; then
     export PATH="$HOME/.cargo/bin:$PATH"
 fi
 
+START=$SECONDS
 STAGE=setup
 LOG_DIR=$(mktemp -d "${TMPDIR:-/tmp}/hrts-test.XXXXXX")
 trap 'rc=$?; if [ $rc -ne 0 ]; then echo; echo "=== hrts test: FAILED in stage: $STAGE (exit $rc) ==="; fi; rm -rf "$LOG_DIR"' EXIT
@@ -22,18 +28,63 @@ stage() {
 
 TOTAL_PASSED=0
 TOTAL_FAILED=0
-count() { TOTAL_PASSED=$((TOTAL_PASSED + $1)); TOTAL_FAILED=$((TOTAL_FAILED + $2)); }
+SUMMARY=()
+# count WORD PASSED FAILED: prints the stage's line and adds it to the total.
+count() {
+    local line="$1: $2 passed, $3 failed"
+    echo "$line"
+    SUMMARY+=("$line")
+    TOTAL_PASSED=$((TOTAL_PASSED + $2))
+    TOTAL_FAILED=$((TOTAL_FAILED + $3))
+}
+
+# The last `word: N passed, N failed` line of a log, as "word passed failed".
+count_line() {
+    grep -E '^[A-Za-z0-9_-]+: [0-9]+ passed, [0-9]+ failed' "$1" | tail -n 1 \
+        | sed -E 's/^([A-Za-z0-9_-]+): ([0-9]+) passed, ([0-9]+) failed.*/\1 \2 \3/' || true
+}
+
+# run_stage TITLE COMMAND...: runs one stage, its output teed to a log. A
+# `word: N passed, N failed` line in that output is counted (and not printed twice).
+run_stage() {
+    local title=$1
+    shift
+    stage "$title"
+    local log="$LOG_DIR/stage.log" rc word p f
+    set +e
+    "$@" 2>&1 | tee "$log"
+    rc=${PIPESTATUS[0]}
+    set -e
+    read -r word p f < <(count_line "$log"; echo)
+    if [ -n "${word:-}" ]; then
+        SUMMARY+=("$word: $p passed, $f failed")
+        TOTAL_PASSED=$((TOTAL_PASSED + p))
+        TOTAL_FAILED=$((TOTAL_FAILED + f))
+    fi
+    [ "$rc" -eq 0 ] || exit "$rc"
+}
+
+run_optional() { # script: run it if present (bash if it is not executable)
+    local script=$1
+    if [ ! -f "$script" ]; then
+        echo
+        echo "=== hrts test: $script: not present, skipped ==="
+    elif [ -x "$script" ]; then
+        run_stage "$script" "./$script"
+    else
+        run_stage "$script (not executable: running with bash)" bash "$script"
+    fi
+}
 
 GRADLE=("$ROOT/gradlew" --console=plain)
 
-stage "bootstrap"
-scripts/bootstrap.sh
-
-stage "cargo fmt --all --check"
-cargo fmt --all --check
-
-stage "cargo clippy --workspace --all-targets --all-features -- -D warnings"
-cargo clippy --workspace --all-targets --all-features -- -D warnings
+run_stage "bootstrap" scripts/bootstrap.sh
+run_stage "version: one source (scripts/version.sh --check)" scripts/version.sh --check
+run_stage "cargo fmt --all --check" cargo fmt --all --check
+# Clippy's incompatible_msrv lint is part of it: std APIs newer than rust-version fail.
+run_stage "cargo clippy --workspace --all-targets --all-features -- -D warnings" \
+    cargo clippy --workspace --all-targets --all-features -- -D warnings
+run_stage "minimum Rust version (scripts/msrv.sh)" scripts/msrv.sh
 
 stage "cargo test --workspace --all-features (the testing feature adds the multi-process hooks)"
 set +e
@@ -42,32 +93,9 @@ rc=${PIPESTATUS[0]}
 set -e
 read -r passed failed < <(sed -n 's/^test result: [A-Za-z]*\. \([0-9]*\) passed; \([0-9]*\) failed.*/\1 \2/p' \
     "$LOG_DIR/cargo-test.log" | awk '{p += $1; f += $2} END {print p + 0, f + 0}')
-echo "cargo: $passed passed, $failed failed"
-count "$passed" "$failed"
+count cargo "$passed" "$failed"
 [ "$rc" -eq 0 ] || exit "$rc"
 
-run_optional() { # path: run if present
-    local script=$1
-    if [ -f "$script" ]; then
-        stage "$script"
-        local log="$LOG_DIR/$(basename "$script").log" rc line p f
-        set +e
-        if [ -x "$script" ]; then "./$script"; else echo "(not executable: running with bash)"; bash "$script"; fi 2>&1 | tee "$log"
-        rc=${PIPESTATUS[0]}
-        set -e
-        # Count its own "word: N passed, N failed" line, if it prints one.
-        line=$(grep -E '^([A-Za-z0-9_-]+: )?[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1 || true)
-        if [ -n "$line" ]; then
-            p=$(sed -E 's/^([A-Za-z0-9_-]+: )?([0-9]+) passed, ([0-9]+) failed.*/\2/' <<<"$line")
-            f=$(sed -E 's/^([A-Za-z0-9_-]+: )?([0-9]+) passed, ([0-9]+) failed.*/\3/' <<<"$line")
-            count "$p" "$f"
-        fi
-        [ "$rc" -eq 0 ] || exit "$rc"
-    else
-        echo
-        echo "=== hrts test: $script: not present, skipped ==="
-    fi
-}
 run_optional scripts/cross-test.sh
 run_optional tests/c/run.sh
 
@@ -92,8 +120,7 @@ read -r tests failures errors skipped < <(grep -h -o '<testsuite [^>]*>' "${resu
     END { print t + 0, f + 0, e + 0, s + 0 }')
 jpassed=$((tests - failures - errors - skipped))
 jfailed=$((failures + errors))
-echo "junit: $jpassed passed, $jfailed failed"
-count "$jpassed" "$jfailed"
+count junit "$jpassed" "$jfailed"
 [ "$rc" -eq 0 ] || exit "$rc"
 [ "$jfailed" -eq 0 ] && [ "$jpassed" -gt 0 ] || exit 1
 
@@ -104,14 +131,20 @@ set +e
 rc=${PIPESTATUS[0]}
 set -e
 if [ "$rc" -eq 0 ] && grep -Eq '^hrts consumer: stamp [0-9]{19} ns' "$LOG_DIR/consumer.log"; then
-    echo "consumer: 1 passed, 0 failed"
-    count 1 0
+    count consumer 1 0
 else
-    echo "consumer: 0 passed, 1 failed"
+    count consumer 0 1
     exit 1
 fi
 
-STAGE=done
 echo
-echo "=== hrts test: all stages passed ==="
+if [ "$TOTAL_FAILED" -eq 0 ]; then
+    STAGE=done
+    echo "=== hrts test: all stages passed in $((SECONDS - START)) s ==="
+else
+    STAGE="summary: a stage reported failed tests but exited 0"
+    echo "=== hrts test: summary after $((SECONDS - START)) s ==="
+fi
+printf '%s\n' "${SUMMARY[@]}"
 echo "total: $TOTAL_PASSED passed, $TOTAL_FAILED failed"
+[ "$TOTAL_FAILED" -eq 0 ]

@@ -47,7 +47,8 @@ public class HighResTimestampTest {
     @Test
     public void ibmtsMethods() {
         long v = HighResTimestamp.getLogicVersion();
-        assertEquals("0.1.0.", HighResTimestamp.versionString(v).substring(0, 6));
+        String cargo = ChildJvm.prop("hrts.test.version");
+        assertTrue(HighResTimestamp.versionString(v), HighResTimestamp.versionString(v).startsWith(cargo + "."));
         assertEquals("1.0.0.5", HighResTimestamp.versionString(0x0001000000000005L));
         assertEquals(0, HighResTimestamp.IBMTS_SUCCESS);
         assertTrue(HighResTimestamp.getCopyright().contains("hrts"));
