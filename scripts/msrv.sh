@@ -8,7 +8,7 @@
 # 2. No dependency in Cargo.lock (normal, build and dev, on every Linux target hrts
 #    builds for) declares a newer rust-version.
 # 3. If the toolchain of that version is installed (scripts/bootstrap.sh installs it
-#    with rustup), `cargo +VERSION check --workspace --all-targets --locked` builds with
+#    with rustup), `cargo +VERSION check --workspace --all-targets --all-features --locked` builds with
 #    it: this also catches language features, which clippy does not check.
 # DEVELOPERS.md, which explains the version, must quote it.
 #
@@ -78,9 +78,9 @@ grep -q "^Rust: $msrv or newer" DEVELOPERS.md \
     || { echo "msrv: DEVELOPERS.md does not say 'Rust: $msrv or newer': update it" >&2; exit 1; }
 
 if command -v rustup >/dev/null 2>&1 && rustup toolchain list | grep -q "^$msrv-"; then
-    echo "msrv: cargo +$msrv check --workspace --all-targets --locked"
+    echo "msrv: cargo +$msrv check --workspace --all-targets --all-features --locked"
     CARGO_TARGET_DIR="${HRTS_MSRV_TARGET_DIR:-$ROOT/target/msrv}" \
-        cargo "+$msrv" check --workspace --all-targets --locked --quiet
+        cargo "+$msrv" check --workspace --all-targets --all-features --locked --quiet
     echo "msrv: builds with Rust $msrv"
 else
     echo "msrv: toolchain $msrv not installed (scripts/bootstrap.sh installs it with rustup):" \
