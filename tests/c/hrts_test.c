@@ -540,6 +540,39 @@ static void check_base_set_elsewhere(hrts_segment *seg, const char *name) {
         NULL);
 }
 
+/* Stamps the default segment (HRTS_SEGMENT) in a tight loop for MS milliseconds,
+   after printing "attached": the C reader of the resize tests. Prints
+   "stamps N backwards B"; exit 0 if no stamp went backwards and none failed. */
+static int stamp_for(const char *ms_arg) {
+  char *end;
+  long ms = strtol(ms_arg, &end, 10);
+  if (*end != '\0' || ms <= 0) {
+    fprintf(stderr, "hrts_test stamp-for: MS must be a positive number of milliseconds\n");
+    return 2;
+  }
+  uint64_t ns = 0, last = 0, count = 0, backwards = 0, errors = 0;
+  if (hrts_get_epoch_nanoseconds(&ns) != HRTS_SUCCESS) {
+    fprintf(stderr, "hrts_test stamp-for: %s\n", hrts_last_error());
+    return 1;
+  }
+  printf("attached\n");
+  fflush(stdout);
+  struct timespec start, now;
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  do {
+    for (int i = 0; i < 1000; i++) {
+      if (hrts_get_epoch_nanoseconds(&ns) != HRTS_SUCCESS) errors++;
+      if (ns < last) backwards++;
+      last = ns;
+      count++;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &now);
+  } while ((now.tv_sec - start.tv_sec) * 1000L + (now.tv_nsec - start.tv_nsec) / 1000000L < ms);
+  printf("stamps %llu backwards %llu errors %llu\n", (unsigned long long)count,
+         (unsigned long long)backwards, (unsigned long long)errors);
+  return backwards == 0 && errors == 0 ? 0 : 1;
+}
+
 static int set_base(const char *name) {
   hrts_segment *seg = NULL;
   int rc = hrts_segment_open(name, &seg);
@@ -771,6 +804,7 @@ int main(int argc, char **argv) {
   if (argc == 4 && strcmp(argv[1], "stamp-events") == 0) return stamp_events(argv[2], argv[3]);
   if (argc >= 4 && strcmp(argv[1], "drive") == 0) return drive(argv[2], argv + 3);
   if (argc == 3 && strcmp(argv[1], "set-base") == 0) return set_base(argv[2]);
+  if (argc == 3 && strcmp(argv[1], "stamp-for") == 0) return stamp_for(argv[2]);
   if (argc >= 2 && strcmp(argv[1], "unlink") == 0) {
     /* Cleanup for run.sh: removes each named segment, page and name. */
     for (int i = 2; i < argc; i++) hrts_segment_unlink(argv[i], NULL);
@@ -779,7 +813,7 @@ int main(int argc, char **argv) {
   if (argc != 1) {
     fprintf(stderr,
             "usage: hrts_test [stamp-events FILE COUNT | drive N CMD [ARG...] | set-base NAME | "
-            "unlink NAME...]\n");
+            "stamp-for MS | unlink NAME...]\n");
     return 2;
   }
   /* Before anything opens the segment in this process (see check_in_child). */

@@ -20,8 +20,14 @@ public final class TestMains {
             case "next-sequence":
                 nextSequence();
                 return;
+            case "fill-scaling":
+                fillScaling();
+                return;
+            case "stamp-for":
+                stampFor(Long.parseLong(args[1]));
+                return;
             default:
-                System.err.println("usage: TestMains echo|open-twice|next-sequence");
+                System.err.println("usage: TestMains echo|open-twice|next-sequence|fill-scaling|stamp-for MS");
                 System.exit(2);
         }
     }
@@ -60,5 +66,60 @@ public final class TestMains {
         } catch (HrtsException e) {
             System.out.println("HrtsException " + e.getKind() + ": " + e.getMessage());
         }
+    }
+
+    /**
+     * Stamps in a tight loop for {@code ms} milliseconds after printing "attached": the JVM
+     * reader of the resize tests. Prints "stamps N backwards B"; exits 1 if any went backwards.
+     */
+    static void stampFor(long ms) {
+        HighResTimestamp.open();
+        System.out.println("attached");
+        System.out.flush();
+        long count = 0;
+        long backwards = 0;
+        long last = 0;
+        long end = System.nanoTime() + ms * 1_000_000L;
+        do {
+            for (int i = 0; i < 1000; i++) {
+                long ns = HighResTimestamp.getEpochNanoseconds();
+                if (ns < last) {
+                    backwards++;
+                }
+                last = ns;
+                count++;
+            }
+        } while (System.nanoTime() < end);
+        System.out.println("stamps " + count + " backwards " + backwards);
+        System.exit(backwards == 0 ? 0 : 1);
+    }
+
+    /**
+     * Times fillEpochNanoseconds over 1M and 4M elements (best of three each) and prints
+     * "fill 1M MS 4M MS": run under -Xcheck:jni, where a fill that pins the whole array per
+     * chunk grows quadratically.
+     */
+    static void fillScaling() {
+        HighResTimestamp.open();
+        long[] small = new long[1 << 20];
+        long[] large = new long[4 << 20];
+        HighResTimestamp.fillEpochNanoseconds(small, 0, small.length); // warm-up
+        System.out.println("fill 1M " + bestMillis(small) + " 4M " + bestMillis(large));
+        for (int i = 1; i < large.length; i++) {
+            if (large[i] < large[i - 1]) {
+                System.out.println("went backwards at " + i);
+                System.exit(1);
+            }
+        }
+    }
+
+    private static double bestMillis(long[] a) {
+        long best = Long.MAX_VALUE;
+        for (int round = 0; round < 3; round++) {
+            long t0 = System.nanoTime();
+            HighResTimestamp.fillEpochNanoseconds(a, 0, a.length);
+            best = Math.min(best, System.nanoTime() - t0);
+        }
+        return best / 1e6;
     }
 }
