@@ -136,7 +136,8 @@ pub struct Extension {
 }
 
 const _: () = assert!(EXTENSION_OFFSET.is_multiple_of(64));
-const _: () = assert!(EXTENSION_OFFSET + std::mem::size_of::<Extension>() <= SEGMENT_SIZE);
+// The page's last 64 bytes belong to the storage layer (`shm::TAG_OFFSET`).
+const _: () = assert!(EXTENSION_OFFSET + std::mem::size_of::<Extension>() <= SEGMENT_SIZE - 64);
 const _: () = assert!(std::mem::size_of::<Header>() <= SEGMENT_SIZE / 2);
 const _: () = assert!(std::mem::align_of::<Header>() <= 4096);
 

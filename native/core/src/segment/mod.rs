@@ -183,6 +183,8 @@ impl SharedBase {
         opened: Opened,
     ) -> Result<SharedBase> {
         let name = &cfg.name;
+        // `opened` is what this process did if it initialises a page; attaching one
+        // that another process finished (or linking a found one) is `Attached`.
         if (shm::fstat(name, fd)?.size as usize) < SEGMENT_SIZE {
             shm::set_size(fd, SEGMENT_SIZE)?;
         }
@@ -197,6 +199,19 @@ impl SharedBase {
                     shm::remove_page(stale.id().shmid);
                 }
             }
+        }
+        // The record was lost but the page is there (found by its key): link it
+        // again, so everyone stays on one timeline; a half-made one is replaced.
+        if let Some(page) = shm::Page::find(name, Some(cfg.sharing))? {
+            let h = header_of(&page);
+            let ready =
+                state_code(h.state.load(Acquire)) == STATE_READY && h.magic.load(Acquire) == MAGIC;
+            if ready {
+                shm::write_record(fd, h.state.load(Relaxed), page.id())?;
+                drop(lock);
+                return SharedBase::from_ready(page, cfg, Opened::Attached);
+            }
+            shm::remove_page(page.id().shmid);
         }
         let page = shm::Page::create(name, cfg.sharing)?;
         let me = crate::os::pid();

@@ -14,12 +14,22 @@
 //! time the kernel keeps for it (`shm_cpid`, `shm_ctime`); an id that was freed
 //! and reused by another segment no longer matches and is treated as gone.
 //!
+//! The page is also found without the record: it is created under a System V key
+//! derived from the owner and the name, and carries a tag (a 64-bit hash of the
+//! same) in its last bytes. A name whose record was lost (truncated, rewritten,
+//! or the name removed with `rm` instead of `hrts unlink`) is linked again to its
+//! page, so processes that open it later join the timeline of those attached, and
+//! no page is left behind. If a foreign segment holds the key, the page is made
+//! without one (`IPC_PRIVATE`) and only the record links it.
+//!
 //! Nothing here knows the header's meaning beyond the record; `segment::open` does.
 
 use super::layout::{Header, LAYOUT_VERSION, MAGIC, SEGMENT_SIZE};
 use crate::error::{Error, ErrorKind, Result};
 use std::ffi::CString;
 use std::ptr::NonNull;
+use std::sync::atomic::AtomicU64;
+use std::sync::atomic::Ordering::Relaxed;
 
 /// Who may use a segment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -379,6 +389,31 @@ pub fn write_state(fd: &Fd, state: u64) -> Result<()> {
 
 // ---------------------------------------------------------------- the page
 
+/// Where the storage layer's tag sits: the page's last 64 bytes, which the
+/// header and extension never reach (checked at compile time in `layout`).
+pub const TAG_OFFSET: usize = SEGMENT_SIZE - 64;
+
+/// FNV-1a over the owner's uid and the name: the page tag, and (its low 32 bits)
+/// the System V key.
+fn name_hash(name: &str) -> u64 {
+    // SAFETY: geteuid cannot fail.
+    let uid = unsafe { libc::geteuid() };
+    uid.to_le_bytes()
+        .iter()
+        .chain(name.as_bytes())
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+            (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+        })
+}
+
+/// The System V key of a name's page: never IPC_PRIVATE (0).
+fn page_key(name: &str) -> libc::key_t {
+    match name_hash(name) as u32 as libc::key_t {
+        0 => 1,
+        k => k,
+    }
+}
+
 /// The shared page, attached read-write, detached on drop.
 pub struct Page {
     ptr: NonNull<u8>,
@@ -404,8 +439,14 @@ impl Page {
     /// Creates a fresh, zeroed page with the mode `sharing` gives.
     pub fn create(name: &str, sharing: Sharing) -> Result<Page> {
         let flags = libc::IPC_CREAT | libc::IPC_EXCL | sharing.mode() as libc::c_int;
-        // SAFETY: plain system call; IPC_PRIVATE always makes a new segment.
-        let shmid = unsafe { libc::shmget(libc::IPC_PRIVATE, SEGMENT_SIZE, flags) };
+        // SAFETY: plain system call; IPC_EXCL never returns an existing segment.
+        let mut shmid = unsafe { libc::shmget(page_key(name), SEGMENT_SIZE, flags) };
+        if shmid < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EEXIST) {
+            // Another segment holds the key (the caller already tried to link a
+            // page of ours): make one only the record can find.
+            // SAFETY: plain system call; IPC_PRIVATE always makes a new segment.
+            shmid = unsafe { libc::shmget(libc::IPC_PRIVATE, SEGMENT_SIZE, flags) };
+        }
         if shmid < 0 {
             return Err(Error::os(
                 format!("shmget for segment {name}"),
@@ -416,6 +457,7 @@ impl Page {
         let page = Page::attach_id(name, shmid).inspect_err(|_| {
             remove_page(shmid);
         })?;
+        page.tag().store(name_hash(name), Relaxed);
         if let Sharing::Group(gid) = sharing {
             let mut ds = ipc_stat(shmid).map_err(|e| {
                 remove_page(shmid);
@@ -479,6 +521,42 @@ impl Page {
             ));
         }
         Page::attach_id(name, id.shmid).map(Some)
+    }
+
+    /// The page of `name` found by its key and tag, if one exists and is ours
+    /// (the record that linked it may be lost), shared as `sharing` says, or in
+    /// any way for `None` (removal). Its contents are for the caller to judge.
+    pub fn find(name: &str, sharing: Option<Sharing>) -> Result<Option<Page>> {
+        // SAFETY: plain system call; without IPC_CREAT it only looks up.
+        let shmid = unsafe { libc::shmget(page_key(name), 0, 0) };
+        if shmid < 0 {
+            return Ok(None);
+        }
+        let Ok(ds) = ipc_stat(shmid) else {
+            return Ok(None);
+        };
+        let id = PageId {
+            shmid,
+            cpid: ds.shm_cpid as u32,
+            ctime: ds.shm_ctime,
+        };
+        // A key holder that is not ours (another user's, another size) is simply
+        // not our page: the caller makes one without the key.
+        let sharing = sharing.unwrap_or(if ds.shm_perm.mode & 0o070 == 0 {
+            Sharing::Private
+        } else {
+            Sharing::Group(ds.shm_perm.gid)
+        });
+        let Ok(Some(page)) = Page::attach(name, id, sharing) else {
+            return Ok(None);
+        };
+        Ok((page.tag().load(Relaxed) == name_hash(name)).then_some(page))
+    }
+
+    fn tag(&self) -> &AtomicU64 {
+        // SAFETY: TAG_OFFSET is 8-byte aligned inside the SEGMENT_SIZE page, which
+        // stays attached while `self` lives; any bit pattern is a valid AtomicU64.
+        unsafe { &*(self.ptr.as_ptr().add(TAG_OFFSET) as *const AtomicU64) }
     }
 
     fn attach_id(name: &str, shmid: i32) -> Result<Page> {
@@ -564,6 +642,10 @@ pub fn unlink(cname: &CString) -> Result<bool> {
                 }
             }
         }
+    }
+    // A page the record no longer names, found by its key and tag.
+    if let Ok(Some(page)) = Page::find(&name, None) {
+        remove_page(page.id().shmid);
     }
     match unlink_name(cname) {
         Ok(()) => Ok(true),

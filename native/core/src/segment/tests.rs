@@ -300,22 +300,28 @@ fn truncating_shrinking_or_growing_the_name_never_reaches_an_attached_reader() {
     stamp_a_while(&base);
     expect_err(&t.cfg(), ErrorKind::Truncated, "truncated");
 
-    // Truncated to nothing: indistinguishable from a creator that died before
-    // sizing the name, so after the wait a fresh open makes a new page; the
-    // attached readers keep theirs (as after `hrts unlink`).
+    // Truncated to nothing: the record is gone, so after the wait (a creator may
+    // be about to size it) a fresh open finds the page by its key and links it
+    // again: one timeline, nothing left behind.
     file.set_len(0).unwrap();
     stamp_a_while(&base);
     let mut cfg = t.cfg();
     cfg.ready_timeout = std::time::Duration::from_millis(20);
     let fresh = SharedBase::open(&cfg).unwrap();
-    assert_eq!(fresh.opened(), Opened::TookOver);
-    let before = base.now_ns_ordered();
-    assert!(
-        fresh.now_ns_ordered() > before - 1_000_000,
-        "both follow the calendar"
+    assert_eq!(fresh.opened(), Opened::Attached);
+    assert_eq!(
+        fresh.page.id(),
+        base.page.id(),
+        "the same page, linked again"
     );
     assert_eq!(base.base_info().generation, generation);
     stamp_a_while(&base);
+    // The record was wiped (zeros, a state that says nobody started): the same.
+    let fd = shm::open_existing(&shm::validate_name(&t.0).unwrap())
+        .unwrap()
+        .unwrap();
+    shm::write_record(&fd, 0, shm::PageId::default()).unwrap();
+    assert_eq!(SharedBase::open(&cfg).unwrap().page.id(), base.page.id());
 }
 
 #[test]
@@ -348,9 +354,9 @@ fn a_removed_page_is_replaced_and_a_reused_page_id_is_not_trusted() {
         ..other_base.page.id()
     };
     shm::write_record(&fd, state_word(STATE_READY, 1), forged).unwrap();
-    let replaced = SharedBase::open(&t.cfg()).unwrap();
-    assert_eq!(replaced.opened(), Opened::TookOver);
-    assert_ne!(replaced.page.id().shmid, other_base.page.id().shmid);
+    let relinked = SharedBase::open(&t.cfg()).unwrap();
+    assert_eq!(relinked.page.id(), next.page.id(), "found again by its key");
+    assert_ne!(relinked.page.id().shmid, other_base.page.id().shmid);
     stamp_a_while(&other_base);
 }
 
