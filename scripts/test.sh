@@ -78,6 +78,14 @@ run_optional() { # script: run it if present (bash if it is not executable)
 
 GRADLE=("$ROOT/gradlew" --console=plain)
 
+# What the tests leave behind is checked at the end against what was there before:
+# segment names in /dev/shm and System V pages nobody has attached.
+leftovers_now() {
+    { ls /dev/shm 2>/dev/null | sed -n 's|^\(hrts-.*\)|name /\1|p'
+      ipcs -m 2>/dev/null | awk '$1 ~ /^0x/ && $6 == 0 {print "page " $2}'; } | sort
+}
+leftovers_now > "$LOG_DIR/leftovers.before"
+
 run_stage "bootstrap" scripts/bootstrap.sh
 run_stage "version: one source (scripts/version.sh --check)" scripts/version.sh --check
 run_stage "cargo fmt --all --check" cargo fmt --all --check
@@ -140,6 +148,15 @@ else
     count consumer 0 1
     exit 1
 fi
+
+stage "leftovers: segment names and pages the tests created and did not remove"
+leftovers_now | comm -13 "$LOG_DIR/leftovers.before" - > "$LOG_DIR/leftovers.after"
+if [ -s "$LOG_DIR/leftovers.after" ]; then
+    cat "$LOG_DIR/leftovers.after"
+    count leftovers 0 1
+    exit 1
+fi
+count leftovers 1 0
 
 echo
 if [ "$TOTAL_FAILED" -eq 0 ]; then
