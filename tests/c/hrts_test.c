@@ -573,6 +573,45 @@ static int stamp_for(const char *ms_arg) {
   return backwards == 0 && errors == 0 ? 0 : 1;
 }
 
+/* The C reader of the fuzz stage: stamps the default segment for MS milliseconds
+   while another process damages it, and counts stamps more than 1 ms away from
+   CLOCK_REALTIME (read right before and after each stamp), stamps that went
+   backwards and failed calls. Prints "attached" first, then
+   "reader c: stamps N off M backwards B errors E". Exit 0 unless it could not start. */
+static int fuzz_read(const char *ms_arg) {
+  char *end;
+  long ms = strtol(ms_arg, &end, 10);
+  if (*end != '\0' || ms <= 0) {
+    fprintf(stderr, "hrts_test fuzz-read: MS must be a positive number of milliseconds\n");
+    return 2;
+  }
+  uint64_t ns = 0, last = 0, count = 0, off = 0, backwards = 0, errors = 0;
+  if (hrts_get_epoch_nanoseconds(&ns) != HRTS_SUCCESS) {
+    fprintf(stderr, "hrts_test fuzz-read: %s\n", hrts_last_error());
+    return 1;
+  }
+  printf("attached\n");
+  fflush(stdout);
+  uint64_t stop = realtime_ns() + (uint64_t)ms * 1000000u;
+  for (;;) {
+    uint64_t before = realtime_ns();
+    if (before >= stop) break;
+    int rc = hrts_get_epoch_nanoseconds(&ns);
+    uint64_t after = realtime_ns();
+    count++;
+    if (rc != HRTS_SUCCESS) {
+      errors++;
+      continue;
+    }
+    if (ns + 1000000u < before || ns > after + 1000000u) off++;
+    if (ns < last) backwards++;
+    last = ns;
+  }
+  printf("reader c: stamps %llu off %llu backwards %llu errors %llu\n", (unsigned long long)count,
+         (unsigned long long)off, (unsigned long long)backwards, (unsigned long long)errors);
+  return 0;
+}
+
 static int set_base(const char *name) {
   hrts_segment *seg = NULL;
   int rc = hrts_segment_open(name, &seg);
@@ -805,6 +844,7 @@ int main(int argc, char **argv) {
   if (argc >= 4 && strcmp(argv[1], "drive") == 0) return drive(argv[2], argv + 3);
   if (argc == 3 && strcmp(argv[1], "set-base") == 0) return set_base(argv[2]);
   if (argc == 3 && strcmp(argv[1], "stamp-for") == 0) return stamp_for(argv[2]);
+  if (argc == 3 && strcmp(argv[1], "fuzz-read") == 0) return fuzz_read(argv[2]);
   if (argc >= 2 && strcmp(argv[1], "unlink") == 0) {
     /* Cleanup for run.sh: removes each named segment, page and name. */
     for (int i = 2; i < argc; i++) hrts_segment_unlink(argv[i], NULL);
@@ -813,7 +853,7 @@ int main(int argc, char **argv) {
   if (argc != 1) {
     fprintf(stderr,
             "usage: hrts_test [stamp-events FILE COUNT | drive N CMD [ARG...] | set-base NAME | "
-            "stamp-for MS | unlink NAME...]\n");
+            "stamp-for MS | fuzz-read MS | unlink NAME...]\n");
     return 2;
   }
   /* Before anything opens the segment in this process (see check_in_child). */

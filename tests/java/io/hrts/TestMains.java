@@ -23,11 +23,14 @@ public final class TestMains {
             case "fill-scaling":
                 fillScaling();
                 return;
+            case "fuzz-read":
+                fuzzRead(Long.parseLong(args[1]));
+                return;
             case "stamp-for":
                 stampFor(Long.parseLong(args[1]));
                 return;
             default:
-                System.err.println("usage: TestMains echo|open-twice|next-sequence|fill-scaling|stamp-for MS");
+                System.err.println("usage: TestMains echo|open-twice|next-sequence|fill-scaling|stamp-for MS|fuzz-read MS");
                 System.exit(2);
         }
     }
@@ -121,5 +124,54 @@ public final class TestMains {
             best = Math.min(best, System.nanoTime() - t0);
         }
         return best / 1e6;
+    }
+
+    /**
+     * The JVM reader of the fuzz stage: stamps for {@code ms} milliseconds while another
+     * process damages the segment, counting stamps more than 1 ms from the system clock
+     * (read right before and after each stamp), backward steps and exceptions. Prints
+     * "attached", then "reader java: stamps N off M backwards B errors E".
+     */
+    static void fuzzRead(long ms) {
+        HighResTimestamp.open();
+        System.out.println("attached");
+        System.out.flush();
+        long count = 0;
+        long off = 0;
+        long backwards = 0;
+        long errors = 0;
+        long last = 0;
+        long stop = wallNanos() + ms * 1_000_000L;
+        for (;;) {
+            long before = wallNanos();
+            if (before >= stop) {
+                break;
+            }
+            long ns;
+            try {
+                ns = HighResTimestamp.getEpochNanoseconds();
+            } catch (HrtsException e) {
+                errors++;
+                count++;
+                continue;
+            }
+            long after = wallNanos();
+            count++;
+            if (ns < before - 1_000_000L || ns > after + 1_000_000L) {
+                off++;
+            }
+            if (ns < last) {
+                backwards++;
+            }
+            last = ns;
+        }
+        System.out.println("reader java: stamps " + count + " off " + off + " backwards " + backwards
+                + " errors " + errors);
+    }
+
+    /** CLOCK_REALTIME in nanoseconds, from java.time (microsecond resolution or better). */
+    private static long wallNanos() {
+        java.time.Instant t = java.time.Instant.now();
+        return t.getEpochSecond() * 1_000_000_000L + t.getNano();
     }
 }
