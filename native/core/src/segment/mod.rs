@@ -311,8 +311,14 @@ impl SharedBase {
 
     /// Removes the segment name `name`. Attached processes keep their mapping;
     /// the next process to open the name creates a fresh segment.
+    /// `Ok(true)`: removed; `Ok(false)`: there was no such segment; an error: it
+    /// is still there.
     pub fn unlink(name: &str) -> Result<bool> {
-        Ok(shm::unlink(&shm::validate_name(name)?))
+        match shm::unlink(&shm::validate_name(name)?) {
+            shm::Unlinked::Removed => Ok(true),
+            shm::Unlinked::Absent => Ok(false),
+            shm::Unlinked::Failed(e) => Err(e),
+        }
     }
 }
 

@@ -255,8 +255,38 @@ impl Drop for Mapping {
     }
 }
 
+/// What [`unlink`] did.
+#[derive(Debug)]
+pub enum Unlinked {
+    Removed,
+    /// There was no segment of that name.
+    Absent,
+    /// The segment is still there (e.g. another user's, which only its owner or
+    /// root may remove).
+    Failed(Error),
+}
+
 /// Removes the name; processes that have it mapped keep their mapping.
-pub fn unlink(name: &CString) -> bool {
+pub fn unlink(name: &CString) -> Unlinked {
     // SAFETY: `name` is a valid NUL-terminated string.
-    unsafe { libc::shm_unlink(name.as_ptr()) == 0 }
+    if unsafe { libc::shm_unlink(name.as_ptr()) } == 0 {
+        return Unlinked::Removed;
+    }
+    let err = std::io::Error::last_os_error();
+    let name = name.to_string_lossy();
+    match err.raw_os_error() {
+        Some(libc::ENOENT) => Unlinked::Absent,
+        Some(libc::EPERM | libc::EACCES) => Unlinked::Failed(Error::new(
+            ErrorKind::Permission,
+            format!(
+                "segment {name} was not removed ({err}): it belongs to another user; only \
+                 its owner or root may remove it"
+            ),
+        )),
+        _ => Unlinked::Failed(Error::from_io(
+            format!("segment {name} was not removed: shm_unlink"),
+            &err,
+            "",
+        )),
+    }
 }

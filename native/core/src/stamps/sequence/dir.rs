@@ -1,0 +1,343 @@
+//! The directory of a sequence file, opened so that no other user can steer what
+//! hrts reads or writes there.
+//!
+//! The directory is walked from `/` one component at a time, each opened
+//! relative to the one before without following a symbolic link, and each
+//! checked on the open descriptor:
+//!
+//! - the file's own directory must belong to this user and be writable by
+//!   nobody else (mode without group or other write);
+//! - every directory above it must belong to this user or root and be writable
+//!   by nobody else, unless it is sticky (`/tmp`, `/var/tmp`): there others may
+//!   add names but not remove or rename ours.
+//!
+//! Missing directories are created, mode 0700. Every later operation goes
+//! through the checked descriptor (`openat`, `renameat`, `unlinkat`), never
+//! through the path again, so swapping a directory for another after the check
+//! changes nothing; files are opened with `O_NOFOLLOW`.
+
+use crate::error::{Error, ErrorKind, Result};
+use std::ffi::{CStr, CString, OsStr};
+use std::fs::File;
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
+use std::os::unix::io::{AsRawFd, FromRawFd};
+use std::path::{Component, Path, PathBuf};
+
+/// An open directory that passed the checks above.
+#[derive(Debug)]
+pub struct CheckedDir {
+    fd: File,
+    path: PathBuf,
+    dev: u64,
+    ino: u64,
+}
+
+fn euid() -> u32 {
+    // SAFETY: geteuid cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+fn c_name(name: &OsStr) -> io::Result<CString> {
+    CString::new(name.as_bytes()).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))
+}
+
+/// `openat(dir, name, flags | O_NOFOLLOW | O_CLOEXEC, mode)`.
+fn open_at(dir: &File, name: &CStr, flags: libc::c_int, mode: libc::mode_t) -> io::Result<File> {
+    let flags = flags | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+    // SAFETY: `dir` is an open descriptor and `name` a NUL-terminated string, both
+    // valid for the call; openat only reads them.
+    let fd = unsafe { libc::openat(dir.as_raw_fd(), name.as_ptr(), flags, mode as libc::c_uint) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: openat returned a new descriptor that nothing else owns.
+    Ok(unsafe { File::from_raw_fd(fd) })
+}
+
+fn open_dir_at(dir: &File, name: &CStr) -> io::Result<File> {
+    open_at(dir, name, libc::O_RDONLY | libc::O_DIRECTORY, 0)
+}
+
+/// The longest existing prefix of `path` with its links resolved, and the
+/// components after it, which do not exist yet.
+fn resolve(path: &Path) -> io::Result<(PathBuf, Vec<&OsStr>)> {
+    let mut missing = Vec::new();
+    let mut existing = path;
+    loop {
+        match std::fs::canonicalize(existing) {
+            Ok(real) => {
+                missing.reverse();
+                return Ok((real, missing));
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                missing.push(name);
+                existing = if parent.as_os_str().is_empty() {
+                    Path::new(".")
+                } else {
+                    parent
+                };
+            }
+            // `..` or a root that does not exist: let the walk report it.
+            _ => return Err(io::Error::from(io::ErrorKind::NotFound)),
+        }
+    }
+}
+
+impl CheckedDir {
+    /// Opens (creating what is missing) and checks the directory `dir`, which
+    /// holds the sequence file `file` (named in messages).
+    pub fn open(dir: &Path, file: &Path) -> Result<CheckedDir> {
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
+        let io_error = |what: &str, at: &Path, e: io::Error| {
+            Error::from_io(
+                format!(
+                    "{what} {} for sequence file {}",
+                    at.display(),
+                    file.display()
+                ),
+                &e,
+                "set HRTS_SEQ_FILE to a file in a directory of yours that only you can write",
+            )
+        };
+        let (real, missing) = resolve(dir).map_err(|e| io_error("resolving", dir, e))?;
+        let mut path = PathBuf::from("/");
+        let mut fd = File::open("/").map_err(|e| io_error("opening", &path, e))?;
+        let components: Vec<&OsStr> = real
+            .components()
+            .filter_map(|c| match c {
+                Component::Normal(n) => Some(n),
+                _ => None,
+            })
+            .chain(missing)
+            .collect();
+        let count = components.len();
+        let mut checked = check(&fd, &path, file, count == 0)?;
+        for (i, name) in components.into_iter().enumerate() {
+            path.push(name);
+            let cname = c_name(name).map_err(|e| io_error("opening", &path, e))?;
+            let next = match open_dir_at(&fd, &cname) {
+                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
+                    // SAFETY: `fd` is an open directory and `cname` a NUL-terminated
+                    // string, valid for the call.
+                    if unsafe { libc::mkdirat(fd.as_raw_fd(), cname.as_ptr(), 0o700) } != 0 {
+                        let e = io::Error::last_os_error();
+                        if e.raw_os_error() != Some(libc::EEXIST) {
+                            return Err(io_error("creating directory", &path, e));
+                        }
+                    }
+                    open_dir_at(&fd, &cname)
+                }
+                other => other,
+            };
+            fd = next.map_err(|e| match e.raw_os_error() {
+                Some(libc::ELOOP) => Error::new(
+                    ErrorKind::Permission,
+                    format!(
+                        "refusing sequence file {}: {} was replaced by a symbolic link while \
+                         hrts checked the path; retry, and if it recurs find who changes it",
+                        file.display(),
+                        path.display()
+                    ),
+                ),
+                _ => io_error("opening directory", &path, e),
+            })?;
+            checked = check(&fd, &path, file, i + 1 == count)?;
+        }
+        Ok(CheckedDir {
+            fd,
+            path,
+            dev: checked.0,
+            ino: checked.1,
+        })
+    }
+
+    /// Where this directory is (for messages).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Device and inode: the directory's identity, stable while it exists.
+    pub fn identity(&self) -> (u64, u64) {
+        (self.dev, self.ino)
+    }
+
+    /// Opens `name` here with `O_NOFOLLOW`: a symbolic link is an error (ELOOP).
+    pub fn open_file(
+        &self,
+        name: &CStr,
+        flags: libc::c_int,
+        mode: libc::mode_t,
+    ) -> io::Result<File> {
+        open_at(&self.fd, name, flags, mode)
+    }
+
+    /// Renames `from` to `to`, both in this directory.
+    pub fn rename(&self, from: &CStr, to: &CStr) -> io::Result<()> {
+        let fd = self.fd.as_raw_fd();
+        // SAFETY: `fd` is an open directory and both names NUL-terminated strings,
+        // valid for the call.
+        if unsafe { libc::renameat(fd, from.as_ptr(), fd, to.as_ptr()) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// Removes the entry `name` itself (a link is removed, not followed).
+    pub fn remove(&self, name: &CStr) -> io::Result<()> {
+        // SAFETY: as for `rename`.
+        if unsafe { libc::unlinkat(self.fd.as_raw_fd(), name.as_ptr(), 0) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// Makes the directory's entries (a rename) durable.
+    pub fn sync(&self) -> io::Result<()> {
+        self.fd.sync_all()
+    }
+}
+
+/// Checks one directory of the path; returns its (device, inode).
+fn check(fd: &File, path: &Path, file: &Path, last: bool) -> Result<(u64, u64)> {
+    let meta = fd
+        .metadata()
+        .map_err(|e| Error::from_io(format!("fstat of directory {}", path.display()), &e, ""))?;
+    let me = euid();
+    let mode = meta.mode() & 0o7777;
+    let sticky = mode & libc::S_ISVTX as u32 != 0;
+    let refuse = |why: String, fix: String| {
+        Err(Error::new(
+            ErrorKind::Permission,
+            format!(
+                "refusing sequence file {}: directory {} {why}, so another user could replace \
+                 the file and make sequence numbers repeat (or make hrts write where they \
+                 choose); {fix}, or set HRTS_SEQ_FILE to a file in a directory of yours that \
+                 only you can write",
+                file.display(),
+                path.display()
+            ),
+        ))
+    };
+    let owner_ok = if last {
+        meta.uid() == me
+    } else {
+        meta.uid() == me || meta.uid() == 0
+    };
+    if !owner_ok {
+        let whose = if last { "you" } else { "you or root" };
+        return refuse(
+            format!("belongs to uid {}, not to {whose} (uid {me})", meta.uid()),
+            format!(
+                "if you did not create it, another user may have: remove it (`rm -r {}`)",
+                path.display()
+            ),
+        );
+    }
+    if mode & 0o022 != 0 && (last || !sticky) {
+        return refuse(
+            format!("is writable by other users (mode {mode:04o})"),
+            format!("`chmod go-w {}`", path.display()),
+        );
+    }
+    Ok((meta.dev(), meta.ino()))
+}
+
+/// Refuses a file opened in a checked directory that is not a regular file of
+/// this user (planted by someone else, or not a file at all).
+pub fn check_file(f: &File, path: &Path) -> Result<()> {
+    let meta = f
+        .metadata()
+        .map_err(|e| Error::from_io(format!("fstat of {}", path.display()), &e, ""))?;
+    let me = euid();
+    if !meta.file_type().is_file() {
+        return Err(Error::new(
+            ErrorKind::Persist,
+            format!(
+                "{} is not a regular file; move it away (hrts recreates its lock file; a \
+                 sequence file moved away restarts numbering at 0)",
+                path.display()
+            ),
+        ));
+    }
+    if meta.uid() != me {
+        return Err(Error::new(
+            ErrorKind::Permission,
+            format!(
+                "refusing {}: it belongs to uid {}, not to you (uid {me}); hrts only trusts \
+                 its own files: remove it if you did not put it there",
+                path.display(),
+                meta.uid()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(tag: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("hrts-dirtest-{}-{tag}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        d
+    }
+
+    #[test]
+    fn missing_directories_are_created_private_and_links_in_the_path_are_resolved() {
+        let base = scratch("create");
+        let dir = base.join("a/b");
+        let d = CheckedDir::open(&dir, &dir.join("x.seq")).unwrap();
+        assert_eq!(d.path(), std::fs::canonicalize(&dir).unwrap());
+        use std::os::unix::fs::PermissionsExt;
+        for p in [base.join("a"), dir.clone()] {
+            let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode & 0o077, 0, "{} mode {mode:o}", p.display());
+        }
+        // A link in the path the user chose is followed to a checked place.
+        std::os::unix::fs::symlink(&dir, base.join("link")).unwrap();
+        let via = CheckedDir::open(&base.join("link"), Path::new("x")).unwrap();
+        assert_eq!(via.identity(), d.identity());
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
+    fn a_directory_writable_by_others_is_refused_with_the_fix() {
+        use std::os::unix::fs::PermissionsExt;
+        let base = scratch("open");
+        std::fs::create_dir_all(&base).unwrap();
+        std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let err = CheckedDir::open(&base, &base.join("x.seq")).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Permission);
+        assert!(err.message().contains("writable by other users"), "{err}");
+        assert!(err.message().contains("chmod go-w"), "{err}");
+        // Above the file's own directory, that is refused too ...
+        let err = CheckedDir::open(&base.join("sub"), Path::new("x")).unwrap_err();
+        assert!(err.message().contains(base.to_str().unwrap()), "{err}");
+        // ... unless the directory is sticky, like /tmp.
+        std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o1777)).unwrap();
+        CheckedDir::open(&base.join("sub"), Path::new("x")).unwrap();
+        assert!(CheckedDir::open(&base, Path::new("x")).is_err());
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
+    fn a_regular_file_in_the_path_is_reported_with_its_name() {
+        let base = scratch("notadir");
+        std::fs::create_dir_all(&base).unwrap();
+        std::fs::write(base.join("not-a-dir"), b"x").unwrap();
+        let err = CheckedDir::open(&base.join("not-a-dir/sub"), Path::new("x")).unwrap_err();
+        assert!(err.message().contains("not-a-dir"), "{err}");
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+}
