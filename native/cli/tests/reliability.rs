@@ -70,7 +70,11 @@ fn proc_state(pid: u32) -> Option<char> {
 fn await_zombie(child: &Child) {
     let deadline = Instant::now() + Duration::from_secs(10);
     while proc_state(child.id()) != Some('Z') {
-        assert!(Instant::now() < deadline, "pid {} never became a zombie", child.id());
+        assert!(
+            Instant::now() < deadline,
+            "pid {} never became a zombie",
+            child.id()
+        );
         std::thread::sleep(Duration::from_millis(1));
     }
 }
@@ -121,7 +125,11 @@ fn kill_and_check(children: Vec<(Child, PathBuf)>) -> Vec<Vec<u64>> {
     let mut all: Vec<u64> = per_process.iter().flatten().copied().collect();
     let n = all.len();
     all.sort_unstable();
-    let mut repeated: Vec<u64> = all.windows(2).filter(|w| w[0] == w[1]).map(|w| w[0]).collect();
+    let mut repeated: Vec<u64> = all
+        .windows(2)
+        .filter(|w| w[0] == w[1])
+        .map(|w| w[0])
+        .collect();
     repeated.dedup();
     assert!(
         repeated.is_empty(),
@@ -131,7 +139,10 @@ fn kill_and_check(children: Vec<(Child, PathBuf)>) -> Vec<Vec<u64>> {
     );
     for (i, nums) in per_process.iter().enumerate() {
         assert!(!nums.is_empty(), "process {i} issued nothing");
-        assert!(nums.windows(2).all(|w| w[0] < w[1]), "process {i} not increasing");
+        assert!(
+            nums.windows(2).all(|w| w[0] < w[1]),
+            "process {i} not increasing"
+        );
     }
     per_process
 }
@@ -169,7 +180,10 @@ fn seq_never_repeats_across_five_unlinks_while_old_processes_keep_counting() {
             "round {round}: nothing issued after its segment was unlinked"
         );
     }
-    let file = dir.0.join("state/hrts").join(format!("{}.seq", &seg.0[1..]));
+    let file = dir
+        .0
+        .join("state/hrts")
+        .join(format!("{}.seq", &seg.0[1..]));
     assert!(file.exists(), "{}", file.display());
 }
 
@@ -205,7 +219,11 @@ fn a_writer_killed_holding_the_base_and_not_reaped_does_not_block_reset() {
         "a zombie holds nothing: {}",
         text(&reset.stderr)
     );
-    assert!(text(&reset.stdout).contains("generation: 2\n"), "{}", text(&reset.stdout));
+    assert!(
+        text(&reset.stdout).contains("generation: 2\n"),
+        "{}",
+        text(&reset.stdout)
+    );
     holder.wait().unwrap();
 }
 
@@ -232,7 +250,10 @@ fn a_creator_killed_while_calibrating_and_not_reaped_is_replaced() {
             break;
         }
     }
-    assert!(took_over, "no attempt killed the creator mid-initialisation");
+    assert!(
+        took_over,
+        "no attempt killed the creator mid-initialisation"
+    );
 }
 
 /// `hrts` as another user, with no HOME or XDG_STATE_HOME (as services often run).
@@ -257,12 +278,22 @@ fn unlink_by_a_user_who_may_not_remove_the_segment_says_so_and_fails() {
     assert!(output(hrts(&seg).arg("now")).status.success());
     let denied = output(as_user(hrts(&seg).arg("unlink"), NOBODY));
     let (out, err) = (text(&denied.stdout), text(&denied.stderr));
-    assert_eq!(denied.status.code(), Some(3), "stdout {out:?} stderr {err:?}");
+    assert_eq!(
+        denied.status.code(),
+        Some(3),
+        "stdout {out:?} stderr {err:?}"
+    );
     assert!(!out.contains("did not exist"), "{out}");
-    assert!(err.contains(&format!("segment {} was not removed", seg.0)), "{err}");
+    assert!(
+        err.contains(&format!("segment {} was not removed", seg.0)),
+        "{err}"
+    );
     assert!(err.contains("only its owner or root"), "{err}");
     let info = output(hrts(&seg).arg("info"));
-    assert!(text(&info.stdout).contains("opened: attached\n"), "still there");
+    assert!(
+        text(&info.stdout).contains("opened: attached\n"),
+        "still there"
+    );
 }
 
 /// A directory as another user would plant it: theirs, mode 0777, with links
@@ -316,10 +347,17 @@ fn root_refuses_a_sequence_directory_another_user_controls_and_touches_nothing()
     assert_eq!(refused.status.code(), Some(3), "{err}");
     assert!(err.contains(theirs.to_str().unwrap()), "{err}");
     assert!(err.contains(&format!("belongs to uid {NOBODY}")), "{err}");
-    assert!(text(&refused.stdout).is_empty(), "no number without a safe file");
+    assert!(
+        text(&refused.stdout).is_empty(),
+        "no number without a safe file"
+    );
     assert_eq!(std::fs::read(&precious).unwrap(), b"root's data\n");
     assert!(!chosen.exists());
-    assert_eq!(entries(&theirs), before, "nothing added, removed or replaced");
+    assert_eq!(
+        entries(&theirs),
+        before,
+        "nothing added, removed or replaced"
+    );
 
     // Root's own directory, but writable by everyone: refused as well, sticky or not.
     let open = scratch.0.join("open");
@@ -385,7 +423,13 @@ fn the_var_tmp_fallback_is_refused_when_planted_and_created_private_otherwise() 
     for dir in [fallback.clone(), fallback.join("hrts")] {
         let meta = std::fs::metadata(&dir).unwrap();
         assert_eq!(meta.uid(), victim, "{}", dir.display());
-        assert_eq!(meta.mode() & 0o077, 0, "{} mode {:o}", dir.display(), meta.mode());
+        assert_eq!(
+            meta.mode() & 0o077,
+            0,
+            "{} mode {:o}",
+            dir.display(),
+            meta.mode()
+        );
     }
     assert!(fallback
         .join("hrts")

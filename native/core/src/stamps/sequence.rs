@@ -5,7 +5,7 @@
 //!
 //! # The file reserves, the segment hands out
 //!
-//! The sequence file ([`file`]) holds the first number nobody has reserved. A
+//! The sequence file ([`file`](mod@file)) holds the first number nobody has reserved. A
 //! segment hands out numbers only from a *block* `[start, limit)` reserved for
 //! it in the file: under the file's `flock`, one process reads the file's value
 //! `f`, takes `start = max(f, the segment's own limit)`, writes `start +

@@ -214,7 +214,7 @@ fn check(fd: &File, path: &Path, file: &Path, last: bool) -> Result<(u64, u64)> 
         .map_err(|e| Error::from_io(format!("fstat of directory {}", path.display()), &e, ""))?;
     let me = euid();
     let mode = meta.mode() & 0o7777;
-    let sticky = mode & libc::S_ISVTX as u32 != 0;
+    let sticky = mode & 0o1000 != 0; // S_ISVTX
     let refuse = |why: String, fix: String| {
         Err(Error::new(
             ErrorKind::Permission,
