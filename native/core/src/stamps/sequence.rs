@@ -338,10 +338,10 @@ mod tests {
         let t = TestName::new("seqshare");
         let other = TestName::new("seqshare2");
         let mut cfg = t.cfg();
-        cfg.seq_interval = 7;
+        cfg.seq_interval = 70;
         let mut other_cfg = other.cfg();
         other_cfg.seq_file = cfg.seq_file.clone();
-        other_cfg.seq_interval = 5;
+        other_cfg.seq_interval = 50;
         let old = SharedBase::open(&cfg).unwrap();
         old.next_sequence().unwrap();
         SharedBase::unlink(&t.0).unwrap();
@@ -355,7 +355,7 @@ mod tests {
             .flat_map(|b| [b.clone(), b.clone()])
             .map(|base| {
                 std::thread::spawn(move || {
-                    (0..3000)
+                    (0..2000)
                         .map(|_| base.next_sequence().unwrap())
                         .collect::<Vec<_>>()
                 })

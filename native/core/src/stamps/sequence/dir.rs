@@ -43,12 +43,18 @@ fn c_name(name: &OsStr) -> io::Result<CString> {
     CString::new(name.as_bytes()).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))
 }
 
-/// `openat(dir, name, flags | O_NOFOLLOW | O_CLOEXEC, mode)`.
-fn open_at(dir: &File, name: &CStr, flags: libc::c_int, mode: libc::mode_t) -> io::Result<File> {
+/// `openat(dir, name, flags | O_NOFOLLOW | O_CLOEXEC, mode)`; `dir` may be
+/// `AT_FDCWD` for an absolute `name`.
+fn open_at(
+    dir: libc::c_int,
+    name: &CStr,
+    flags: libc::c_int,
+    mode: libc::mode_t,
+) -> io::Result<File> {
     let flags = flags | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-    // SAFETY: `dir` is an open descriptor and `name` a NUL-terminated string, both
-    // valid for the call; openat only reads them.
-    let fd = unsafe { libc::openat(dir.as_raw_fd(), name.as_ptr(), flags, mode as libc::c_uint) };
+    // SAFETY: `dir` is an open descriptor (or AT_FDCWD) and `name` a NUL-terminated
+    // string, both valid for the call; openat only reads them.
+    let fd = unsafe { libc::openat(dir, name.as_ptr(), flags, mode as libc::c_uint) };
     if fd < 0 {
         return Err(io::Error::last_os_error());
     }
@@ -56,8 +62,22 @@ fn open_at(dir: &File, name: &CStr, flags: libc::c_int, mode: libc::mode_t) -> i
     Ok(unsafe { File::from_raw_fd(fd) })
 }
 
-fn open_dir_at(dir: &File, name: &CStr) -> io::Result<File> {
-    open_at(dir, name, libc::O_RDONLY | libc::O_DIRECTORY, 0)
+/// Opens the directory `name` in `dir`, creating it (mode 0700) if missing.
+fn open_or_create_dir_at(dir: libc::c_int, name: &CStr) -> io::Result<File> {
+    let open = || open_at(dir, name, libc::O_RDONLY | libc::O_DIRECTORY, 0);
+    match open() {
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
+            // SAFETY: as for `open_at`.
+            if unsafe { libc::mkdirat(dir, name.as_ptr(), 0o700) } != 0 {
+                let e = io::Error::last_os_error();
+                if e.raw_os_error() != Some(libc::EEXIST) {
+                    return Err(e);
+                }
+            }
+            open()
+        }
+        other => other,
+    }
 }
 
 /// The longest existing prefix of `path` with its links resolved, and the
@@ -110,8 +130,6 @@ impl CheckedDir {
             )
         };
         let (real, missing) = resolve(dir).map_err(|e| io_error("resolving", dir, e))?;
-        let mut path = PathBuf::from("/");
-        let mut fd = File::open("/").map_err(|e| io_error("opening", &path, e))?;
         let components: Vec<&OsStr> = real
             .components()
             .filter_map(|c| match c {
@@ -121,25 +139,21 @@ impl CheckedDir {
             .chain(missing)
             .collect();
         let count = components.len();
-        let mut checked = check(&fd, &path, file, count == 0)?;
+        // The root is checked by path (nothing can replace it) and only opened when
+        // the file is right in it: a top-level directory is opened by its absolute
+        // name, everything below relative to its checked parent.
+        let mut path = PathBuf::from("/");
+        let root = std::fs::metadata(&path).map_err(|e| io_error("fstat of", &path, e))?;
+        let mut checked = check(&root, &path, file, count == 0)?;
+        let mut parent: Option<File> = None;
         for (i, name) in components.into_iter().enumerate() {
             path.push(name);
-            let cname = c_name(name).map_err(|e| io_error("opening", &path, e))?;
-            let next = match open_dir_at(&fd, &cname) {
-                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
-                    // SAFETY: `fd` is an open directory and `cname` a NUL-terminated
-                    // string, valid for the call.
-                    if unsafe { libc::mkdirat(fd.as_raw_fd(), cname.as_ptr(), 0o700) } != 0 {
-                        let e = io::Error::last_os_error();
-                        if e.raw_os_error() != Some(libc::EEXIST) {
-                            return Err(io_error("creating directory", &path, e));
-                        }
-                    }
-                    open_dir_at(&fd, &cname)
-                }
-                other => other,
+            let (at, cname) = match &parent {
+                Some(dir) => (dir.as_raw_fd(), c_name(name)),
+                None => (libc::AT_FDCWD, c_name(path.as_os_str())),
             };
-            fd = next.map_err(|e| match e.raw_os_error() {
+            let cname = cname.map_err(|e| io_error("opening", &path, e))?;
+            let fd = open_or_create_dir_at(at, &cname).map_err(|e| match e.raw_os_error() {
                 Some(libc::ELOOP) => Error::new(
                     ErrorKind::Permission,
                     format!(
@@ -149,10 +163,16 @@ impl CheckedDir {
                         path.display()
                     ),
                 ),
-                _ => io_error("opening directory", &path, e),
+                _ => io_error("opening or creating directory", &path, e),
             })?;
-            checked = check(&fd, &path, file, i + 1 == count)?;
+            let meta = fd.metadata().map_err(|e| io_error("fstat of", &path, e))?;
+            checked = check(&meta, &path, file, i + 1 == count)?;
+            parent = Some(fd);
         }
+        let fd = match parent {
+            Some(fd) => fd,
+            None => File::open("/").map_err(|e| io_error("opening", &path, e))?,
+        };
         Ok(CheckedDir {
             fd,
             path,
@@ -178,7 +198,7 @@ impl CheckedDir {
         flags: libc::c_int,
         mode: libc::mode_t,
     ) -> io::Result<File> {
-        open_at(&self.fd, name, flags, mode)
+        open_at(self.fd.as_raw_fd(), name, flags, mode)
     }
 
     /// Renames `from` to `to`, both in this directory.
@@ -208,10 +228,7 @@ impl CheckedDir {
 }
 
 /// Checks one directory of the path; returns its (device, inode).
-fn check(fd: &File, path: &Path, file: &Path, last: bool) -> Result<(u64, u64)> {
-    let meta = fd
-        .metadata()
-        .map_err(|e| Error::from_io(format!("fstat of directory {}", path.display()), &e, ""))?;
+fn check(meta: &std::fs::Metadata, path: &Path, file: &Path, last: bool) -> Result<(u64, u64)> {
     let me = euid();
     let mode = meta.mode() & 0o7777;
     let sticky = mode & 0o1000 != 0; // S_ISVTX
