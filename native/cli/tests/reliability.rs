@@ -415,8 +415,23 @@ fn the_var_tmp_fallback_is_refused_when_planted_and_created_private_otherwise() 
     assert!(!chosen.exists());
     assert_eq!(entries(&fallback.join("hrts")), before);
 
-    // Without the plant, the victim's own directory is made private to it.
+    // A link planted there, to a directory of the victim's own (which the
+    // attacker could later re-point to an empty one), is not followed either.
     std::fs::remove_dir_all(&fallback).unwrap();
+    let victims_dir = scratch.0.join("victims-dir");
+    std::fs::create_dir(&victims_dir).unwrap();
+    std::fs::set_permissions(&victims_dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    chown(&victims_dir, victim);
+    std::os::unix::fs::symlink(&victims_dir, &fallback).unwrap();
+    chown(&fallback, NOBODY);
+    let refused = seq();
+    let err = text(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(3), "{err}");
+    assert!(err.contains("symbolic link of uid 65534"), "{err}");
+    assert!(entries(&victims_dir).is_empty());
+    std::fs::remove_file(&fallback).unwrap();
+
+    // Without a plant, the victim's own directory is made private to it.
     let ok = seq();
     assert!(ok.status.success(), "{}", text(&ok.stderr));
     assert_eq!(text(&ok.stdout), "0\n1\n2\n");

@@ -1,15 +1,19 @@
 //! The directory of a sequence file, opened so that no other user can steer what
 //! hrts reads or writes there.
 //!
-//! The directory is walked from `/` one component at a time, each opened
-//! relative to the one before without following a symbolic link, and each
-//! checked on the open descriptor:
+//! The path is walked from `/` one component at a time, each directory opened
+//! relative to the one before without following a symbolic link, and checked on
+//! the open descriptor:
 //!
 //! - the file's own directory must belong to this user and be writable by
-//!   nobody else (mode without group or other write);
+//!   nobody else (no group or other write permission);
 //! - every directory above it must belong to this user or root and be writable
 //!   by nobody else, unless it is sticky (`/tmp`, `/var/tmp`): there others may
-//!   add names but not remove or rename ours.
+//!   add names but not remove or rename ours;
+//! - a symbolic link on the way is followed only if it belongs to this user or
+//!   root (in a sticky directory anybody can plant one, and re-point it later
+//!   to another directory of this user's, e.g. an empty one: numbering would
+//!   restart at 0).
 //!
 //! Missing directories are created, mode 0700. Every later operation goes
 //! through the checked descriptor (`openat`, `renameat`, `unlinkat`), never
@@ -17,10 +21,10 @@
 //! changes nothing; files are opened with `O_NOFOLLOW`.
 
 use crate::error::{Error, ErrorKind, Result};
-use std::ffi::{CStr, CString, OsStr};
+use std::ffi::{CStr, CString, OsStr, OsString};
 use std::fs::File;
 use std::io;
-use std::os::unix::ffi::OsStrExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::MetadataExt;
 use std::os::unix::io::{AsRawFd, FromRawFd};
 use std::path::{Component, Path, PathBuf};
@@ -80,44 +84,68 @@ fn open_or_create_dir_at(dir: libc::c_int, name: &CStr) -> io::Result<File> {
     }
 }
 
-/// The longest existing prefix of `path` with its links resolved, and the
-/// components after it, which do not exist yet.
-fn resolve(path: &Path) -> io::Result<(PathBuf, Vec<&OsStr>)> {
-    let mut missing = Vec::new();
-    let mut existing = path;
-    loop {
-        match std::fs::canonicalize(existing) {
-            Ok(real) => {
-                missing.reverse();
-                return Ok((real, missing));
-            }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => return Err(e),
-        }
-        match (existing.parent(), existing.file_name()) {
-            (Some(parent), Some(name)) => {
-                missing.push(name);
-                existing = if parent.as_os_str().is_empty() {
-                    Path::new(".")
-                } else {
-                    parent
-                };
-            }
-            // `..` or a root that does not exist: let the walk report it.
-            _ => return Err(io::Error::from(io::ErrorKind::NotFound)),
-        }
+/// Symbolic links one walk follows at most (the kernel's limit too).
+const MAX_LINKS: u32 = 40;
+
+/// The target of the symbolic link `name` in `dir`, if it belongs to this user
+/// or root; `Ok(None)` when `name` is no link.
+fn trusted_link_at(
+    dir: libc::c_int,
+    name: &CStr,
+    path: &Path,
+    file: &Path,
+) -> Result<Option<PathBuf>> {
+    // SAFETY: zeroed is a valid bit pattern for the plain-data struct stat.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `dir` is an open descriptor (or AT_FDCWD), `name` a NUL-terminated
+    // string and `st` a writable struct stat, all valid for the call.
+    if unsafe { libc::fstatat(dir, name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) } != 0
+        || st.st_mode & libc::S_IFMT != libc::S_IFLNK
+    {
+        return Ok(None);
     }
+    let me = euid();
+    if st.st_uid != me && st.st_uid != 0 {
+        return Err(Error::new(
+            ErrorKind::Permission,
+            format!(
+                "refusing sequence file {}: {} is a symbolic link of uid {}, and hrts follows \
+                 only links of yours (uid {me}) or root's, since another user could re-point \
+                 it; remove it if you did not create it, or set HRTS_SEQ_FILE to a file in a \
+                 directory of yours that only you can write",
+                file.display(),
+                path.display(),
+                st.st_uid
+            ),
+        ));
+    }
+    let mut buf = vec![0u8; libc::PATH_MAX as usize];
+    // SAFETY: as above; readlinkat writes at most `buf.len()` bytes into `buf`.
+    let n = unsafe { libc::readlinkat(dir, name.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
+    if n < 0 || n as usize >= buf.len() {
+        return Err(Error::os(format!("readlink {}", path.display()), ""));
+    }
+    buf.truncate(n as usize);
+    Ok(Some(PathBuf::from(OsString::from_vec(buf))))
+}
+
+/// `path`'s components to walk, last first (popped from the end).
+fn push_components(pending: &mut Vec<OsString>, path: &Path) {
+    let names: Vec<OsString> = path
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(n) => Some(n.to_os_string()),
+            Component::ParentDir => Some("..".into()),
+            _ => None,
+        })
+        .collect();
+    pending.extend(names.into_iter().rev());
 }
 
 impl CheckedDir {
     /// Opens (creating what is missing) and checks the directory `dir`, which
     /// holds the sequence file `file` (named in messages).
     pub fn open(dir: &Path, file: &Path) -> Result<CheckedDir> {
-        let dir = if dir.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            dir
-        };
         let io_error = |what: &str, at: &Path, e: io::Error| {
             Error::from_io(
                 format!(
@@ -129,56 +157,66 @@ impl CheckedDir {
                 "set HRTS_SEQ_FILE to a file in a directory of yours that only you can write",
             )
         };
-        let (real, missing) = resolve(dir).map_err(|e| io_error("resolving", dir, e))?;
-        let components: Vec<&OsStr> = real
-            .components()
-            .filter_map(|c| match c {
-                Component::Normal(n) => Some(n),
-                _ => None,
-            })
-            .chain(missing)
-            .collect();
-        let count = components.len();
-        // The root is checked by path (nothing can replace it) and only opened when
-        // the file is right in it: a top-level directory is opened by its absolute
-        // name, everything below relative to its checked parent.
-        let mut path = PathBuf::from("/");
-        let root = std::fs::metadata(&path).map_err(|e| io_error("fstat of", &path, e))?;
-        let mut checked = check(&root, &path, file, count == 0)?;
-        let mut parent: Option<File> = None;
-        for (i, name) in components.into_iter().enumerate() {
-            path.push(name);
-            let (at, cname) = match &parent {
-                Some(dir) => (dir.as_raw_fd(), c_name(name)),
+        let start = if dir.is_absolute() {
+            dir.to_path_buf()
+        } else {
+            let cwd = std::env::current_dir()
+                .map_err(|e| io_error("finding the current directory to resolve", dir, e))?;
+            cwd.join(dir)
+        };
+        let mut pending = Vec::new();
+        push_components(&mut pending, &start);
+        // The root is checked by path (nothing can replace it); below it, each
+        // directory is opened relative to its checked parent, a top-level one by
+        // its absolute name.
+        let root = Path::new("/");
+        let meta = std::fs::metadata(root).map_err(|e| io_error("fstat of", root, e))?;
+        check(&meta, root, file, false)?;
+        let mut walked: Vec<(File, PathBuf)> = Vec::new();
+        let mut links = 0;
+        while let Some(name) = pending.pop() {
+            if name == ".." {
+                walked.pop();
+                continue;
+            }
+            let path = walked.last().map_or(root, |(_, p)| p).join(&name);
+            let (at, cname) = match walked.last() {
+                Some((parent, _)) => (parent.as_raw_fd(), c_name(&name)),
                 None => (libc::AT_FDCWD, c_name(path.as_os_str())),
             };
             let cname = cname.map_err(|e| io_error("opening", &path, e))?;
-            let fd = open_or_create_dir_at(at, &cname).map_err(|e| match e.raw_os_error() {
-                Some(libc::ELOOP) => Error::new(
-                    ErrorKind::Permission,
-                    format!(
-                        "refusing sequence file {}: {} was replaced by a symbolic link while \
-                         hrts checked the path; retry, and if it recurs find who changes it",
-                        file.display(),
-                        path.display()
-                    ),
-                ),
-                _ => io_error("opening or creating directory", &path, e),
-            })?;
-            let meta = fd.metadata().map_err(|e| io_error("fstat of", &path, e))?;
-            checked = check(&meta, &path, file, i + 1 == count)?;
-            parent = Some(fd);
+            match open_or_create_dir_at(at, &cname) {
+                Ok(fd) => {
+                    let meta = fd.metadata().map_err(|e| io_error("fstat of", &path, e))?;
+                    check(&meta, &path, file, false)?;
+                    walked.push((fd, path));
+                }
+                Err(e) if matches!(e.raw_os_error(), Some(libc::ELOOP | libc::ENOTDIR)) => {
+                    let Some(target) = trusted_link_at(at, &cname, &path, file)? else {
+                        return Err(io_error("opening directory", &path, e));
+                    };
+                    links += 1;
+                    if links > MAX_LINKS {
+                        return Err(io_error("following links at", &path, e));
+                    }
+                    if target.is_absolute() {
+                        walked.clear();
+                    }
+                    push_components(&mut pending, &target);
+                }
+                Err(e) => return Err(io_error("opening or creating directory", &path, e)),
+            }
         }
-        let fd = match parent {
-            Some(fd) => fd,
-            None => File::open("/").map_err(|e| io_error("opening", &path, e))?,
+        let (fd, path) = match walked.pop() {
+            Some(last) => last,
+            None => (
+                File::open(root).map_err(|e| io_error("opening", root, e))?,
+                root.to_path_buf(),
+            ),
         };
-        Ok(CheckedDir {
-            fd,
-            path,
-            dev: checked.0,
-            ino: checked.1,
-        })
+        let meta = fd.metadata().map_err(|e| io_error("fstat of", &path, e))?;
+        let (dev, ino) = check(&meta, &path, file, true)?;
+        Ok(CheckedDir { fd, path, dev, ino })
     }
 
     /// Where this directory is (for messages).
@@ -345,6 +383,31 @@ mod tests {
         std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o1777)).unwrap();
         CheckedDir::open(&base.join("sub"), Path::new("x")).unwrap();
         assert!(CheckedDir::open(&base, Path::new("x")).is_err());
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
+    fn links_are_followed_only_when_they_are_this_users_or_roots() {
+        use std::os::unix::fs::PermissionsExt;
+        let base = scratch("links");
+        let mine = base.join("mine");
+        std::fs::create_dir_all(&mine).unwrap();
+        std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o1777)).unwrap();
+        let link = base.join("planted");
+        std::os::unix::fs::symlink(&mine, &link).unwrap();
+        let d = CheckedDir::open(&link.join("sub/../sub"), Path::new("x")).unwrap();
+        assert_eq!(d.path(), mine.join("sub"));
+        // SAFETY: geteuid cannot fail.
+        if unsafe { libc::geteuid() } == 0 {
+            // As if another user planted it: it could re-point it at will.
+            std::os::unix::fs::lchown(&link, Some(65534), None).unwrap();
+            let err = CheckedDir::open(&link.join("sub"), Path::new("x")).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::Permission);
+            assert!(
+                err.message().contains("symbolic link of uid 65534"),
+                "{err}"
+            );
+        }
         std::fs::remove_dir_all(&base).unwrap();
     }
 
