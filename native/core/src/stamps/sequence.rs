@@ -219,18 +219,14 @@ mod tests {
         SeqFile::open(&t.seq_file()).unwrap().read().unwrap()
     }
 
-    #[test]
-    fn numbers_are_shared_persisted_and_resume_above_after_the_segment_is_gone() {
-        let t = TestName::new("seq");
-        let mut cfg = t.cfg();
-        cfg.seq_interval = 100;
-        let a = Arc::new(SharedBase::open(&cfg).unwrap());
-        let b = Arc::new(SharedBase::open(&cfg).unwrap());
-        let threads: Vec<_> = [a.clone(), b.clone()]
-            .into_iter()
+    /// `per_thread` numbers from a thread on each of `bases`, sorted.
+    fn from_threads(bases: &[Arc<SharedBase>], per_thread: usize) -> Vec<u64> {
+        let threads: Vec<_> = bases
+            .iter()
+            .cloned()
             .map(|base| {
                 std::thread::spawn(move || {
-                    (0..1000)
+                    (0..per_thread)
                         .map(|_| base.next_sequence().unwrap())
                         .collect::<Vec<_>>()
                 })
@@ -241,6 +237,17 @@ mod tests {
             .flat_map(|h| h.join().unwrap())
             .collect();
         all.sort_unstable();
+        all
+    }
+
+    #[test]
+    fn numbers_are_shared_persisted_and_resume_above_after_the_segment_is_gone() {
+        let t = TestName::new("seq");
+        let mut cfg = t.cfg();
+        cfg.seq_interval = 100;
+        let a = Arc::new(SharedBase::open(&cfg).unwrap());
+        let b = Arc::new(SharedBase::open(&cfg).unwrap());
+        let mut all = from_threads(&[a.clone(), b.clone()], 1000);
         assert_eq!(
             all,
             (0..2000).collect::<Vec<_>>(),
@@ -350,23 +357,9 @@ mod tests {
             Arc::new(SharedBase::open(&cfg).unwrap()),
             Arc::new(SharedBase::open(&other_cfg).unwrap()),
         ];
-        let threads: Vec<_> = bases
-            .iter()
-            .flat_map(|b| [b.clone(), b.clone()])
-            .map(|base| {
-                std::thread::spawn(move || {
-                    (0..2000)
-                        .map(|_| base.next_sequence().unwrap())
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        let mut all: Vec<u64> = threads
-            .into_iter()
-            .flat_map(|h| h.join().unwrap())
-            .collect();
+        let two_each: Vec<_> = bases.iter().flat_map(|b| [b.clone(), b.clone()]).collect();
+        let mut all = from_threads(&two_each, 2000);
         let n = all.len();
-        all.sort_unstable();
         all.dedup();
         assert_eq!(all.len(), n, "{} numbers issued twice", n - all.len());
     }
