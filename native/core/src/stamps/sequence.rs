@@ -45,13 +45,18 @@
 //! 1. Having read `L`, the exchange happens after that publication's `next = s`,
 //!    and, being a read-modify-write, sees `s` or a later value of the counter.
 //! 2. From `s` the counter only moves by exchanges of `+1` below `L`, or by a
-//!    later publication, which sets it to at least `L` (a new block starts at
-//!    or above the old limit). The counter never comes back below `L`.
+//!    later publication, which sets it to at least `L`: `L` was in the file
+//!    before its block was published, the file only grows, and a new block
+//!    starts at or above the file's value. The counter never comes back below
+//!    `L`.
 //! 3. So the exchange finds the counter at `n < L` only when `s <= n < L`: `n`
 //!    lies in the published block, and as the counter passes every value once,
 //!    nobody else got `n`.
 //!
 //! While a block is being published its limit is 0 and no exchange validates.
+//! A process killed holding the lock releases it (the kernel drops the
+//! `flock`); killed after writing the file but before publishing, it leaves a
+//! gap.
 //!
 //! # Damage
 //!
