@@ -252,7 +252,7 @@ mod tests {
         cfg.seq_interval = 100;
         let a = Arc::new(SharedBase::open(&cfg).unwrap());
         let b = Arc::new(SharedBase::open(&cfg).unwrap());
-        let mut all = from_threads(&[a.clone(), b.clone()], 1000);
+        let all = from_threads(&[a.clone(), b.clone()], 1000);
         assert_eq!(
             all,
             (0..2000).collect::<Vec<_>>(),
