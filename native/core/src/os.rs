@@ -39,14 +39,57 @@ pub fn monotonic_ns() -> u64 {
     clock_ns(libc::CLOCK_MONOTONIC)
 }
 
-/// Whether a process with this pid exists (it may belong to another user).
+/// Whether a process with this pid can still run (it may belong to another
+/// user). A zombie, killed or exited but not yet reaped by its parent, is dead: it
+/// will never run again, so nothing it holds will ever be released by it.
 pub fn process_alive(pid: u32) -> bool {
     if pid == 0 || pid > i32::MAX as u32 {
         return false;
     }
     // SAFETY: signal 0 performs only the existence and permission check.
     let rc = unsafe { libc::kill(pid as libc::pid_t, 0) };
-    rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    let exists = rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+    exists && !has_exited(pid)
+}
+
+/// Whether `/proc/<pid>/stat` shows a process that has exited. Only ever turns
+/// "exists" into "dead" when /proc can be believed: it must be mounted for our own
+/// pid namespace (else its pid N is another process than `kill`'s pid N), and a
+/// process hidden by `hidepid` or unreadable stays alive, the safe answer.
+fn has_exited(pid: u32) -> bool {
+    if !proc_is_ours() {
+        return false;
+    }
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| stat_shows_exited(&stat))
+}
+
+/// `/proc/self` names our own pid: /proc is mounted for our pid namespace.
+fn proc_is_ours() -> bool {
+    static OURS: once_cell::sync::OnceCell<bool> = once_cell::sync::OnceCell::new();
+    *OURS.get_or_init(|| {
+        std::fs::read_link("/proc/self")
+            .ok()
+            .and_then(|p| p.to_str()?.parse::<u32>().ok())
+            == Some(pid())
+    })
+}
+
+/// State `X` (dead), or `Z` (zombie) with at most one thread. A thread-group leader
+/// that called `pthread_exit` also shows `Z` while its other threads run on, which
+/// the thread count (field 20) tells apart.
+fn stat_shows_exited(stat: &str) -> bool {
+    // The command name may hold spaces and parentheses; fields resume after the last ')'.
+    let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+        return false;
+    };
+    let mut fields = rest.split_whitespace();
+    let state = fields.next();
+    let threads = fields.nth(16).and_then(|t| t.parse::<u64>().ok());
+    match state {
+        Some("X") => true,
+        Some("Z") => threads.is_some_and(|t| t <= 1),
+        _ => false,
+    }
 }
 
 /// The start time of a process in clock ticks since boot (field 22 of
@@ -67,6 +110,50 @@ mod tests {
         assert!(process_alive(pid()));
         assert!(process_start_time(pid()).unwrap() > 0);
         assert!(!process_alive(0));
+    }
+
+    #[test]
+    fn a_killed_child_that_is_not_reaped_is_dead() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("100")
+            .spawn()
+            .unwrap();
+        let id = child.id();
+        assert!(process_alive(id));
+        // SAFETY: signalling our own child, which has not been reaped (its pid is ours).
+        assert_eq!(unsafe { libc::kill(id as libc::pid_t, libc::SIGKILL) }, 0);
+        let deadline = monotonic_ns() + 10_000_000_000;
+        while process_alive(id) && monotonic_ns() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        let stat = std::fs::read_to_string(format!("/proc/{id}/stat")).unwrap();
+        assert!(stat_shows_exited(&stat), "still unreaped, a zombie: {stat}");
+        assert!(!process_alive(id), "a zombie is dead");
+        child.wait().unwrap();
+    }
+
+    #[test]
+    fn stat_lines_tell_zombies_from_leaders_whose_threads_run_on() {
+        let line = |state: &str, threads: u32| {
+            format!(
+                "42 (a) b (c)) {state} 1 42 42 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 {threads} 0 \
+                 12345 0 0"
+            )
+        };
+        assert!(stat_shows_exited(&line("Z", 1)));
+        assert!(stat_shows_exited(&line("X", 1)));
+        assert!(
+            !stat_shows_exited(&line("Z", 3)),
+            "leader gone, threads running"
+        );
+        for state in ["R", "S", "D", "T", "t"] {
+            assert!(!stat_shows_exited(&line(state, 1)), "{state}");
+        }
+        assert!(!stat_shows_exited("garbage"));
+        assert!(
+            !stat_shows_exited("1 (x) Z"),
+            "no thread count: not proven dead"
+        );
     }
 
     #[test]

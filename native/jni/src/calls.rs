@@ -172,8 +172,10 @@ mod tests {
     fn calls_on_a_segment_of_their_own() {
         let name = format!("/hrts-jnitest-{}", std::process::id());
         let mut cfg = hrts_core::Config::named(&name);
-        cfg.seq_file =
-            Some(std::env::temp_dir().join(format!("hrts-jnitest-{}.seq", std::process::id())));
+        // In a directory of its own: hrts refuses a sequence file in a directory
+        // others may write, such as the temp directory itself.
+        let seq_dir = std::env::temp_dir().join(format!("hrts-jnitest-{}", std::process::id()));
+        cfg.seq_file = Some(seq_dir.join("jnitest.seq"));
         process::init_global(&cfg).unwrap();
         let b = base().unwrap();
 
@@ -245,9 +247,7 @@ mod tests {
         assert_ne!(main_tid, other_tid);
         assert_eq!(logic_version() as u64, ibmts::LOGIC_VERSION);
         let _ = SharedBase::unlink(&name);
-        let seq_file = cfg.seq_file.unwrap();
-        let _ = std::fs::remove_file(seq_file.with_extension("lock"));
-        let _ = std::fs::remove_file(seq_file);
+        let _ = std::fs::remove_dir_all(seq_dir);
     }
 
     #[test]

@@ -1,5 +1,6 @@
-//! `hrts seq [N]`: sequence numbers that no process of the segment ever sees
-//! twice, across crashes and reboots; `hrts unique [N]`: unique stamps.
+//! `hrts seq [N]`: sequence numbers that are never issued twice: not across
+//! processes, crashes, reboots, `hrts unlink`, nor segments sharing one sequence
+//! file; `hrts unique [N]`: unique stamps.
 
 use crate::exit::CliError;
 use hrts_core::SharedBase;

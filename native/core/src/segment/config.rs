@@ -26,19 +26,37 @@ pub const ENV_SEQ_INTERVAL: &str = "HRTS_SEQ_INTERVAL";
 /// Sequence numbers between two writes of the persist file, by default.
 pub const DEFAULT_INTERVAL: u64 = 1000;
 
-/// `$XDG_STATE_HOME/hrts/<segment>.seq`, else `~/.local/state/hrts/<segment>.seq`:
-/// a place that survives reboots, unlike /dev/shm and often /tmp.
+/// `$XDG_STATE_HOME/hrts/<segment>.seq`, else `~/.local/state/hrts/<segment>.seq`,
+/// else (no HOME, as for many services) `/var/tmp/hrts-<euid>/hrts/<segment>.seq`:
+/// a place that survives reboots, unlike /dev/shm and often /tmp. `/var/tmp` is
+/// writable by everyone, so another user may have created `hrts-<euid>` first;
+/// whatever the path, the sequence module refuses a directory that is not this
+/// user's alone (see `stamps::sequence`).
 pub fn default_seq_file(segment_name: &str) -> PathBuf {
-    let state = std::env::var_os("XDG_STATE_HOME")
+    // SAFETY: geteuid cannot fail.
+    let euid = unsafe { libc::geteuid() };
+    seq_file_in(
+        std::env::var_os("XDG_STATE_HOME"),
+        std::env::var_os("HOME"),
+        euid,
+        segment_name,
+    )
+}
+
+fn seq_file_in(
+    xdg_state_home: Option<std::ffi::OsString>,
+    home: Option<std::ffi::OsString>,
+    euid: u32,
+    segment_name: &str,
+) -> PathBuf {
+    let state = xdg_state_home
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
         .or_else(|| {
-            std::env::var_os("HOME")
-                .filter(|v| !v.is_empty())
+            home.filter(|v| !v.is_empty())
                 .map(|h| PathBuf::from(h).join(".local/state"))
         })
-        // SAFETY: geteuid cannot fail.
-        .unwrap_or_else(|| PathBuf::from(format!("/var/tmp/hrts-{}", unsafe { libc::geteuid() })));
+        .unwrap_or_else(|| PathBuf::from(format!("/var/tmp/hrts-{euid}")));
     state
         .join("hrts")
         .join(format!("{}.seq", segment_name.trim_start_matches('/')))
@@ -58,10 +76,14 @@ pub struct Config {
     pub calibration: CalibrationConfig,
     /// Run the cross-CPU reliability evaluation before trusting a hardware counter.
     pub evaluate_reliability: bool,
-    /// Where sequence numbers are persisted; `None`: `$XDG_STATE_HOME/hrts/<segment>.seq`, else
-    /// `~/.local/state/hrts/<segment>.seq`.
+    /// Where sequence numbers are persisted; `None`: `$XDG_STATE_HOME/hrts/<segment>.seq`,
+    /// else `~/.local/state/hrts/<segment>.seq`, else
+    /// `/var/tmp/hrts-<euid>/hrts/<segment>.seq`. Every
+    /// process of a segment must use the same file; its directory must be this
+    /// user's and writable by nobody else.
     pub seq_file: Option<PathBuf>,
-    /// Sequence numbers between two writes of the persist file.
+    /// Sequence numbers a process reserves in the file at a time (one file write
+    /// per block).
     pub seq_interval: u64,
 }
 
@@ -171,11 +193,32 @@ pub fn resolve_group(group: &str) -> Result<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     #[test]
     fn default_location_survives_reboots() {
         let p = default_seq_file("/hrts-1000");
         assert!(p.ends_with("hrts/hrts-1000.seq"), "{}", p.display());
         assert!(!p.starts_with("/dev/shm"));
+    }
+
+    #[test]
+    fn the_state_directory_falls_back_from_xdg_to_home_to_var_tmp() {
+        let at = |xdg: Option<&str>, home: Option<&str>| {
+            seq_file_in(xdg.map(Into::into), home.map(Into::into), 42, "/hrts-x")
+        };
+        assert_eq!(at(Some("/s"), Some("/h")), Path::new("/s/hrts/hrts-x.seq"));
+        assert_eq!(
+            at(Some(""), Some("/h")),
+            Path::new("/h/.local/state/hrts/hrts-x.seq")
+        );
+        assert_eq!(
+            at(None, None),
+            Path::new("/var/tmp/hrts-42/hrts/hrts-x.seq")
+        );
+        assert_eq!(
+            at(None, Some("")),
+            Path::new("/var/tmp/hrts-42/hrts/hrts-x.seq")
+        );
     }
 }

@@ -126,13 +126,24 @@ pub struct Extension {
     pub last_unique: Hot<AtomicU64>,
     /// The next sequence number to hand out.
     pub seq_next: Hot<AtomicU64>,
-    /// Numbers below this are covered by the persisted file.
+    /// End (exclusive) of the block of sequence numbers reserved in the sequence
+    /// file for this segment; 0 while a new block is being set up.
     pub seq_limit: AtomicU64,
-    /// 0 until the first process loaded the persisted file; then 1.
+    /// Unused (layout 2 marked the file loaded here).
     pub seq_ready: AtomicU32,
     pub _reserved: AtomicU32,
-    /// Persist interval N of this segment (numbers between file writes).
+    /// Unused (layout 2 kept the persist interval here).
     pub seq_interval: AtomicU64,
+    /// Start of the reserved block: `seq_start <= seq_next <= seq_limit`.
+    pub seq_start: AtomicU64,
+    /// `!seq_start` and `!seq_limit`: a block record whose copies disagree was
+    /// damaged, and a new block is reserved from the file.
+    pub seq_start_check: AtomicU64,
+    pub seq_limit_check: AtomicU64,
+    /// Identity of the sequence file the blocks come from (directory and name),
+    /// and its complement: a process persisting to another file is refused.
+    pub seq_file_id: AtomicU64,
+    pub seq_file_id_check: AtomicU64,
 }
 
 const _: () = assert!(EXTENSION_OFFSET.is_multiple_of(64));

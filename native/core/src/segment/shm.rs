@@ -650,10 +650,17 @@ pub fn unlink(cname: &CString) -> Result<bool> {
     match unlink_name(cname) {
         Ok(()) => Ok(true),
         Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(false),
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EPERM | libc::EACCES)) => Err(Error::new(
+            ErrorKind::Permission,
+            format!(
+                "segment {name} was not removed ({e}): it belongs to another user; only its \
+                 owner or root may remove it"
+            ),
+        )),
         Err(e) => Err(Error::from_io(
-            format!("removing segment {name}"),
+            format!("segment {name} was not removed: shm_unlink"),
             &e,
-            "only its owner (or root) can remove it",
+            "",
         )),
     }
 }

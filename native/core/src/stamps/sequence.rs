@@ -1,235 +1,215 @@
-//! Sequence numbers shared by every process of a segment, that never repeat,
-//! even across the loss of every process or of the segment itself (a reboot).
+//! Sequence numbers that never repeat: not between the processes of a segment,
+//! not across crashes, not across the loss of the segment (a reboot, or
+//! `hrts unlink` while processes still use it), and not between segments that
+//! name the same sequence file.
 //!
-//! The counter lives in the segment. Every `interval` numbers (1000 by default)
-//! the highest number handed out so far, P, is written to a file; a number is
-//! only returned once a persisted P covers it (number < P + interval). After the
-//! segment is gone, numbering resumes at P + interval from the file, above
-//! anything issued before. The file is replaced atomically (write, fsync,
-//! rename, fsync of the directory) under an `flock`, which the kernel releases
-//! if its holder is killed. A damaged file is an error, never a silent restart
-//! at zero.
+//! # The file reserves, the segment hands out
+//!
+//! The sequence file ([`file`](mod@file)) holds the first number nobody has reserved. A
+//! segment hands out numbers only from a *block* `[start, limit)` reserved for
+//! it in the file: under the file's `flock`, one process reads the file's value
+//! `f`, takes `start = max(f, the segment's own limit)`, writes `start +
+//! interval` to the file durably (write, fsync, rename, fsync of the directory),
+//! and only then publishes the block in the segment. Blocks reserved in one
+//! file never overlap, whichever segment reserved them, so
+//!
+//! - a segment that was unlinked keeps handing out its block, then reserves its
+//!   next one from the file, above anything the new segment reserved meanwhile
+//!   (and the other way round);
+//! - two segments naming one file share its numbering;
+//! - after a reboot, the file is above every number ever handed out.
+//!
+//! Numbers may be skipped (what is left of a block when its segment goes away),
+//! never repeated. The file is written once per block (`HRTS_SEQ_INTERVAL`
+//! numbers, 1000 by default). Every process of a segment must use the same
+//! file: the segment records the file's identity (directory device and inode,
+//! file name) and a process that would reserve from another file gets an error
+//! instead. A damaged file is an error, never a silent restart at 0. Where the
+//! file may live, and why, is in [`dir`].
+//!
+//! # Handing out: compare-and-swap, not fetch-add
+//!
+//! A `fetch_add` on the counter followed by a check against the limit can hand
+//! out a number nobody reserved: a process takes `n` from an exhausted block
+//! (`n >= limit`), another process publishes the next block `[s, s + N)` with
+//! `s > n` (the file had moved on: another segment reserved the numbers in
+//! between), and the first process now reads the new limit, finds `n < s + N`
+//! and returns `n`, a number of the other segment's block.
+//!
+//! Here a number `n` is handed out only by a successful `compare_exchange` of
+//! the counter from `n` to `n + 1`, after reading a limit `L > n` (acquire)
+//! and a block record whose copies agree, with `start <= n`. A block is
+//! published, under the lock, by storing `limit = 0`, `next = s`, the start and
+//! the complement copies, and last `limit = L` (release). So:
+//!
+//! 1. Having read `L`, the exchange happens after that publication's `next = s`,
+//!    and, being a read-modify-write, sees `s` or a later value of the counter.
+//! 2. From `s` the counter only moves by exchanges of `+1` below `L`, or by a
+//!    later publication, which sets it to at least `L`: `L` was in the file
+//!    before its block was published, the file only grows, and a new block
+//!    starts at or above the file's value. The counter never comes back below
+//!    `L`.
+//! 3. So the exchange finds the counter at `n < L` only when `s <= n < L`: `n`
+//!    lies in the published block, and as the counter passes every value once,
+//!    nobody else got `n`.
+//!
+//! While a block is being published its limit is 0 and no exchange validates.
+//! A process killed holding the lock releases it (the kernel drops the
+//! `flock`); killed after writing the file but before publishing, it leaves a
+//! gap.
+//!
+//! # Damage
+//!
+//! The block's start and limit are kept with complement copies. A counter
+//! outside its block (say set to 0 by something writing the segment), or a
+//! record whose copies disagree, stops the fast path; under the lock a new
+//! block is then reserved from the file, which is the authority: it starts at
+//! the file's value, or above the segment's limit if that limit's copy still
+//! agrees (which covers a file deleted while the segment lives). A process
+//! killed while publishing leaves such a record; it is repaired the same way.
+//! What cannot be detected is a counter moved backwards *inside* its block, to
+//! a value that is still a possible next number: then up to `interval - 1`
+//! numbers repeat. Only processes allowed to write the segment (its owner, or
+//! its group with `HRTS_GROUP`) can do that, and they can also move everyone's
+//! time base.
+
+mod dir;
+mod file;
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::segment::layout::Extension;
 use crate::segment::SharedBase;
-use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
-use std::os::unix::io::AsRawFd;
+use file::SeqFile;
 use std::path::Path;
-use std::sync::atomic::Ordering::{AcqRel, Acquire, Release};
+use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
 
-const FORMAT_LINE: &str = "hrts-sequence 1";
-
-/// What the persist file records.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Persisted {
-    /// The highest number handed out when the file was written.
-    pub last: u64,
-    /// The interval in force then; numbering resumes at `last + interval`.
-    pub interval: u64,
+/// One reading of the segment's block record.
+struct Block {
+    next: u64,
+    start: u64,
+    limit: u64,
+    start_intact: bool,
+    limit_intact: bool,
 }
 
-fn checksum(body: &str) -> u64 {
-    // FNV-1a: enough to tell a damaged file from an intact one.
-    body.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
-    })
-}
-
-fn render(p: Persisted) -> String {
-    let body = render_body(p);
-    format!("{body}check {:016x}\n", checksum(&body))
-}
-
-fn damaged(path: &Path, why: &str) -> Error {
-    Error::new(
-        ErrorKind::Persist,
-        format!(
-            "sequence file {} is damaged ({why}); hrts will not guess, since restarting the \
-             numbering could repeat numbers: restore the file from a backup, or move it away \
-             deliberately to restart at 0",
-            path.display()
-        ),
-    )
-}
-
-/// Parses a persist file's text.
-pub fn parse(path: &Path, text: &str) -> Result<Persisted> {
-    let lines: Vec<&str> = text.lines().collect();
-    let [format, last, interval, check] = lines[..] else {
-        return Err(damaged(path, "it does not have the four expected lines"));
-    };
-    if format != FORMAT_LINE {
-        return Err(damaged(path, "unknown first line"));
-    }
-    let field = |line: &str, key: &str| -> Result<u64> {
-        line.strip_prefix(key)
-            .and_then(|v| v.strip_prefix(' '))
-            .and_then(|v| v.parse().ok())
-            .ok_or_else(|| damaged(path, &format!("bad {key} line {line:?}")))
-    };
-    let p = Persisted {
-        last: field(last, "last")?,
-        interval: field(interval, "interval")?,
-    };
-    let expected = format!("check {:016x}", checksum(&render_body(p)));
-    if check != expected || p.interval == 0 {
-        return Err(damaged(path, "checksum mismatch"));
-    }
-    Ok(p)
-}
-
-fn render_body(p: Persisted) -> String {
-    format!("{FORMAT_LINE}\nlast {}\ninterval {}\n", p.last, p.interval)
-}
-
-/// Reads the persist file; `Ok(None)` when it does not exist yet.
-pub fn read(path: &Path) -> Result<Option<Persisted>> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => parse(path, &text).map(Some),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(Error::from_io(
-            format!("reading sequence file {}", path.display()),
-            &e,
-            "check its permissions",
-        )),
-    }
-}
-
-/// Replaces the persist file atomically and durably.
-pub fn write(path: &Path, p: Persisted) -> Result<()> {
-    let io = |what: &str, e: std::io::Error| {
-        Error::from_io(
-            format!("{what} sequence file {}", path.display()),
-            &e,
-            "check that its directory exists and is writable (HRTS_SEQ_FILE)",
-        )
-    };
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&tmp)
-        .map_err(|e| io("creating", e))?;
-    f.write_all(render(p).as_bytes())
-        .and_then(|_| f.sync_all())
-        .map_err(|e| io("writing", e))?;
-    std::fs::rename(&tmp, path).map_err(|e| io("renaming", e))?;
-    std::fs::File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(|e| io("syncing the directory of", e))
-}
-
-/// An exclusive `flock` on `<file>.lock`, released on drop or when the process dies.
-struct FileLock {
-    _held: std::fs::File,
-}
-
-impl FileLock {
-    fn exclusive(data: &Path) -> Result<FileLock> {
-        if let Some(dir) = data.parent() {
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(dir)
-                .map_err(|e| {
-                    Error::from_io(
-                        format!("creating directory {}", dir.display()),
-                        &e,
-                        "set HRTS_SEQ_FILE to a writable location",
-                    )
-                })?;
+impl Block {
+    fn load(ext: &Extension) -> Block {
+        let next = ext.seq_next.load(Acquire);
+        // Acquire: seeing a published limit makes its start and copies visible.
+        let limit = ext.seq_limit.load(Acquire);
+        let start = ext.seq_start.load(Relaxed);
+        Block {
+            next,
+            start,
+            limit,
+            start_intact: ext.seq_start_check.load(Relaxed) == !start,
+            limit_intact: ext.seq_limit_check.load(Relaxed) == !limit,
         }
-        let lock_path = data.with_extension("lock");
-        let f = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .open(&lock_path)
-            .map_err(|e| Error::from_io(format!("opening {}", lock_path.display()), &e, ""))?;
-        loop {
-            // SAFETY: the descriptor is open for the whole call.
-            if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } == 0 {
-                return Ok(FileLock { _held: f });
-            }
-            let err = std::io::Error::last_os_error();
-            if err.kind() != std::io::ErrorKind::Interrupted {
-                return Err(Error::from_io(
-                    format!("flock {}", lock_path.display()),
-                    &err,
-                    "",
-                ));
-            }
+    }
+
+    /// `next` may be handed out.
+    fn has_room(&self) -> bool {
+        self.start_intact && self.limit_intact && self.start <= self.next && self.next < self.limit
+    }
+
+    /// The block's limit when its record can be believed, else 0.
+    fn trusted_limit(&self) -> u64 {
+        if self.limit_intact {
+            self.limit
+        } else {
+            0
         }
     }
 }
 
-use std::os::unix::fs::DirBuilderExt;
+/// Hands out the next number of the published block, if it has one left.
+fn take(ext: &Extension) -> Option<u64> {
+    loop {
+        let b = Block::load(ext);
+        if !b.has_room() {
+            return None;
+        }
+        if ext
+            .seq_next
+            .compare_exchange_weak(b.next, b.next + 1, AcqRel, Relaxed)
+            .is_ok()
+        {
+            return Some(b.next);
+        }
+    }
+}
+
+/// Makes `[start, limit)` the segment's block; the caller holds the file's lock
+/// and has written `limit` to the file.
+fn publish(ext: &Extension, start: u64, limit: u64) {
+    ext.seq_limit.store(0, Release);
+    ext.seq_next.store(start, Release);
+    ext.seq_start.store(start, Release);
+    ext.seq_start_check.store(!start, Release);
+    ext.seq_limit_check.store(!limit, Release);
+    ext.seq_limit.store(limit, Release);
+}
 
 impl SharedBase {
     /// The next sequence number, shared by every process of the segment, never
     /// repeated (see the module docs).
     pub fn next_sequence(&self) -> Result<u64> {
         let ext = self.extension();
-        if ext.seq_ready.load(Acquire) == 0 {
-            self.load_sequence()?;
+        loop {
+            if let Some(n) = take(ext) {
+                return Ok(n);
+            }
+            self.reserve_block()?;
         }
-        let n = ext.seq_next.fetch_add(1, AcqRel);
-        if n < ext.seq_limit.load(Acquire) {
-            return Ok(n);
-        }
-        self.persist_covering(n)?;
-        Ok(n)
     }
 
-    /// The persist file of this segment.
+    /// The sequence file of this segment.
     pub fn seq_file(&self) -> &Path {
         &self.seq_file
     }
 
-    fn load_sequence(&self) -> Result<()> {
+    /// Reserves a new block in the file and publishes it, unless another process
+    /// did while this one waited for the lock.
+    fn reserve_block(&self) -> Result<()> {
+        let file = SeqFile::open(&self.seq_file)?;
+        let _locked = file.lock()?;
         let ext = self.extension();
-        let _lock = FileLock::exclusive(&self.seq_file)?;
-        if ext.seq_ready.load(Acquire) != 0 {
+        let block = Block::load(ext);
+        if block.has_room() {
             return Ok(());
         }
-        let start = match read(&self.seq_file)? {
-            Some(p) => p.last.checked_add(p.interval).ok_or_else(|| {
-                damaged(
-                    &self.seq_file,
-                    "its value leaves no room for further numbers",
-                )
-            })?,
-            None => 0,
-        };
-        ext.seq_interval.store(self.seq_interval, Release);
-        ext.seq_next.store(start, Release);
-        // Nothing is covered yet: the first number issued persists itself.
-        ext.seq_limit.store(start, Release);
-        ext.seq_ready.store(1, Release);
-        Ok(())
-    }
-
-    fn persist_covering(&self, n: u64) -> Result<()> {
-        let ext = self.extension();
-        let _lock = FileLock::exclusive(&self.seq_file)?;
-        if n < ext.seq_limit.load(Acquire) {
-            return Ok(()); // another process persisted while we waited
+        let id = file.identity();
+        let recorded = ext.seq_file_id.load(Acquire);
+        if ext.seq_file_id_check.load(Acquire) == !recorded && recorded != id {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                format!(
+                    "segment {} takes its sequence numbers from another file than {}; every \
+                     process of a segment must use the same sequence file, or numbers could \
+                     repeat after a reboot: give them all the same HRTS_SEQ_FILE (it defaults \
+                     to each user's <state dir>/hrts/<segment>.seq), or, if that file's \
+                     directory was moved or recreated, remove the segment with `hrts unlink`",
+                    self.name,
+                    file.path().display()
+                ),
+            ));
         }
-        let interval = ext.seq_interval.load(Acquire).max(1);
-        // Covering everything handed out so far spares the other waiters a write.
-        let mut last = ext.seq_next.load(Acquire).wrapping_sub(1).max(n);
-        if let Some(on_file) = read(&self.seq_file)? {
-            last = last.max(on_file.last);
-        }
-        write(&self.seq_file, Persisted { last, interval })?;
-        ext.seq_limit
-            .fetch_max(last.saturating_add(interval), AcqRel);
+        let on_file = file.read()?.unwrap_or(0);
+        let start = on_file.max(block.trusted_limit());
+        let limit = start.checked_add(self.seq_interval).ok_or_else(|| {
+            Error::new(
+                ErrorKind::Persist,
+                format!(
+                    "sequence file {} is at {start}: no room left for {} more numbers",
+                    file.path().display(),
+                    self.seq_interval
+                ),
+            )
+        })?;
+        file.write(limit)?;
+        publish(ext, start, limit);
+        ext.seq_file_id.store(id, Release);
+        ext.seq_file_id_check.store(!id, Release);
         Ok(())
     }
 }
@@ -237,60 +217,21 @@ impl SharedBase {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn tmp_file(tag: &str) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!("hrts-seqtest-{}-{tag}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        dir.join("sub").join("numbers.seq")
-    }
-
-    #[test]
-    fn the_file_round_trips_and_damage_is_detected() {
-        let path = tmp_file("roundtrip");
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        let p = Persisted {
-            last: 123_456,
-            interval: 1000,
-        };
-        write(&path, p).unwrap();
-        assert_eq!(read(&path).unwrap(), Some(p));
-        let text = std::fs::read_to_string(&path).unwrap();
-        for bad in [
-            String::new(),
-            text.replace("123456", "123457"),
-            text.replace("interval 1000", "interval x"),
-            text.lines().take(3).collect::<Vec<_>>().join("\n"),
-        ] {
-            std::fs::write(&path, &bad).unwrap();
-            let err = read(&path).unwrap_err();
-            assert_eq!(err.kind(), ErrorKind::Persist, "{bad:?}");
-            assert!(err.message().contains("damaged"), "{err}");
-            assert!(err.message().contains(path.to_str().unwrap()), "{err}");
-        }
-        std::fs::remove_file(&path).unwrap();
-        assert_eq!(read(&path).unwrap(), None);
-        std::fs::remove_dir_all(path.parent().unwrap().parent().unwrap()).unwrap();
-    }
-}
-
-#[cfg(test)]
-mod segment_tests {
-    use super::*;
     use crate::testutil::TestName;
     use std::sync::Arc;
 
-    #[test]
-    fn numbers_are_shared_persisted_and_resume_above_after_the_segment_is_gone() {
-        let t = TestName::new("seq");
-        let mut cfg = t.cfg();
-        cfg.seq_interval = 100;
-        let a = Arc::new(SharedBase::open(&cfg).unwrap());
-        let b = Arc::new(SharedBase::open(&cfg).unwrap());
-        let threads: Vec<_> = [a.clone(), b.clone()]
-            .into_iter()
+    fn on_file(t: &TestName) -> Option<u64> {
+        SeqFile::open(&t.seq_file()).unwrap().read().unwrap()
+    }
+
+    /// `per_thread` numbers from a thread on each of `bases`, sorted.
+    fn from_threads(bases: &[Arc<SharedBase>], per_thread: usize) -> Vec<u64> {
+        let threads: Vec<_> = bases
+            .iter()
+            .cloned()
             .map(|base| {
                 std::thread::spawn(move || {
-                    (0..1000)
+                    (0..per_thread)
                         .map(|_| base.next_sequence().unwrap())
                         .collect::<Vec<_>>()
                 })
@@ -301,31 +242,154 @@ mod segment_tests {
             .flat_map(|h| h.join().unwrap())
             .collect();
         all.sort_unstable();
+        all
+    }
+
+    #[test]
+    fn numbers_are_shared_persisted_and_resume_above_after_the_segment_is_gone() {
+        let t = TestName::new("seq");
+        let mut cfg = t.cfg();
+        cfg.seq_interval = 100;
+        let a = Arc::new(SharedBase::open(&cfg).unwrap());
+        let b = Arc::new(SharedBase::open(&cfg).unwrap());
+        let all = from_threads(&[a.clone(), b.clone()], 1000);
         assert_eq!(
             all,
             (0..2000).collect::<Vec<_>>(),
             "one shared counter, no gaps, no repeats"
         );
-        let on_file = read(&t.seq_file()).unwrap().unwrap();
-        assert!(on_file.last >= 1900 && on_file.last < 2000, "{on_file:?}");
-        assert_eq!(on_file.interval, 100);
+        assert_eq!(on_file(&t), Some(2000), "the last block ends at 2000");
 
         drop((a, b));
         SharedBase::unlink(&t.0).unwrap(); // the reboot
         let c = SharedBase::open(&cfg).unwrap();
-        let next = c.next_sequence().unwrap();
-        assert_eq!(next, on_file.last + 100);
-        assert!(next >= 2000);
+        assert_eq!(c.next_sequence().unwrap(), 2000);
+        assert_eq!(on_file(&t), Some(2100));
     }
 
     #[test]
     fn a_damaged_file_stops_numbering_instead_of_restarting_at_zero() {
         let t = TestName::new("seqdamaged");
         std::fs::create_dir_all(t.seq_file().parent().unwrap()).unwrap();
-        std::fs::write(t.seq_file(), "hrts-sequence 1\nlast 5\n").unwrap();
+        std::fs::write(t.seq_file(), "hrts-sequence 2\nnext 5\n").unwrap();
         let base = SharedBase::open(&t.cfg()).unwrap();
         let err = base.next_sequence().unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Persist);
         assert!(err.message().contains("damaged"), "{err}");
+    }
+
+    #[test]
+    fn a_damaged_counter_or_block_record_never_reissues_a_number() {
+        let t = TestName::new("seqcounter");
+        let mut cfg = t.cfg();
+        cfg.seq_interval = 100;
+        let base = SharedBase::open(&cfg).unwrap();
+        let ext = base.extension();
+        let mut issued = std::collections::HashSet::new();
+        let take = |issued: &mut std::collections::HashSet<u64>, n: usize| {
+            for _ in 0..n {
+                let v = base.next_sequence().unwrap();
+                assert!(issued.insert(v), "{v} issued twice");
+            }
+        };
+        take(&mut issued, 150); // 0..150; the block is [100, 200)
+        type Damage = Box<dyn Fn(&Extension)>;
+        let damage: Vec<(&str, Damage)> = vec![
+            ("counter zeroed", Box::new(|e| e.seq_next.store(0, Relaxed))),
+            (
+                "counter below its block",
+                Box::new(|e| e.seq_next.store(e.seq_start.load(Relaxed) - 1, Relaxed)),
+            ),
+            (
+                "start's copy",
+                Box::new(|e| e.seq_start_check.store(1, Relaxed)),
+            ),
+            (
+                "start lowered, its copy kept",
+                Box::new(|e| e.seq_start.store(0, Relaxed)),
+            ),
+            (
+                "limit raised without its copy",
+                Box::new(|e| e.seq_limit.store(u64::MAX, Relaxed)),
+            ),
+            (
+                "everything zeroed",
+                Box::new(|e| {
+                    for w in [
+                        &*e.seq_next,
+                        &e.seq_limit,
+                        &e.seq_start,
+                        &e.seq_start_check,
+                        &e.seq_limit_check,
+                    ] {
+                        w.store(0, Relaxed)
+                    }
+                }),
+            ),
+        ];
+        for (what, hurt) in &damage {
+            let file_before = on_file(&t).unwrap();
+            hurt(ext);
+            let n = base.next_sequence().unwrap();
+            assert!(
+                n >= file_before,
+                "{what}: {n} comes from a fresh block at the file's {file_before}"
+            );
+            assert!(issued.insert(n), "{what}: {n} issued twice");
+            take(&mut issued, 120);
+        }
+        // The file deleted and the counter zeroed: the intact limit still holds.
+        let limit = ext.seq_limit.load(Relaxed);
+        std::fs::remove_file(t.seq_file()).unwrap();
+        ext.seq_next.store(0, Relaxed);
+        assert_eq!(base.next_sequence().unwrap(), limit);
+    }
+
+    #[test]
+    fn segments_sharing_a_file_and_an_unlinked_segment_never_share_a_number() {
+        let t = TestName::new("seqshare");
+        let other = TestName::new("seqshare2");
+        let mut cfg = t.cfg();
+        cfg.seq_interval = 70;
+        let mut other_cfg = other.cfg();
+        other_cfg.seq_file = cfg.seq_file.clone();
+        other_cfg.seq_interval = 50;
+        let old = SharedBase::open(&cfg).unwrap();
+        old.next_sequence().unwrap();
+        SharedBase::unlink(&t.0).unwrap();
+        let bases = [
+            Arc::new(old),
+            Arc::new(SharedBase::open(&cfg).unwrap()),
+            Arc::new(SharedBase::open(&other_cfg).unwrap()),
+        ];
+        let two_each: Vec<_> = bases.iter().flat_map(|b| [b.clone(), b.clone()]).collect();
+        let mut all = from_threads(&two_each, 2000);
+        let n = all.len();
+        all.dedup();
+        assert_eq!(all.len(), n, "{} numbers issued twice", n - all.len());
+    }
+
+    #[test]
+    fn a_process_with_another_file_is_refused_when_it_would_reserve() {
+        let t = TestName::new("seqotherfile");
+        let mut cfg = t.cfg();
+        cfg.seq_interval = 10;
+        let a = SharedBase::open(&cfg).unwrap();
+        let mut elsewhere = cfg.clone();
+        let other_file = t.seq_file().with_file_name("elsewhere.seq");
+        elsewhere.seq_file = Some(other_file.clone());
+        let b = SharedBase::open(&elsewhere).unwrap();
+        assert_eq!(a.next_sequence().unwrap(), 0);
+        // The block a reserved is the segment's, whoever hands it out.
+        for want in 1..10 {
+            assert_eq!(b.next_sequence().unwrap(), want);
+        }
+        let err = b.next_sequence().unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+        assert!(err.message().contains("another file"), "{err}");
+        assert!(err.message().contains("elsewhere.seq"), "{err}");
+        assert_eq!(a.next_sequence().unwrap(), 10);
+        let _ = std::fs::remove_file(&other_file);
+        let _ = std::fs::remove_file(other_file.with_extension("lock"));
     }
 }
