@@ -14,8 +14,10 @@ pub const MAGIC: u64 = u64::from_le_bytes(*b"HRTSBASE");
 /// recognise any other and refuse it with a clear message.
 ///
 /// 1: header, calibration and the two-slot base. 2: adds the extension area (unique
-/// stamps and sequence numbers) after the header.
-pub const LAYOUT_VERSION: u32 = 2;
+/// stamps and sequence numbers) after the header. 3: the mode (tracking or frozen),
+/// the slope and tracking state in every slot, checksums over the slots and the
+/// header's immutable fields, tie statistics and the pace check's result.
+pub const LAYOUT_VERSION: u32 = 3;
 /// One page: the whole segment.
 pub const SEGMENT_SIZE: usize = 4096;
 /// Bytes kept for the reason a counter source was chosen.
@@ -30,6 +32,17 @@ pub const STATE_READY: u64 = 2;
 /// `eval_monotonic` when no reliability evaluation ran.
 pub const EVAL_NOT_RUN: u32 = 2;
 
+/// `mode` values (see `config::Mode`).
+pub const MODE_TRACKING: u32 = 1;
+pub const MODE_FROZEN: u32 = 2;
+
+/// `eval_pace` values: not run, same pace on every CPU, different paces, a
+/// counter that did not change.
+pub const PACE_NOT_RUN: u32 = 0;
+pub const PACE_SAME: u32 = 1;
+pub const PACE_DIFFERS: u32 = 2;
+pub const PACE_STUCK: u32 = 3;
+
 pub fn state_word(code: u64, pid: u32) -> u64 {
     (code << 32) | pid as u64
 }
@@ -43,7 +56,10 @@ pub fn state_pid(word: u64) -> u32 {
 /// One copy of the base. Two copies exist so a writer always writes the copy
 /// readers are not using: readers never wait for a writer, and a writer that dies
 /// mid-write leaves the active copy intact.
-#[repr(C)]
+///
+/// The four words a stamp reads come first, on one cache line of their own; the
+/// rest is read only by ties, moves and validation.
+#[repr(C, align(64))]
 pub struct Slot {
     /// Counter value the base refers to.
     pub counter: AtomicU64,
@@ -52,8 +68,29 @@ pub struct Slot {
     /// Sub-nanosecond remainder at `counter`, in units of 2^-shift ns; carrying it
     /// makes a moved base produce exactly the timeline of the unmoved one.
     pub frac: AtomicU64,
-    /// Bumped by every explicit reset (`set_base_info`) and re-base, never by a move.
+    /// The slope: nanoseconds per tick times 2^shift. The calibrated `mult` in
+    /// frozen mode; in tracking mode the calibrated one corrected by the tracker
+    /// (learned frequency plus a bounded slew), shared by every process.
+    pub mult: AtomicU64,
+    /// Bumped by every explicit reset (`set_base_info`), re-base, step and repair;
+    /// never by a move or an ordinary tie.
     pub generation: AtomicU64,
+    /// Tracking: the slope that follows the calendar's rate (the frequency-locked
+    /// loop's estimate), without the slew.
+    pub freq_mult: AtomicU64,
+    /// Tracking: the calendar's average rate measured over the last interval
+    /// (mult units), 0 when unknown.
+    pub rate_mult: AtomicU64,
+    /// Tracking: calendar minus line at `counter` (ns, two's complement) when the
+    /// slot was written: the error still to absorb.
+    pub residual: AtomicU64,
+    /// Tracking: the calendar reading of the tie that wrote the slot, 0 for a
+    /// move or a reset.
+    pub tie_ns: AtomicU64,
+    /// The seqlock count (high half of `seq`) under which the slot became active.
+    pub written: AtomicU64,
+    /// Checksum over every field above (`slot_check`).
+    pub check: AtomicU64,
 }
 
 /// The segment header. Immutable fields are written by the initialising process
@@ -93,6 +130,34 @@ pub struct Header {
     pub moves: AtomicU64,
     /// Writer bookkeeping, written only by the holder of the writer role.
     pub writer_start_time: AtomicU64,
+
+    // --- version 3: immutable once ready ---
+    /// `MODE_TRACKING` or `MODE_FROZEN`, chosen by the creator.
+    pub mode: AtomicU32,
+    /// The pace check's verdict (`PACE_*`).
+    pub eval_pace: AtomicU32,
+    /// Largest pace difference between CPUs the pace check could not rule out, ppb.
+    pub eval_pace_ppb: AtomicU64,
+    /// Tracking: the tie interval, ns (the wrap threshold holds it in ticks).
+    pub tie_interval_ns: AtomicU64,
+    /// Tracking: the largest slew, and the largest learned frequency error, in ppb.
+    pub max_slew_ppb: AtomicU64,
+    /// Tracking: a calendar this far ahead of the line is followed by a step.
+    pub step_ns: AtomicU64,
+    /// Checksum over every immutable header field (`header_check`).
+    pub header_check: AtomicU64,
+
+    // --- version 3: tie statistics, written by the writer role's holder ---
+    pub ties: AtomicU64,
+    pub steps: AtomicU64,
+    /// Signed size of the last step, ns.
+    pub last_step_ns: AtomicU64,
+    /// Signed size of the largest step, ns.
+    pub largest_step_ns: AtomicU64,
+    /// Damaged lines or header fields found and repaired by a tie or move.
+    pub repairs: AtomicU64,
+    /// Calendar minus line measured by the last tie, before its correction (ns).
+    pub last_offset_ns: AtomicU64,
 
     // --- the hot part: read by every stamp ---
     /// Seqlock word: high 32 bits count completed writes (the active slot is
@@ -135,6 +200,7 @@ pub struct Extension {
 }
 
 const _: () = assert!(EXTENSION_OFFSET.is_multiple_of(64));
+const _: () = assert!(std::mem::size_of::<Slot>() == 128);
 const _: () = assert!(EXTENSION_OFFSET + std::mem::size_of::<Extension>() <= SEGMENT_SIZE);
 const _: () = assert!(std::mem::size_of::<Header>() <= SEGMENT_SIZE / 2);
 const _: () = assert!(std::mem::align_of::<Header>() <= 4096);
@@ -155,9 +221,80 @@ pub fn snapshot_valid(before: u64, after: u64) -> bool {
     after.wrapping_sub(before & !0xffff_ffff) <= SEQ_ONE
 }
 
+/// A 64-bit mix of `words`: not cryptographic, but every single-word or
+/// single-bit change gives another value (each round is a bijection of the state).
+pub fn checksum(salt: u64, words: impl IntoIterator<Item = u64>) -> u64 {
+    let mut h = salt ^ 0x9E37_79B9_7F4A_7C15;
+    for w in words {
+        h = (h ^ w).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        h ^= h >> 31;
+        h = h.wrapping_mul(0x94D0_49BB_1331_11EB);
+        h ^= h >> 29;
+    }
+    h
+}
+
+const SLOT_SALT: u64 = u64::from_le_bytes(*b"hrtsSLOT");
+const HEADER_SALT: u64 = u64::from_le_bytes(*b"hrtsHEAD");
+
+/// The checksum of a slot's fields (everything but `check`).
+pub fn slot_check(words: &[u64; 10]) -> u64 {
+    checksum(SLOT_SALT, words.iter().copied())
+}
+
+/// The checksum of the header's immutable fields, as `initialise` leaves them.
+pub fn header_check(h: &Header) -> u64 {
+    let l = |a: &AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed);
+    let w = |a: &AtomicU32| a.load(std::sync::atomic::Ordering::Relaxed) as u64;
+    let fixed = [
+        l(&h.segment_size),
+        w(&h.header_size),
+        w(&h.creator_pid),
+        w(&h.creator_uid),
+        w(&h.source_id),
+        w(&h.shift),
+        l(&h.freq_hz),
+        l(&h.mult),
+        l(&h.max_delta),
+        l(&h.wrap_threshold),
+        l(&h.calib_spread_ppb),
+        l(&h.calib_elapsed_ns),
+        w(&h.calibrations),
+        w(&h.eval_monotonic),
+        l(&h.eval_max_shift_ns),
+        w(&h.eval_cpus),
+        w(&h.reason_len),
+        l(&h.created_realtime_ns),
+        w(&h.mode),
+        w(&h.eval_pace),
+        l(&h.eval_pace_ppb),
+        l(&h.tie_interval_ns),
+        l(&h.max_slew_ppb),
+        l(&h.step_ns),
+    ];
+    let reason = h
+        .reason
+        .iter()
+        .map(|b| b.load(std::sync::atomic::Ordering::Relaxed) as u64);
+    checksum(HEADER_SALT, fixed.into_iter().chain(reason))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn checksums_change_with_every_word() {
+        let base = [1u64, 2, 3, 4, 5, 6, 7, 8, 9, 10];
+        let c = slot_check(&base);
+        for i in 0..10 {
+            for bit in [0, 1, 31, 63] {
+                let mut w = base;
+                w[i] ^= 1 << bit;
+                assert_ne!(slot_check(&w), c, "word {i} bit {bit}");
+            }
+        }
+    }
 
     #[test]
     fn fixed_offsets_never_move() {

@@ -14,6 +14,7 @@ mod init;
 pub(crate) mod layout;
 pub(crate) mod shm;
 pub(crate) mod timeline;
+pub(crate) mod tracking;
 
 pub(crate) use init::{load_reason, pair_counter_with_calendar};
 
