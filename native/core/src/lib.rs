@@ -60,12 +60,13 @@ mod stamps;
 mod testutil;
 
 pub use error::{panic_message, Error, ErrorKind, Result};
-pub use segment::info::{EvaluationSummary, SegmentInfo};
+pub use segment::info::{pace_text, EvaluationSummary, SegmentInfo, TrackingState};
 pub use segment::layout::LAYOUT_VERSION;
 pub use segment::timeline::{Base, BaseInfo, TimeStamp};
+pub use segment::tracking::TieKind;
 pub use segment::{
-    default_name as default_segment_name, resolve_group, Calendar, Config, Opened, SharedBase,
-    Sharing,
+    default_name as default_segment_name, resolve_group, Calendar, Config, Mode, Opened,
+    SharedBase, Sharing, TrackingConfig,
 };
 pub use stamps::itc::{ItcFormat, ItcStamper};
 
@@ -73,8 +74,10 @@ pub use stamps::itc::{ItcFormat, ItcStamper};
 pub mod env {
     pub use crate::clock::eligibility::OVERRIDE_ENV as SOURCE;
     pub use crate::segment::config::{
-        ENV_GROUP as GROUP, ENV_SEGMENT as SEGMENT, ENV_SEQ_FILE as SEQ_FILE,
-        ENV_SEQ_INTERVAL as SEQ_INTERVAL, ENV_WRAP_THRESHOLD as WRAP_THRESHOLD,
+        ENV_GROUP as GROUP, ENV_MAX_SLEW_PPM as MAX_SLEW_PPM, ENV_MODE as MODE,
+        ENV_SEGMENT as SEGMENT, ENV_SEQ_FILE as SEQ_FILE, ENV_SEQ_INTERVAL as SEQ_INTERVAL,
+        ENV_STEP_THRESHOLD_MS as STEP_THRESHOLD_MS, ENV_TIE_INTERVAL_MS as TIE_INTERVAL_MS,
+        ENV_WRAP_THRESHOLD as WRAP_THRESHOLD,
     };
     pub use crate::stamps::itc::{ENV_EVENT_BITS as ITC_EVENT_BITS, ENV_TICK_NS as ITC_TICK_NS};
 }

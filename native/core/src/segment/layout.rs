@@ -32,10 +32,6 @@ pub const STATE_READY: u64 = 2;
 /// `eval_monotonic` when no reliability evaluation ran.
 pub const EVAL_NOT_RUN: u32 = 2;
 
-/// `mode` values (see `config::Mode`).
-pub const MODE_TRACKING: u32 = 1;
-pub const MODE_FROZEN: u32 = 2;
-
 /// `eval_pace` values: not run, same pace on every CPU, different paces, a
 /// counter that did not change.
 pub const PACE_NOT_RUN: u32 = 0;
@@ -242,41 +238,69 @@ pub fn slot_check(words: &[u64; 10]) -> u64 {
     checksum(SLOT_SALT, words.iter().copied())
 }
 
-/// The checksum of the header's immutable fields, as `initialise` leaves them.
+/// One of the header's immutable words, of either width.
+#[derive(Clone, Copy)]
+pub enum Word<'a> {
+    U64(&'a AtomicU64),
+    U32(&'a AtomicU32),
+}
+
+impl Word<'_> {
+    pub fn load(self) -> u64 {
+        match self {
+            Word::U64(a) => a.load(std::sync::atomic::Ordering::Relaxed),
+            Word::U32(a) => a.load(std::sync::atomic::Ordering::Relaxed) as u64,
+        }
+    }
+    pub fn store(self, v: u64) {
+        match self {
+            Word::U64(a) => a.store(v, std::sync::atomic::Ordering::Relaxed),
+            Word::U32(a) => a.store(v as u32, std::sync::atomic::Ordering::Relaxed),
+        }
+    }
+}
+
+/// Every header field that never changes once the segment is ready (the
+/// reason's bytes aside), in the order the checksum covers them.
+pub fn immutable_words(h: &Header) -> [Word<'_>; 24] {
+    use Word::{U32, U64};
+    [
+        U64(&h.segment_size),
+        U32(&h.header_size),
+        U32(&h.creator_pid),
+        U32(&h.creator_uid),
+        U32(&h.source_id),
+        U32(&h.shift),
+        U64(&h.freq_hz),
+        U64(&h.mult),
+        U64(&h.max_delta),
+        U64(&h.wrap_threshold),
+        U64(&h.calib_spread_ppb),
+        U64(&h.calib_elapsed_ns),
+        U32(&h.calibrations),
+        U32(&h.eval_monotonic),
+        U64(&h.eval_max_shift_ns),
+        U32(&h.eval_cpus),
+        U32(&h.reason_len),
+        U64(&h.created_realtime_ns),
+        U32(&h.mode),
+        U32(&h.eval_pace),
+        U64(&h.eval_pace_ppb),
+        U64(&h.tie_interval_ns),
+        U64(&h.max_slew_ppb),
+        U64(&h.step_ns),
+    ]
+}
+
+/// The checksum of the header's immutable fields and reason, as `initialise`
+/// leaves them.
 pub fn header_check(h: &Header) -> u64 {
-    let l = |a: &AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed);
-    let w = |a: &AtomicU32| a.load(std::sync::atomic::Ordering::Relaxed) as u64;
-    let fixed = [
-        l(&h.segment_size),
-        w(&h.header_size),
-        w(&h.creator_pid),
-        w(&h.creator_uid),
-        w(&h.source_id),
-        w(&h.shift),
-        l(&h.freq_hz),
-        l(&h.mult),
-        l(&h.max_delta),
-        l(&h.wrap_threshold),
-        l(&h.calib_spread_ppb),
-        l(&h.calib_elapsed_ns),
-        w(&h.calibrations),
-        w(&h.eval_monotonic),
-        l(&h.eval_max_shift_ns),
-        w(&h.eval_cpus),
-        w(&h.reason_len),
-        l(&h.created_realtime_ns),
-        w(&h.mode),
-        w(&h.eval_pace),
-        l(&h.eval_pace_ppb),
-        l(&h.tie_interval_ns),
-        l(&h.max_slew_ppb),
-        l(&h.step_ns),
-    ];
+    let words = immutable_words(h).map(Word::load);
     let reason = h
         .reason
         .iter()
         .map(|b| b.load(std::sync::atomic::Ordering::Relaxed) as u64);
-    checksum(HEADER_SALT, fixed.into_iter().chain(reason))
+    checksum(HEADER_SALT, words.into_iter().chain(reason))
 }
 
 #[cfg(test)]

@@ -15,10 +15,11 @@ pub(crate) mod layout;
 pub(crate) mod shm;
 pub(crate) mod timeline;
 pub(crate) mod tracking;
+mod validate;
 
 pub(crate) use init::{load_reason, pair_counter_with_calendar};
 
-pub use config::{default_name, resolve_group, Calendar, Config};
+pub use config::{default_name, resolve_group, Calendar, Config, Mode, TrackingConfig};
 pub use shm::Sharing;
 
 use crate::clock::convert::Scale;
@@ -60,6 +61,10 @@ pub struct SharedBase {
     pub(crate) seq_interval: u64,
     /// This process's start time (see `os::process_start_time`), read once.
     pub(crate) start_time: once_cell::sync::OnceCell<u64>,
+    /// The segment's mode, tie rules and validated header, fixed at attach.
+    pub(crate) mode: Mode,
+    pub(crate) rules: tracking::Rules,
+    pub(crate) image: validate::HeaderImage,
 }
 
 impl std::fmt::Debug for SharedBase {
@@ -201,64 +206,16 @@ impl SharedBase {
                 "it is marked ready but has no magic".into(),
             ));
         }
-        let bad = |what: String| Err(corrupt(&cfg.name, what));
-        if h.header_size.load(Relaxed) as usize != std::mem::size_of::<Header>()
-            || h.segment_size.load(Relaxed) as usize != SEGMENT_SIZE
-        {
-            return bad(format!(
-                "its recorded sizes do not match layout version {LAYOUT_VERSION}"
-            ));
-        }
-        let raw_source = h.source_id.load(Relaxed);
-        let Some(source) = SourceId::from_u32(raw_source) else {
-            return bad(format!("unknown counter source id {raw_source}"));
-        };
-        if !source.supported() {
-            return Err(Error::new(
-                ErrorKind::Source,
-                format!(
-                    "segment {} uses counter source {}, which this machine cannot read; use \
-                     another segment name (HRTS_SEGMENT)",
-                    cfg.name,
-                    source.name()
-                ),
-            ));
-        }
-        let scale = Scale {
-            mult: h.mult.load(Relaxed),
-            shift: h.shift.load(Relaxed),
-            max_delta: h.max_delta.load(Relaxed),
-        };
-        let freq_hz = h.freq_hz.load(Relaxed);
-        let threshold = h.wrap_threshold.load(Relaxed);
-        if freq_hz == 0 || scale.mult == 0 || !(1..64).contains(&scale.shift) {
-            return bad(format!(
-                "calibration is invalid (frequency {freq_hz}, mult {}, shift {})",
-                scale.mult, scale.shift
-            ));
-        }
-        // The fast path's overflow-freedom rests on this; a corrupt value must not
-        // turn into silently wrong stamps.
-        let frac_max = (1u64 << scale.shift) - 1;
-        let fits = scale
-            .max_delta
-            .checked_mul(scale.mult)
-            .and_then(|v| v.checked_add(frac_max))
-            .is_some();
-        if !fits || scale.max_delta == 0 || threshold == 0 || threshold > scale.max_delta {
-            return bad(format!(
-                "its conversion range is invalid (max delta {}, threshold {threshold})",
-                scale.max_delta
-            ));
-        }
-        Ok(SharedBase {
+        let checked = validate::header(h, &cfg.name)?;
+        let freq_hz = checked.freq_hz;
+        let base = SharedBase {
             map,
             name: cfg.name.clone(),
             opened,
-            source,
-            scale,
+            source: checked.source,
+            scale: checked.scale,
             freq_hz,
-            threshold,
+            threshold: checked.threshold,
             backstep_limit: (freq_hz / 1000).max(1),
             calendar: cfg.calendar.clone(),
             suspect: Mutex::new(None),
@@ -269,7 +226,12 @@ impl SharedBase {
                 .unwrap_or_else(|| config::default_seq_file(&cfg.name)),
             seq_interval: cfg.seq_interval.max(1),
             start_time: once_cell::sync::OnceCell::new(),
-        })
+            mode: checked.mode,
+            rules: checked.rules,
+            image: checked.image,
+        };
+        base.check_on_attach()?;
+        Ok(base)
     }
 
     pub(crate) fn header(&self) -> &Header {
@@ -339,7 +301,7 @@ fn extension_of(map: &shm::Mapping) -> &Extension {
     unsafe { &*(map.as_ptr().add(EXTENSION_OFFSET) as *const Extension) }
 }
 
-fn corrupt(name: &str, what: String) -> Error {
+pub(crate) fn corrupt(name: &str, what: String) -> Error {
     Error::new(
         ErrorKind::Corrupt,
         format!("segment {name} is corrupt: {what}; remove it with `hrts unlink` and retry"),

@@ -84,6 +84,7 @@ fn later_calendar_changes_do_not_move_the_timeline_until_reset() {
     let t = TestName::new("jump");
     let offset = Arc::new(AtomicU64::new(0));
     let mut cfg = t.cfg();
+    cfg.mode = Mode::Frozen;
     let o = offset.clone();
     cfg.calendar = Arc::new(move || crate::os::realtime_ns() + o.load(SeqCst));
     let base = SharedBase::open(&cfg).unwrap();
@@ -108,6 +109,7 @@ fn later_calendar_changes_do_not_move_the_timeline_until_reset() {
 fn a_million_moves_give_the_unmoved_timeline_bit_for_bit() {
     let t = TestName::new("moves");
     let mut cfg = t.cfg();
+    cfg.mode = Mode::Frozen;
     cfg.wrap_threshold = Some(1);
     let base = SharedBase::open(&cfg).unwrap();
     let origin = base.base();
@@ -207,19 +209,21 @@ fn store_junk(slot: &Slot) {
 
 #[test]
 fn a_counter_far_behind_the_base_re_bases_instead_of_going_back() {
-    let t = TestName::new("backstep");
-    let base = SharedBase::open(&t.cfg()).unwrap();
-    let first = base.now_ns();
-    let h = base.header();
-    let slot = &h.slots[seq_slot(h.seq.load(SeqCst))];
-    // As if the counter had been reset: the base now lies ten seconds ahead of it.
-    slot.counter
-        .store(slot.counter.load(SeqCst) + base.frequency() * 10, SeqCst);
-    let gen = base.base_info().generation;
-    let after = base.now_ns();
-    assert!(after >= first, "went backwards: {after} < {first}");
-    assert_eq!(base.base_info().generation, gen + 1);
-    assert!(base.now_ns() >= after);
+    for mode in [Mode::Frozen, Mode::Tracking] {
+        let t = TestName::new("backstep");
+        let mut cfg = t.cfg();
+        cfg.mode = mode;
+        let base = SharedBase::open(&cfg).unwrap();
+        let first = base.now_ns();
+        let gen = base.base_info().generation;
+        // As if the counter had been reset: it reads ten seconds behind the base.
+        let reset = base.base().counter - base.frequency() * 10;
+        let after = base.stamp_with(|_| reset);
+        assert!(after >= first, "{mode:?}: went backwards: {after} < {first}");
+        assert_eq!(base.base_info().generation, gen + 1, "{mode:?}");
+        assert!(base.stamp_with(|_| reset + 1000) >= after, "{mode:?}");
+        assert_eq!(base.info().tracking.repairs, 0, "{mode:?}: no damage involved");
+    }
 }
 
 #[test]

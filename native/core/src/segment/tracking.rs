@@ -25,7 +25,7 @@
 use crate::clock::convert::SHIFT;
 
 /// A segment's tracking settings, in the units a tie computes in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Rules {
     /// The calibrated slope (nanoseconds per tick · 2^32, against CLOCK_MONOTONIC_RAW).
     pub m_cal: u64,
