@@ -16,6 +16,7 @@ pub(crate) mod shm;
 pub(crate) mod timeline;
 pub(crate) mod tracking;
 mod validate;
+mod presence;
 
 pub(crate) use init::{load_reason, pair_counter_with_calendar};
 
@@ -65,6 +66,8 @@ pub struct SharedBase {
     pub(crate) mode: Mode,
     pub(crate) rules: tracking::Rules,
     pub(crate) image: validate::HeaderImage,
+    /// Frozen mode: this process's registration as attached (lock held until drop).
+    pub(crate) presence: Option<presence::Presence>,
 }
 
 impl std::fmt::Debug for SharedBase {
@@ -207,8 +210,12 @@ impl SharedBase {
             ));
         }
         let checked = validate::header(h, &cfg.name)?;
+        let presence = (checked.mode == Mode::Frozen).then(|| {
+            let deadline = crate::os::monotonic_ns() + cfg.ready_timeout.as_nanos() as u64;
+            presence::Presence::join(&cfg.name, cfg.sharing, deadline)
+        });
         let freq_hz = checked.freq_hz;
-        let base = SharedBase {
+        let mut base = SharedBase {
             map,
             name: cfg.name.clone(),
             opened,
@@ -229,8 +236,18 @@ impl SharedBase {
             mode: checked.mode,
             rules: checked.rules,
             image: checked.image,
+            presence,
         };
         base.check_on_attach()?;
+        use presence::Attendance;
+        let alone = base.presence.as_ref().is_some_and(|p| !p.others_attached());
+        if presence::repair_on_attach(base.mode, opened, !alone) {
+            // The last process has gone: pair anew, keeping the calibration.
+            base.set_base_info()?;
+        }
+        if let Some(p) = &mut base.presence {
+            p.share();
+        }
         Ok(base)
     }
 
@@ -275,7 +292,9 @@ impl SharedBase {
     /// Removes the segment name `name`. Attached processes keep their mapping;
     /// the next process to open the name creates a fresh segment.
     pub fn unlink(name: &str) -> Result<bool> {
-        Ok(shm::unlink(&shm::validate_name(name)?))
+        let cname = shm::validate_name(name)?;
+        let _ = std::fs::remove_file(presence::path(name));
+        Ok(shm::unlink(&cname))
     }
 }
 

@@ -353,3 +353,41 @@ fn bad_names_are_rejected_before_touching_the_system() {
         assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{name:?}");
     }
 }
+
+#[test]
+fn a_frozen_segment_re_pairs_when_the_last_process_has_gone() {
+    let t = TestName::new("frozen");
+    let offset = Arc::new(AtomicU64::new(0));
+    let mut cfg = t.cfg();
+    cfg.mode = Mode::Frozen;
+    let o = offset.clone();
+    cfg.calendar = Arc::new(move || crate::os::realtime_ns() + o.load(SeqCst));
+    // Each handle has its own open of the presence file, as a process would.
+    let a = SharedBase::open(&cfg).unwrap();
+    assert_eq!(a.mode(), Mode::Frozen);
+    const HOUR: u64 = 3_600_000_000_000;
+    offset.store(HOUR, SeqCst);
+    let b = SharedBase::open(&cfg).unwrap();
+    assert_eq!(b.opened(), Opened::Attached);
+    assert_eq!(b.base_info().generation, 1, "someone is attached: no re-pair");
+    assert!(b.now_ns().abs_diff(crate::os::realtime_ns()) < 10_000_000);
+    drop(a);
+    drop(b);
+    let c = SharedBase::open(&cfg).unwrap();
+    assert_eq!(c.opened(), Opened::Attached);
+    assert_eq!(c.base_info().generation, 2, "the next one after all left re-pairs");
+    let off = c.now_ns() as i64 - crate::os::realtime_ns() as i64;
+    assert!((off - HOUR as i64).abs() < 10_000_000, "re-paired with the calendar: {off}");
+    assert_eq!(c.info().calibrations, 1, "the calibration is kept");
+    // A tracking segment never re-pairs that way.
+    let t2 = TestName::new("tracking");
+    let mut cfg2 = t2.cfg();
+    cfg2.calendar = cfg.calendar.clone();
+    drop(SharedBase::open(&cfg2).unwrap());
+    let d = SharedBase::open(&cfg2).unwrap();
+    assert_eq!(d.base_info().generation, 1);
+    assert!(!presence::path(&t2.0).exists());
+    drop(c);
+    drop(t);
+    assert!(!presence::path(&cfg.name).exists(), "unlink removes the presence file");
+}
