@@ -81,7 +81,7 @@ mod tests {
     fn a_damaged_last_stamp_is_replaced_not_followed_into_the_future() {
         let t = TestName::new("uniquedamage");
         let base = SharedBase::open(&t.cfg()).unwrap();
-        for junk in [u64::MAX - 2, 1 << 63, base.now_ns() + super::MAX_AHEAD_NS + 1] {
+        for junk in [u64::MAX - 2, 1 << 63, base.now_ns() + 2 * super::MAX_AHEAD_NS] {
             base.extension().last_unique.store(junk, std::sync::atomic::Ordering::SeqCst);
             let u = base.next_unique();
             assert!(u.abs_diff(base.now_ns()) < 1_000_000_000, "{junk}: {u}");
