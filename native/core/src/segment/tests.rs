@@ -391,3 +391,125 @@ fn a_frozen_segment_re_pairs_when_the_last_process_has_gone() {
     drop(t);
     assert!(!presence::path(&cfg.name).exists(), "unlink removes the presence file");
 }
+
+/// Stores `v` into the active slot's field `f`, as damage would.
+fn damage_active(base: &SharedBase, f: impl Fn(&Slot) -> &AtomicU64, v: impl Fn(u64) -> u64) {
+    let h = base.header();
+    let slot = &h.slots[seq_slot(h.seq.load(SeqCst))];
+    let a = f(slot);
+    a.store(v(a.load(SeqCst)), SeqCst);
+}
+
+#[test]
+fn damaged_lines_are_refused_at_attach_and_repaired_by_the_next_tie_or_move() {
+    type Field = fn(&Slot) -> &AtomicU64;
+    let damages: [(&str, Field, fn(u64) -> u64); 5] = [
+        ("ns = 2^62", |s| &s.ns, |_| 1 << 62),
+        ("mult x 2/3", |s| &s.mult, |m| m / 3 * 2),
+        ("frac = 2^63", |s| &s.frac, |_| 1 << 63),
+        ("counter - 1 s", |s| &s.counter, |c| c.wrapping_sub(1_000_000_000)),
+        ("checksum", |s| &s.check, |c| c ^ 1),
+    ];
+    for mode in [Mode::Tracking, Mode::Frozen] {
+        for (what, field, value) in damages {
+            let t = TestName::new("damage");
+            let mut cfg = t.cfg();
+            cfg.mode = mode;
+            let attached = SharedBase::open(&cfg).unwrap();
+            attached.validate().unwrap();
+            damage_active(&attached, field, value);
+            let e = attached.validate().unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::Corrupt, "{mode:?} {what}: {e}");
+            let e = SharedBase::open(&cfg).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::Corrupt, "{mode:?} {what}: fresh open: {e}");
+            // The attached process notices at its next move or tie and repairs.
+            // (A frozen move may find nothing to move once the line is repaired.)
+            attached.force_move();
+            attached.validate().unwrap();
+            assert_eq!(attached.info().tracking.repairs, 1, "{mode:?} {what}");
+            let off = attached.now_ns() as i64 - crate::os::realtime_ns() as i64;
+            assert!(off.abs() < 1_000_000, "{mode:?} {what}: {off} ns off after repair");
+            assert!(SharedBase::open(&cfg).is_ok(), "{mode:?} {what}");
+        }
+    }
+}
+
+#[test]
+fn a_damaged_header_is_refused_at_attach_and_restored_by_the_next_tie() {
+    let t = TestName::new("hdamage");
+    let cfg = t.cfg();
+    let attached = SharedBase::open(&cfg).unwrap();
+    let h = attached.header();
+    for (what, word) in [
+        ("frequency", &h.freq_hz),
+        ("created", &h.created_realtime_ns),
+        ("step threshold", &h.step_ns),
+    ] {
+        word.fetch_add(1, SeqCst);
+        let e = SharedBase::open(&cfg).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Corrupt, "{what}: {e}");
+        assert!(attached.validate().is_err(), "{what}");
+        assert!(attached.force_move());
+        attached.validate().unwrap();
+        assert!(SharedBase::open(&cfg).is_ok(), "{what}: restored");
+    }
+    h.reason[3].fetch_xor(1, SeqCst);
+    assert_eq!(SharedBase::open(&cfg).unwrap_err().kind(), ErrorKind::Corrupt);
+    assert_eq!(attached.info().tracking.repairs, 3);
+}
+
+/// splitmix64 for the damage positions and values.
+fn mix(x: &mut u64) -> u64 {
+    *x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *x;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+#[test]
+fn random_damage_never_gives_a_fresh_open_a_wrong_time() {
+    for mode in [Mode::Tracking, Mode::Frozen] {
+        let t = TestName::new("fuzz");
+        let mut cfg = t.cfg();
+        cfg.mode = mode;
+        cfg.ready_timeout = std::time::Duration::from_millis(20);
+        let keeper = SharedBase::open(&cfg).unwrap();
+        let words = |b: &SharedBase| {
+            // SAFETY: the mapping is SEGMENT_SIZE bytes, 8-aligned, and every
+            // access goes through atomics.
+            unsafe { std::slice::from_raw_parts(b.map.as_ptr() as *const AtomicU64, EXTENSION_OFFSET / 8) }
+        };
+        let page = words(&keeper);
+        let pristine: Vec<u64> = page.iter().map(|w| w.load(SeqCst)).collect();
+        let mut rng = 0x5eed_u64 + mode as u64;
+        let (mut refused, mut answered) = (0, 0);
+        let rounds = if cfg!(debug_assertions) { 1500 } else { 10_000 };
+        for round in 0..rounds {
+            let at = (mix(&mut rng) % page.len() as u64) as usize;
+            let v = match mix(&mut rng) % 4 {
+                0 => mix(&mut rng),
+                1 => pristine[at] ^ (1 << (mix(&mut rng) % 64)),
+                2 => pristine[at].wrapping_add(mix(&mut rng) % 1000).wrapping_sub(500),
+                _ => 0,
+            };
+            page[at].store(v, SeqCst);
+            match SharedBase::open(&cfg) {
+                Ok(b) => {
+                    let off = b.now_ns() as i64 - crate::os::realtime_ns() as i64;
+                    assert!(
+                        off.abs() < 1_000_000,
+                        "{mode:?} round {round}: word {at} := {v:#x} gave a time {off} ns off"
+                    );
+                    answered += 1;
+                }
+                Err(_) => refused += 1,
+            }
+            for (w, &p) in page.iter().zip(&pristine) {
+                w.store(p, SeqCst);
+            }
+        }
+        eprintln!("{mode:?}: {refused} damaged opens refused, {answered} answered within 1 ms");
+        assert!(refused > rounds / 10);
+    }
+}
