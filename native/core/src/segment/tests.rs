@@ -513,3 +513,92 @@ fn random_damage_never_gives_a_fresh_open_a_wrong_time() {
         assert!(refused > rounds / 10);
     }
 }
+
+/// A simulated host for the real shared code: a counter and a calendar driven
+/// by one simulated clock (ns), each read costing 10 ns of it.
+#[derive(Default)]
+struct SimClock {
+    t: AtomicU64,
+    hz: AtomicU64,
+    c0: AtomicU64,
+    r0: AtomicU64,
+    /// Calendar rate error, ppb (as i64 bits), and its steps so far (ns, i64 bits).
+    y_ppb: AtomicU64,
+    stepped: AtomicU64,
+}
+
+impl SimClock {
+    fn counter(&self) -> u64 {
+        let t = self.t.fetch_add(10, SeqCst);
+        self.c0.load(SeqCst) + (t as u128 * self.hz.load(SeqCst) as u128 / 1_000_000_000) as u64
+    }
+    fn calendar_at(&self, t: u64) -> i128 {
+        let t = t as i128;
+        let y = self.y_ppb.load(SeqCst) as i64 as i128;
+        self.r0.load(SeqCst) as i128 + t + t * y / 1_000_000_000 + self.stepped.load(SeqCst) as i64 as i128
+    }
+    fn calendar(&self) -> u64 {
+        self.calendar_at(self.t.fetch_add(10, SeqCst)) as u64
+    }
+    fn error(&self, stamp: u64) -> i64 {
+        (stamp as i128 - self.calendar_at(self.t.load(SeqCst))) as i64
+    }
+}
+
+#[test]
+fn the_shared_timeline_tracks_a_simulated_calendar_with_one_tie_per_interval() {
+    let t = TestName::new("simtrack");
+    let sim = Arc::new(SimClock::default());
+    sim.r0.store(crate::os::realtime_ns() + 2_000_000_000, SeqCst);
+    sim.y_ppb.store(100_000, SeqCst); // the calendar runs 100 ppm fast
+    let mut cfg = t.cfg();
+    let s = sim.clone();
+    cfg.calendar = Arc::new(move || s.calendar());
+    let base = SharedBase::open(&cfg).unwrap();
+    // The simulated counter runs at the calibrated frequency, far behind the
+    // real one: the first stamp re-bases onto the simulated host.
+    sim.hz.store(base.frequency(), SeqCst);
+    sim.c0.store(base.base().counter - base.frequency() * 1000, SeqCst);
+    // Past the old line's committed floor (its base plus 1.25 intervals), so the
+    // re-base lands on the simulated calendar rather than on the floor.
+    sim.t.store(5_000_000_000, SeqCst);
+    let ties0 = base.info().tracking.ties;
+    let mut last = 0;
+    let mut errs = Vec::new();
+    let mut run = |secs: u64, errs: &mut Vec<u64>, keep_after: u64| {
+        for i in 0..secs * 1000 {
+            sim.t.fetch_add(1_000_000, SeqCst);
+            let v = base.stamp_with(|_| sim.counter());
+            assert!(v >= last, "backward stamp at {i}: {v} < {last}");
+            last = v;
+            if i >= keep_after * 1000 {
+                errs.push(sim.error(v).unsigned_abs());
+            }
+        }
+    };
+    run(120, &mut errs, 30);
+    let ties = base.info().tracking.ties - ties0;
+    assert!((119..=122).contains(&ties), "{ties} ties in 120 s at a 1 s interval");
+    errs.sort_unstable();
+    let (p99, max) = (errs[errs.len() * 99 / 100], *errs.last().unwrap());
+    eprintln!("shared timeline at +100 ppm: p99 {p99} ns, max {max} ns, {ties} ties");
+    assert!(p99 <= 1000 && max <= 5000, "p99 {p99} max {max}");
+    let st = base.tracking_state();
+    assert!((st.frequency_ppb - 100_000).abs() < 200, "{st:?}");
+
+    // Ten idle minutes, then a step of the calendar forward and one backward.
+    sim.t.fetch_add(600_000_000_000, SeqCst);
+    let mut errs = Vec::new();
+    run(5, &mut errs, 1);
+    assert!(errs.iter().all(|&e| e < 5000), "after idling: {:?}", errs.iter().max());
+    let gen = base.base_info().generation;
+    sim.stepped.store(1_000_000_000, SeqCst);
+    run(3, &mut Vec::new(), 0);
+    assert_eq!(base.base_info().generation, gen + 1);
+    assert_eq!(base.tracking_state().last_step_ns / 1_000_000, 1000);
+    sim.stepped.store(0, SeqCst);
+    run(10, &mut Vec::new(), 0);
+    let st = base.tracking_state();
+    assert_eq!(base.base_info().generation, gen + 1, "never a step backward");
+    assert!(st.pending_ns < -990_000_000 && st.slew_ppb < -499_000, "{st:?}");
+}
