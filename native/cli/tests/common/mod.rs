@@ -31,6 +31,8 @@ impl Segment {
 impl Drop for Segment {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(self.shm_path());
+        // A frozen segment's presence lock file (see the core's segment::presence).
+        let _ = std::fs::remove_file(format!("{}.presence", self.shm_path()));
     }
 }
 
@@ -38,7 +40,15 @@ impl Drop for Segment {
 /// change what the tests see.
 pub fn command() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_hrts"));
-    for var in ["HRTS_SEGMENT", "HRTS_GROUP", "HRTS_WRAP_THRESHOLD"] {
+    for var in [
+        "HRTS_SEGMENT",
+        "HRTS_GROUP",
+        "HRTS_WRAP_THRESHOLD",
+        "HRTS_MODE",
+        "HRTS_TIE_INTERVAL_MS",
+        "HRTS_MAX_SLEW_PPM",
+        "HRTS_STEP_THRESHOLD_MS",
+    ] {
         c.env_remove(var);
     }
     c

@@ -266,7 +266,10 @@ impl Config {
                         )
                     })?;
         }
-        if let Some(v) = std::env::var(ENV_MODE).ok().filter(|v| !v.trim().is_empty()) {
+        if let Some(v) = std::env::var(ENV_MODE)
+            .ok()
+            .filter(|v| !v.trim().is_empty())
+        {
             cfg.mode = Mode::from_name(&v).ok_or_else(|| {
                 Error::new(
                     ErrorKind::InvalidArgument,
@@ -280,7 +283,11 @@ impl Config {
         if let Some(ppm) = env_number(ENV_MAX_SLEW_PPM, "ppm", 1..=50_000)? {
             cfg.tracking.max_slew_ppm = ppm as u32;
         }
-        if let Some(ms) = env_number(ENV_STEP_THRESHOLD_MS, "milliseconds", 1..=u64::MAX / 1_000_000)? {
+        if let Some(ms) = env_number(
+            ENV_STEP_THRESHOLD_MS,
+            "milliseconds",
+            1..=u64::MAX / 1_000_000,
+        )? {
             cfg.tracking.step_threshold = Duration::from_millis(ms);
         }
         Ok(cfg)

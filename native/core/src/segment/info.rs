@@ -155,13 +155,19 @@ impl SegmentInfo {
         if t.mode == Mode::Tracking {
             f.extend([
                 ("tie interval ns", t.tie_interval_ns.to_string()),
-                ("max slew ppm", format!("{}", t.max_slew_ppb as f64 / 1000.0)),
+                (
+                    "max slew ppm",
+                    format!("{}", t.max_slew_ppb as f64 / 1000.0),
+                ),
                 ("step threshold ns", t.step_threshold_ns.to_string()),
                 ("ties", t.ties.to_string()),
                 ("last tie epoch ns", t.last_tie_ns.to_string()),
                 ("last tie offset ns", t.last_offset_ns.to_string()),
                 ("pending ns", t.pending_ns.to_string()),
-                ("frequency ppm", format!("{:.3}", t.frequency_ppb as f64 / 1000.0)),
+                (
+                    "frequency ppm",
+                    format!("{:.3}", t.frequency_ppb as f64 / 1000.0),
+                ),
                 ("slew ppm", format!("{:.3}", t.slew_ppb as f64 / 1000.0)),
                 ("slope correction ppm", format!("{:.3}", t.correction_ppm())),
                 ("steps", t.steps.to_string()),

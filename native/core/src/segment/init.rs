@@ -51,7 +51,9 @@ pub(super) fn initialise(h: &Header, ext: &Extension, cfg: &Config) -> Result<()
             };
             let room = super::validate::fast_range(rules.mult_range().1);
             let ticks = (interval_ns as u128 * cal.hz as u128 / 1_000_000_000) as u64;
-            cfg.wrap_threshold.unwrap_or(ticks).clamp(1, room.min(scale.max_delta))
+            cfg.wrap_threshold
+                .unwrap_or(ticks)
+                .clamp(1, room.min(scale.max_delta))
         }
     };
 

@@ -12,11 +12,11 @@ pub(crate) mod config;
 pub(crate) mod info;
 mod init;
 pub(crate) mod layout;
+mod presence;
 pub(crate) mod shm;
 pub(crate) mod timeline;
 pub(crate) mod tracking;
 mod validate;
-mod presence;
 
 pub(crate) use init::{load_reason, pair_counter_with_calendar};
 

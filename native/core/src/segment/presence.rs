@@ -34,7 +34,10 @@ pub(crate) fn repair_on_attach(mode: Mode, opened: Opened, others_attached: bool
 
 /// Where the presence lock of segment `name` lives.
 pub(crate) fn path(name: &str) -> PathBuf {
-    PathBuf::from(format!("/dev/shm/{}.presence", name.trim_start_matches('/')))
+    PathBuf::from(format!(
+        "/dev/shm/{}.presence",
+        name.trim_start_matches('/')
+    ))
 }
 
 /// This process's presence on a segment: a shared lock held until drop.
@@ -140,7 +143,11 @@ mod tests {
         let c = Presence::join(&name, Sharing::Private, far);
         assert!(!c.others_attached(), "everyone left: the next one is alone");
         // An exclusive holder makes the next opener wait, bounded.
-        let d = Presence::join(&name, Sharing::Private, crate::os::monotonic_ns() + 5_000_000);
+        let d = Presence::join(
+            &name,
+            Sharing::Private,
+            crate::os::monotonic_ns() + 5_000_000,
+        );
         assert!(d.file.is_none() && d.others_attached());
         drop(c);
         let _ = std::fs::remove_file(path(&name));

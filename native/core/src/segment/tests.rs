@@ -219,10 +219,17 @@ fn a_counter_far_behind_the_base_re_bases_instead_of_going_back() {
         // As if the counter had been reset: it reads ten seconds behind the base.
         let reset = base.base().counter - base.frequency() * 10;
         let after = base.stamp_with(|_| reset);
-        assert!(after >= first, "{mode:?}: went backwards: {after} < {first}");
+        assert!(
+            after >= first,
+            "{mode:?}: went backwards: {after} < {first}"
+        );
         assert_eq!(base.base_info().generation, gen + 1, "{mode:?}");
         assert!(base.stamp_with(|_| reset + 1000) >= after, "{mode:?}");
-        assert_eq!(base.info().tracking.repairs, 0, "{mode:?}: no damage involved");
+        assert_eq!(
+            base.info().tracking.repairs,
+            0,
+            "{mode:?}: no damage involved"
+        );
     }
 }
 
@@ -369,15 +376,26 @@ fn a_frozen_segment_re_pairs_when_the_last_process_has_gone() {
     offset.store(HOUR, SeqCst);
     let b = SharedBase::open(&cfg).unwrap();
     assert_eq!(b.opened(), Opened::Attached);
-    assert_eq!(b.base_info().generation, 1, "someone is attached: no re-pair");
+    assert_eq!(
+        b.base_info().generation,
+        1,
+        "someone is attached: no re-pair"
+    );
     assert!(b.now_ns().abs_diff(crate::os::realtime_ns()) < 10_000_000);
     drop(a);
     drop(b);
     let c = SharedBase::open(&cfg).unwrap();
     assert_eq!(c.opened(), Opened::Attached);
-    assert_eq!(c.base_info().generation, 2, "the next one after all left re-pairs");
+    assert_eq!(
+        c.base_info().generation,
+        2,
+        "the next one after all left re-pairs"
+    );
     let off = c.now_ns() as i64 - crate::os::realtime_ns() as i64;
-    assert!((off - HOUR as i64).abs() < 10_000_000, "re-paired with the calendar: {off}");
+    assert!(
+        (off - HOUR as i64).abs() < 10_000_000,
+        "re-paired with the calendar: {off}"
+    );
     assert_eq!(c.info().calibrations, 1, "the calibration is kept");
     // A tracking segment never re-pairs that way.
     let t2 = TestName::new("tracking");
@@ -389,7 +407,10 @@ fn a_frozen_segment_re_pairs_when_the_last_process_has_gone() {
     assert!(!presence::path(&t2.0).exists());
     drop(c);
     drop(t);
-    assert!(!presence::path(&cfg.name).exists(), "unlink removes the presence file");
+    assert!(
+        !presence::path(&cfg.name).exists(),
+        "unlink removes the presence file"
+    );
 }
 
 /// Stores `v` into the active slot's field `f`, as damage would.
@@ -407,7 +428,11 @@ fn damaged_lines_are_refused_at_attach_and_repaired_by_the_next_tie_or_move() {
         ("ns = 2^62", |s| &s.ns, |_| 1 << 62),
         ("mult x 2/3", |s| &s.mult, |m| m / 3 * 2),
         ("frac = 2^63", |s| &s.frac, |_| 1 << 63),
-        ("counter - 1 s", |s| &s.counter, |c| c.wrapping_sub(1_000_000_000)),
+        (
+            "counter - 1 s",
+            |s| &s.counter,
+            |c| c.wrapping_sub(1_000_000_000),
+        ),
         ("checksum", |s| &s.check, |c| c ^ 1),
     ];
     for mode in [Mode::Tracking, Mode::Frozen] {
@@ -421,14 +446,21 @@ fn damaged_lines_are_refused_at_attach_and_repaired_by_the_next_tie_or_move() {
             let e = attached.validate().unwrap_err();
             assert_eq!(e.kind(), ErrorKind::Corrupt, "{mode:?} {what}: {e}");
             let e = SharedBase::open(&cfg).unwrap_err();
-            assert_eq!(e.kind(), ErrorKind::Corrupt, "{mode:?} {what}: fresh open: {e}");
+            assert_eq!(
+                e.kind(),
+                ErrorKind::Corrupt,
+                "{mode:?} {what}: fresh open: {e}"
+            );
             // The attached process notices at its next move or tie and repairs.
             // (A frozen move may find nothing to move once the line is repaired.)
             attached.force_move();
             attached.validate().unwrap();
             assert_eq!(attached.info().tracking.repairs, 1, "{mode:?} {what}");
             let off = attached.now_ns() as i64 - crate::os::realtime_ns() as i64;
-            assert!(off.abs() < 1_000_000, "{mode:?} {what}: {off} ns off after repair");
+            assert!(
+                off.abs() < 1_000_000,
+                "{mode:?} {what}: {off} ns off after repair"
+            );
             assert!(SharedBase::open(&cfg).is_ok(), "{mode:?} {what}");
         }
     }
@@ -454,7 +486,10 @@ fn a_damaged_header_is_refused_at_attach_and_restored_by_the_next_tie() {
         assert!(SharedBase::open(&cfg).is_ok(), "{what}: restored");
     }
     h.reason[3].fetch_xor(1, SeqCst);
-    assert_eq!(SharedBase::open(&cfg).unwrap_err().kind(), ErrorKind::Corrupt);
+    assert_eq!(
+        SharedBase::open(&cfg).unwrap_err().kind(),
+        ErrorKind::Corrupt
+    );
     assert_eq!(attached.info().tracking.repairs, 3);
 }
 
@@ -478,7 +513,9 @@ fn random_damage_never_gives_a_fresh_open_a_wrong_time() {
         let words = |b: &SharedBase| {
             // SAFETY: the mapping is SEGMENT_SIZE bytes, 8-aligned, and every
             // access goes through atomics.
-            unsafe { std::slice::from_raw_parts(b.map.as_ptr() as *const AtomicU64, EXTENSION_OFFSET / 8) }
+            unsafe {
+                std::slice::from_raw_parts(b.map.as_ptr() as *const AtomicU64, EXTENSION_OFFSET / 8)
+            }
         };
         let page = words(&keeper);
         let pristine: Vec<u64> = page.iter().map(|w| w.load(SeqCst)).collect();
@@ -490,7 +527,9 @@ fn random_damage_never_gives_a_fresh_open_a_wrong_time() {
             let v = match mix(&mut rng) % 4 {
                 0 => mix(&mut rng),
                 1 => pristine[at] ^ (1 << (mix(&mut rng) % 64)),
-                2 => pristine[at].wrapping_add(mix(&mut rng) % 1000).wrapping_sub(500),
+                2 => pristine[at]
+                    .wrapping_add(mix(&mut rng) % 1000)
+                    .wrapping_sub(500),
                 _ => 0,
             };
             page[at].store(v, SeqCst);
@@ -535,7 +574,10 @@ impl SimClock {
     fn calendar_at(&self, t: u64) -> i128 {
         let t = t as i128;
         let y = self.y_ppb.load(SeqCst) as i64 as i128;
-        self.r0.load(SeqCst) as i128 + t + t * y / 1_000_000_000 + self.stepped.load(SeqCst) as i64 as i128
+        self.r0.load(SeqCst) as i128
+            + t
+            + t * y / 1_000_000_000
+            + self.stepped.load(SeqCst) as i64 as i128
     }
     fn calendar(&self) -> u64 {
         self.calendar_at(self.t.fetch_add(10, SeqCst)) as u64
@@ -549,7 +591,8 @@ impl SimClock {
 fn the_shared_timeline_tracks_a_simulated_calendar_with_one_tie_per_interval() {
     let t = TestName::new("simtrack");
     let sim = Arc::new(SimClock::default());
-    sim.r0.store(crate::os::realtime_ns() + 2_000_000_000, SeqCst);
+    sim.r0
+        .store(crate::os::realtime_ns() + 2_000_000_000, SeqCst);
     sim.y_ppb.store(100_000, SeqCst); // the calendar runs 100 ppm fast
     let mut cfg = t.cfg();
     let s = sim.clone();
@@ -558,7 +601,8 @@ fn the_shared_timeline_tracks_a_simulated_calendar_with_one_tie_per_interval() {
     // The simulated counter runs at the calibrated frequency, far behind the
     // real one: the first stamp re-bases onto the simulated host.
     sim.hz.store(base.frequency(), SeqCst);
-    sim.c0.store(base.base().counter - base.frequency() * 1000, SeqCst);
+    sim.c0
+        .store(base.base().counter - base.frequency() * 1000, SeqCst);
     // Past the old line's committed floor (its base plus 1.25 intervals), so the
     // re-base lands on the simulated calendar rather than on the floor.
     sim.t.store(5_000_000_000, SeqCst);
@@ -578,7 +622,10 @@ fn the_shared_timeline_tracks_a_simulated_calendar_with_one_tie_per_interval() {
     };
     run(120, &mut errs, 30);
     let ties = base.info().tracking.ties - ties0;
-    assert!((119..=122).contains(&ties), "{ties} ties in 120 s at a 1 s interval");
+    assert!(
+        (119..=122).contains(&ties),
+        "{ties} ties in 120 s at a 1 s interval"
+    );
     errs.sort_unstable();
     let (p99, max) = (errs[errs.len() * 99 / 100], *errs.last().unwrap());
     eprintln!("shared timeline at +100 ppm: p99 {p99} ns, max {max} ns, {ties} ties");
@@ -590,7 +637,11 @@ fn the_shared_timeline_tracks_a_simulated_calendar_with_one_tie_per_interval() {
     sim.t.fetch_add(600_000_000_000, SeqCst);
     let mut errs = Vec::new();
     run(5, &mut errs, 1);
-    assert!(errs.iter().all(|&e| e < 5000), "after idling: {:?}", errs.iter().max());
+    assert!(
+        errs.iter().all(|&e| e < 5000),
+        "after idling: {:?}",
+        errs.iter().max()
+    );
     let gen = base.base_info().generation;
     sim.stepped.store(1_000_000_000, SeqCst);
     run(3, &mut Vec::new(), 0);
@@ -599,6 +650,13 @@ fn the_shared_timeline_tracks_a_simulated_calendar_with_one_tie_per_interval() {
     sim.stepped.store(0, SeqCst);
     run(10, &mut Vec::new(), 0);
     let st = base.tracking_state();
-    assert_eq!(base.base_info().generation, gen + 1, "never a step backward");
-    assert!(st.pending_ns < -990_000_000 && st.slew_ppb < -499_000, "{st:?}");
+    assert_eq!(
+        base.base_info().generation,
+        gen + 1,
+        "never a step backward"
+    );
+    assert!(
+        st.pending_ns < -990_000_000 && st.slew_ppb < -499_000,
+        "{st:?}"
+    );
 }

@@ -267,12 +267,26 @@ impl SharedBase {
         // line, continue from it (in frozen mode it is the same timeline).
         let (prev, p_written, p_check) = load_line(&h.slots[seq_slot(held) ^ 1]);
         let prev_count = count.wrapping_sub(1) & 0xffff_ffff;
-        if validate::line(&prev, p_written, p_check, prev_count, self.mode, &self.rules).is_ok() {
+        if validate::line(
+            &prev,
+            p_written,
+            p_check,
+            prev_count,
+            self.mode,
+            &self.rules,
+        )
+        .is_ok()
+        {
             return prev;
         }
         // Nothing to trust: pair anew, in a new generation.
         let (counter, ns) = crate::segment::pair_counter_with_calendar(self.source, &self.calendar);
-        self.fresh_line(counter, ns, line.generation.max(prev.generation).wrapping_add(1).max(1), None)
+        self.fresh_line(
+            counter,
+            ns,
+            line.generation.max(prev.generation).wrapping_add(1).max(1),
+            None,
+        )
     }
 
     /// A line paired with the calendar at (`counter`, `ns`): the calibrated
@@ -374,7 +388,12 @@ impl SharedBase {
         let held = self.acquire_writer_waiting()?;
         let old = self.verified_active(held);
         let (counter, ns) = crate::segment::pair_counter_with_calendar(self.source, &self.calendar);
-        let line = self.fresh_line(counter, ns, old.generation.wrapping_add(1), Some(old.freq_mult));
+        let line = self.fresh_line(
+            counter,
+            ns,
+            old.generation.wrapping_add(1),
+            Some(old.freq_mult),
+        );
         self.publish(held, &line);
         Ok(self.base_info())
     }
@@ -391,7 +410,10 @@ impl SharedBase {
         let old = self.verified_active(held);
         let old_reach = old.ns_at(old.counter.wrapping_add(self.threshold));
         let ns = (self.calendar)().max(old_reach.saturating_add(1));
-        self.publish(held, &self.fresh_line(counter, ns, old.generation.wrapping_add(1), None));
+        self.publish(
+            held,
+            &self.fresh_line(counter, ns, old.generation.wrapping_add(1), None),
+        );
         Ok(ns)
     }
 

@@ -53,7 +53,10 @@ impl Rules {
     pub fn mult_range(&self) -> (u64, u64) {
         let span = 2 * self.of_ppb(self.max_slew_ppb);
         let m = self.m_cal as i128;
-        ((m - span).max(1) as u64, (m + span).min(u64::MAX as i128) as u64)
+        (
+            (m - span).max(1) as u64,
+            (m + span).min(u64::MAX as i128) as u64,
+        )
     }
 
     /// The range of the learned frequency (`freq_mult`).
@@ -131,7 +134,10 @@ fn clamp_u64(v: i128) -> u64 {
 
 fn split(fixed: i128) -> (u64, u64) {
     let fixed = fixed.max(0);
-    (clamp_u64(fixed >> SHIFT), (fixed as u128 & FRAC_MASK) as u64)
+    (
+        clamp_u64(fixed >> SHIFT),
+        (fixed as u128 & FRAC_MASK) as u64,
+    )
 }
 
 /// How a tie related the old line to the calendar.

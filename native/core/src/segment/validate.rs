@@ -133,12 +133,10 @@ pub(crate) fn header(h: &Header, name: &str) -> Result<Checked> {
     }
     match Scale::for_frequency(freq_hz) {
         Ok(s) if s.mult == scale.mult => {}
-        _ => {
-            return bad(format!(
-                "its calibration is inconsistent: mult {} does not belong to frequency {freq_hz} Hz",
-                scale.mult
-            ))
-        }
+        _ => return bad(format!(
+            "its calibration is inconsistent: mult {} does not belong to frequency {freq_hz} Hz",
+            scale.mult
+        )),
     }
     let raw_mode = h.mode.load(Relaxed);
     let Some(mode) = Mode::from_u32(raw_mode) else {
@@ -189,7 +187,10 @@ pub(crate) fn line(
         ));
     }
     if line.frac >= 1 << SHIFT {
-        return Err(format!("the base's remainder {} is not below 2^32", line.frac));
+        return Err(format!(
+            "the base's remainder {} is not below 2^32",
+            line.frac
+        ));
     }
     if line.generation == 0 {
         return Err("the base's generation is 0".into());

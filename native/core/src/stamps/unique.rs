@@ -81,15 +81,23 @@ mod tests {
     fn a_damaged_last_stamp_is_replaced_not_followed_into_the_future() {
         let t = TestName::new("uniquedamage");
         let base = SharedBase::open(&t.cfg()).unwrap();
-        for junk in [u64::MAX - 2, 1 << 63, base.now_ns() + 2 * super::MAX_AHEAD_NS] {
-            base.extension().last_unique.store(junk, std::sync::atomic::Ordering::SeqCst);
+        for junk in [
+            u64::MAX - 2,
+            1 << 63,
+            base.now_ns() + 2 * super::MAX_AHEAD_NS,
+        ] {
+            base.extension()
+                .last_unique
+                .store(junk, std::sync::atomic::Ordering::SeqCst);
             let u = base.next_unique();
             assert!(u.abs_diff(base.now_ns()) < 1_000_000_000, "{junk}: {u}");
             assert!(base.next_unique() > u);
         }
         // Legitimately ahead (a backward reset): still strictly increasing.
         let ahead = base.now_ns() + 3_600_000_000_000;
-        base.extension().last_unique.store(ahead, std::sync::atomic::Ordering::SeqCst);
+        base.extension()
+            .last_unique
+            .store(ahead, std::sync::atomic::Ordering::SeqCst);
         assert_eq!(base.next_unique(), ahead + 1);
     }
 

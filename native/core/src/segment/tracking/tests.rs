@@ -132,7 +132,13 @@ impl Seg {
 }
 
 /// Errors (stamp − calendar, ns) of stamps every `every_ns` for `secs` seconds.
-fn run(host: &mut Host, seg: &mut Seg, secs: f64, every_ns: f64, mut each: impl FnMut(&mut Host)) -> Vec<f64> {
+fn run(
+    host: &mut Host,
+    seg: &mut Seg,
+    secs: f64,
+    every_ns: f64,
+    mut each: impl FnMut(&mut Host),
+) -> Vec<f64> {
     let mut errs = Vec::new();
     let end = host.t_ns + secs * 1e9;
     while host.t_ns < end {
@@ -152,7 +158,10 @@ fn p99_max(errs: &[f64]) -> (f64, f64) {
 
 /// Seconds until the error stays within `bound` ns for the rest of the run.
 fn settled_after(errs: &[f64], every_ns: f64, bound: f64) -> f64 {
-    let last_bad = errs.iter().rposition(|e| e.abs() > bound).map_or(0, |i| i + 1);
+    let last_bad = errs
+        .iter()
+        .rposition(|e| e.abs() > bound)
+        .map_or(0, |i| i + 1);
     last_bad as f64 * every_ns / 1e9
 }
 
@@ -164,11 +173,17 @@ fn a_constant_frequency_error_is_learned_within_seconds() {
         let warm = run(&mut host, &mut seg, 30.0, 1e6, |_| {});
         let errs = run(&mut host, &mut seg, 120.0, 1e6, |_| {});
         let (p99, max) = p99_max(&errs);
-        eprintln!("y={y} ppm: settled after {:.1} s, then p99 {p99:.0} ns, max {max:.0} ns",
-            settled_after(&warm, 1e6, 1000.0));
+        eprintln!(
+            "y={y} ppm: settled after {:.1} s, then p99 {p99:.0} ns, max {max:.0} ns",
+            settled_after(&warm, 1e6, 1000.0)
+        );
         assert!(settled_after(&warm, 1e6, 1000.0) < 30.0);
         assert!(p99 <= 1000.0 && max <= 5000.0, "y={y}: p99 {p99} max {max}");
-        assert!(seg.kinds.iter().all(|k| *k == TieKind::Slew), "{:?}", seg.kinds);
+        assert!(
+            seg.kinds.iter().all(|k| *k == TieKind::Slew),
+            "{:?}",
+            seg.kinds
+        );
     }
 }
 
@@ -188,7 +203,10 @@ fn a_frequency_random_walk_is_followed() {
     run(&mut host, &mut seg, 30.0, 1e6, &mut walk);
     let errs = run(&mut host, &mut seg, 300.0, 1e6, &mut walk);
     let (p99, max) = p99_max(&errs);
-    eprintln!("random walk: p99 {p99:.0} ns, max {max:.0} ns, y now {:.2} ppm", host.y_ppm);
+    eprintln!(
+        "random walk: p99 {p99:.0} ns, max {max:.0} ns, y now {:.2} ppm",
+        host.y_ppm
+    );
     assert!(p99 <= 1000.0 && max <= 5000.0, "p99 {p99} max {max}");
 }
 
@@ -255,7 +273,11 @@ fn a_backward_step_is_slewed_at_the_maximum_rate_never_followed_back() {
     assert!(seg.line.residual < -9e8 as i64, "{}", seg.line.residual);
     let slew = (seg.line.mult as f64 / seg.line.freq_mult as f64 - 1.0) * 1e6;
     assert!((slew + 500.0).abs() < 0.1, "slew {slew} ppm");
-    assert!((freq_ppm(&seg) + 100.0).abs() < 0.1, "learned {}", freq_ppm(&seg));
+    assert!(
+        (freq_ppm(&seg) + 100.0).abs() < 0.1,
+        "learned {}",
+        freq_ppm(&seg)
+    );
 }
 
 #[test]
@@ -266,11 +288,18 @@ fn a_chrony_slew_burst_is_absorbed_without_learning_it_as_frequency() {
     run(&mut host, &mut seg, 1.2, 1e6, |_| {});
     host.y_ppm = 10.0;
     let errs = run(&mut host, &mut seg, 260.0, 1e6, |_| {});
-    assert!((freq_ppm(&seg) - 10.0).abs() < 0.1, "learned {}", freq_ppm(&seg));
+    assert!(
+        (freq_ppm(&seg) - 10.0).abs() < 0.1,
+        "learned {}",
+        freq_ppm(&seg)
+    );
     // At 500 ppm the ~100 ms are gone after ~200 s.
     let tail = &errs[errs.len() - 20_000..];
     let (p99, max) = p99_max(tail);
-    eprintln!("after a slew burst: error {:.0} ns 60 s later; last 20 s p99 {p99:.0} ns, max {max:.0} ns", errs[60_000]);
+    eprintln!(
+        "after a slew burst: error {:.0} ns 60 s later; last 20 s p99 {p99:.0} ns, max {max:.0} ns",
+        errs[60_000]
+    );
     assert!(p99 <= 1000.0 && max <= 5000.0, "p99 {p99} max {max}");
 }
 
@@ -318,7 +347,8 @@ fn slopes_stay_positive_and_bounded_whatever_the_calendar_does() {
     for _ in 0..100_000 {
         let d = (rng.next() % (3 * r.interval)) as i64 - (r.interval / 2) as i64;
         let at = line.counter.wrapping_add(d as u64);
-        let cal = (line.ns_at(at) as i64).wrapping_add((rng.next() >> 20) as i64 - (1 << 43)) as u64;
+        let cal =
+            (line.ns_at(at) as i64).wrapping_add((rng.next() >> 20) as i64 - (1 << 43)) as u64;
         let t = tie(&line, &r, at, cal, at + 100);
         assert!(t.line.mult >= lo && t.line.mult <= hi, "{t:?}");
         assert!(t.line.fixed_at(at + 100) >= ((t.floor_ns as i128) << SHIFT) - (1i128 << SHIFT));
