@@ -133,10 +133,12 @@ pub(crate) fn header(h: &Header, name: &str) -> Result<Checked> {
     }
     match Scale::for_frequency(freq_hz) {
         Ok(s) if s.mult == scale.mult => {}
-        _ => return bad(format!(
+        _ => {
+            return bad(format!(
             "its calibration is inconsistent: mult {} does not belong to frequency {freq_hz} Hz",
             scale.mult
-        )),
+        ))
+        }
     }
     let raw_mode = h.mode.load(Relaxed);
     let Some(mode) = Mode::from_u32(raw_mode) else {
