@@ -424,7 +424,8 @@ fn damage_active(base: &SharedBase, f: impl Fn(&Slot) -> &AtomicU64, v: impl Fn(
 #[test]
 fn damaged_lines_are_refused_at_attach_and_repaired_by_the_next_tie_or_move() {
     type Field = fn(&Slot) -> &AtomicU64;
-    let damages: [(&str, Field, fn(u64) -> u64); 5] = [
+    type Damage = (&'static str, Field, fn(u64) -> u64);
+    let damages: [Damage; 5] = [
         ("ns = 2^62", |s| &s.ns, |_| 1 << 62),
         ("mult x 2/3", |s| &s.mult, |m| m / 3 * 2),
         ("frac = 2^63", |s| &s.frac, |_| 1 << 63),

@@ -15,7 +15,7 @@ impl SharedBase {
     /// An epoch-ns stamp strictly greater than every unique stamp issued before it
     /// through this segment: the real time, or the last issued + 1 when several
     /// callers land in the same nanosecond (or a clock tick is coarser). A last
-    /// stamp more than [`MAX_AHEAD_NS`] (a day) ahead of the timeline is treated
+    /// stamp more than a day ahead of the timeline is treated
     /// as damage and replaced by the timeline.
     #[inline]
     pub fn next_unique(&self) -> u64 {

@@ -196,7 +196,7 @@ fn a_frequency_random_walk_is_followed() {
     // A harsh walk: once a second the rate moves by up to ±1 ppm.
     let mut walk = move |h: &mut Host| {
         n += 1;
-        if n % 1000 == 0 {
+        if n.is_multiple_of(1000) {
             h.y_ppm += rng.unit();
         }
     };
@@ -229,7 +229,7 @@ fn a_smooth_walk_and_a_ramp_are_followed_closely() {
     let mut n = 0u64;
     let errs = run(&mut host, &mut seg, 200.0, 1e6, |h| {
         n += 1;
-        if n % 10 == 0 {
+        if n.is_multiple_of(10) {
             h.y_ppm += 0.01 * rng.unit();
         }
     });
