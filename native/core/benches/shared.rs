@@ -1,14 +1,16 @@
 //! The shared segment's costs, side by side with the reads they compete with, in
 //! one run: `cargo bench -p hrts-core --bench shared`. Results: README.md here.
 //!
-//! Groups: `stamp` (one epoch stamp through the segment vs bare counter reads and
-//! clock_gettime), `attach` (opening an existing segment: no calibration), and
-//! `unique` (next_unique uncontended, with 2 threads, with 2 processes).
+//! Groups: `stamp` (one epoch stamp through a tracking and a frozen segment vs
+//! bare counter reads and clock_gettime), `tie` (a stamp that ties, and one that
+//! moves a frozen base: segments whose threshold is one tick, so every stamp
+//! does), `attach` (opening an existing segment: no calibration), and `unique`
+//! (next_unique uncontended, with 2 threads, with 2 processes).
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use criterion::{Criterion, Throughput};
-    use hrts_core::{Config, SharedBase};
+    use hrts_core::{Config, Mode, SharedBase};
     use std::hint::black_box;
     use std::io::{Read, Write};
     use std::process::{Command, Stdio};
@@ -22,6 +24,14 @@ mod x86 {
 
     fn open(name: &str) -> SharedBase {
         SharedBase::open(&Config::named(name)).expect("open bench segment")
+    }
+
+    fn open_with(name: &str, mode: Mode, threshold: Option<u64>) -> SharedBase {
+        let _ = SharedBase::unlink(name);
+        let mut cfg = Config::named(name);
+        cfg.mode = mode;
+        cfg.wrap_threshold = threshold;
+        SharedBase::open(&cfg).expect("open bench segment")
     }
 
     fn realtime() -> u64 {
@@ -61,6 +71,8 @@ mod x86 {
         let name = segment_name();
         let _ = SharedBase::unlink(&name);
         let base = open(&name);
+        let frozen_name = format!("{name}-frozen");
+        let frozen = open_with(&frozen_name, Mode::Frozen, None);
         let skew = base.now_ns() as i64 - realtime() as i64;
         assert!(skew.abs() < 1_000_000, "segment base is off by {skew} ns");
         println!(
@@ -85,11 +97,32 @@ mod x86 {
         });
         g.bench_function("clock_gettime_realtime", |b| b.iter(realtime));
         g.bench_function("segment_now_ns", |b| b.iter(|| base.now_ns()));
+        g.bench_function("segment_now_ns_frozen", |b| b.iter(|| frozen.now_ns()));
         g.bench_function("segment_now_ns_ordered", |b| {
             b.iter(|| base.now_ns_ordered())
         });
+        g.bench_function("segment_now_ns_ordered_frozen", |b| {
+            b.iter(|| frozen.now_ns_ordered())
+        });
         g.bench_function("segment_next_unique", |b| b.iter(|| base.next_unique()));
         g.finish();
+
+        let mut g = c.benchmark_group("tie");
+        let tying_name = format!("{name}-tie");
+        let tying = open_with(&tying_name, Mode::Tracking, Some(1));
+        let moving_name = format!("{name}-move");
+        let moving = open_with(&moving_name, Mode::Frozen, Some(1));
+        let ties_before = tying.tracking_state().ties;
+        g.bench_function("stamp_that_ties", |b| b.iter(|| tying.now_ns()));
+        g.bench_function("stamp_that_moves_frozen", |b| b.iter(|| moving.now_ns()));
+        g.finish();
+        println!(
+            "tie: {} ties taken by the tying segment",
+            tying.tracking_state().ties - ties_before
+        );
+        for n in [&frozen_name, &tying_name, &moving_name] {
+            let _ = SharedBase::unlink(n);
+        }
 
         let mut g = c.benchmark_group("attach");
         g.bench_function("open_existing_segment", |b| {

@@ -18,7 +18,7 @@
 //! | room | what | depends on |
 //! |---|---|---|
 //! | [`clock`] | counter sources, eligibility, calibration, tick→ns conversion, the cross-CPU reliability evaluation | nothing else here |
-//! | `segment` | the shared page: layout, `shm` mapping, creation, the timeline (reading and moving the base), segment facts | [`clock`] |
+//! | `segment` | the shared page: layout, `shm` mapping, creation, validation, the timeline (reading, moving and tying the base), tracking (what a tie does, pure), presence (frozen mode's re-pair), segment facts | [`clock`] |
 //! | `stamps` | what is built on the timeline: unique stamps, Intel Trace Collector stamps, persisted sequence numbers | `segment`, [`clock`] |
 //!
 //! [`process`] holds the process's default segment and stamper, [`ibmts`] the
@@ -32,13 +32,16 @@
 //!   opening and facts (`open`, `open_default`, `name`, `source`, `frequency`,
 //!   `unlink`, ...) in `segment/mod.rs`; stamps and the base (`now_ns`,
 //!   `now_ns_ordered`, `ticks`, `ns_at`, `exact_ns`, `calc_time_stamp`,
-//!   `epoch_micros`, `base`, `base_info`, `set_base_info`) in `segment/timeline.rs`;
-//!   `info` in `segment/info.rs`; `next_unique`, `last_unique` in `stamps/unique.rs`;
+//!   `epoch_micros`, `base`, `base_info`, `set_base_info`, `offset_now`,
+//!   `validate`) in `segment/timeline.rs`; `info`, `mode`, `tracking_state` in
+//!   `segment/info.rs`; `next_unique`, `last_unique` in `stamps/unique.rs`;
 //!   `next_sequence`, `seq_file` in `stamps/sequence.rs`.
-//! - [`Config`], [`Sharing`], [`Calendar`], [`Opened`], [`default_segment_name`],
-//!   [`resolve_group`]: how a segment is named, shared and opened.
-//! - [`Base`], [`BaseInfo`], [`TimeStamp`], [`SegmentInfo`], [`EvaluationSummary`]:
-//!   what the timeline and `hrts info` report.
+//! - [`Config`], [`Sharing`], [`Calendar`], [`Opened`], [`Mode`],
+//!   [`TrackingConfig`], [`default_segment_name`], [`resolve_group`]: how a
+//!   segment is named, shared, opened, and how it follows the calendar.
+//! - [`Base`], [`BaseInfo`], [`TimeStamp`], [`SegmentInfo`], [`EvaluationSummary`],
+//!   [`TrackingState`], [`TieKind`], [`pace_text`]: what the timeline and
+//!   `hrts info` report.
 //! - [`ItcFormat`], [`ItcStamper`]: Intel Trace Collector style stamps.
 //! - [`Error`], [`ErrorKind`], [`Result`], [`panic_message`]: errors, and the text
 //!   of a caught panic for the FFI boundaries.
