@@ -40,7 +40,7 @@
 //!   [`TrackingConfig`], [`default_segment_name`], [`resolve_group`]: how a
 //!   segment is named, shared, opened, and how it follows the calendar.
 //! - [`Base`], [`BaseInfo`], [`TimeStamp`], [`SegmentInfo`], [`EvaluationSummary`],
-//!   [`TrackingState`], [`TieKind`], [`pace_text`]: what the timeline and
+//!   [`TrackingState`], [`pace_text`]: what the timeline and
 //!   `hrts info` report.
 //! - [`ItcFormat`], [`ItcStamper`]: Intel Trace Collector style stamps.
 //! - [`Error`], [`ErrorKind`], [`Result`], [`panic_message`]: errors, and the text
@@ -66,7 +66,6 @@ pub use error::{panic_message, Error, ErrorKind, Result};
 pub use segment::info::{pace_text, EvaluationSummary, SegmentInfo, TrackingState};
 pub use segment::layout::LAYOUT_VERSION;
 pub use segment::timeline::{Base, BaseInfo, TimeStamp};
-pub use segment::tracking::TieKind;
 pub use segment::{
     default_name as default_segment_name, resolve_group, Calendar, Config, Mode, Opened,
     SharedBase, Sharing, TrackingConfig,

@@ -247,3 +247,36 @@ pub(crate) fn pair_counter_with_calendar(
     }
     (best.1, best.2)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::reliability::Method;
+
+    fn report(pace: Pace) -> Report {
+        Report {
+            method: Method::CasOrderedProbes,
+            source: SourceId::Tsc,
+            cpus: vec![0, 1],
+            max_shift_ticks: Some(100),
+            max_shift_ns: Some(40),
+            monotonic: true,
+            violations: 0,
+            probes: 1000,
+            switches: 500,
+            elapsed_ns: 1,
+            note: String::new(),
+            pace,
+        }
+    }
+
+    #[test]
+    fn a_counter_failing_the_pace_check_is_not_chosen() {
+        assert!(judge(&report(Pace::Same { bound_ppb: 300 })).is_ok());
+        assert!(judge(&report(Pace::Unknown)).is_ok());
+        let why = judge(&report(Pace::Differs { ppb: 120_000 })).unwrap_err();
+        assert!(why.contains("different paces"), "{why}");
+        let why = judge(&report(Pace::Stuck)).unwrap_err();
+        assert!(why.contains("did not change"), "{why}");
+    }
+}

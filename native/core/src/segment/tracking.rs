@@ -142,7 +142,7 @@ fn split(fixed: i128) -> (u64, u64) {
 
 /// How a tie related the old line to the calendar.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TieKind {
+pub(crate) enum TieKind {
     /// The ordinary case: the new line continues the old one and slews.
     Slew,
     /// The calendar was ahead by more than the step threshold: the line stepped

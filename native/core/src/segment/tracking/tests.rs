@@ -355,3 +355,17 @@ fn slopes_stay_positive_and_bounded_whatever_the_calendar_does() {
         line = t.line;
     }
 }
+
+#[test]
+fn suspend_and_resume_is_a_forward_step() {
+    let (mut host, mut seg) = converged(-20.0);
+    let gen = seg.line.generation;
+    // Suspended for an hour: the counter stood still, the calendar did not.
+    host.step(3_600e9);
+    let errs = run(&mut host, &mut seg, 5.0, 1e6, |_| {});
+    assert_eq!(seg.line.generation, gen + 1);
+    assert!(seg.kinds.contains(&TieKind::Step));
+    let (p99, max) = p99_max(&errs[1100..]);
+    assert!(p99 <= 1000.0 && max <= 5000.0, "p99 {p99} max {max}");
+    assert!((freq_ppm(&seg) + 20.0).abs() < 0.1, "{}", freq_ppm(&seg));
+}
