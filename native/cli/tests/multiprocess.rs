@@ -20,7 +20,7 @@ fn parse_info(out: &str) -> std::collections::BTreeMap<String, String> {
 /// An `hrts echo` process: each line written to it is answered with a stamp.
 struct Echo {
     child: Child,
-    input: ChildStdin,
+    input: Option<ChildStdin>,
     output: BufReader<ChildStdout>,
 }
 
@@ -33,7 +33,7 @@ impl Echo {
             .stdout(Stdio::piped())
             .spawn()
             .expect("spawn hrts echo");
-        let input = child.stdin.take().unwrap();
+        let input = child.stdin.take();
         let output = BufReader::new(child.stdout.take().unwrap());
         Echo {
             child,
@@ -42,9 +42,17 @@ impl Echo {
         }
     }
 
+    /// Closes stdin and waits: `hrts echo` (and a faketime wrapper around it)
+    /// ends normally.
+    fn close(&mut self) {
+        drop(self.input.take());
+        let _ = self.child.wait();
+    }
+
     fn stamp(&mut self) -> u64 {
-        self.input.write_all(b"\n").unwrap();
-        self.input.flush().unwrap();
+        let input = self.input.as_mut().unwrap();
+        input.write_all(b"\n").unwrap();
+        input.flush().unwrap();
         let mut line = String::new();
         self.output.read_line(&mut line).unwrap();
         line.trim()
@@ -445,7 +453,7 @@ fn stamps_follow_causality_between_processes_whose_clocks_are_faked() {
                 .stdout(Stdio::piped())
                 .spawn()
                 .unwrap();
-            let input = child.stdin.take().unwrap();
+            let input = child.stdin.take();
             let output = BufReader::new(child.stdout.take().unwrap());
             Echo {
                 child,
@@ -471,4 +479,8 @@ fn stamps_follow_causality_between_processes_whose_clocks_are_faked() {
         round += 1;
     }
     assert!(base.info().tracking.ties >= 3, "the faked processes tied");
+    // End them with EOF, not SIGKILL: faketime then removes its shared memory.
+    for e in echoes.iter_mut() {
+        e.close();
+    }
 }
