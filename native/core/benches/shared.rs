@@ -64,6 +64,34 @@ mod x86 {
         }
     }
 
+    /// Each contender's fastest batch over rounds that run every contender in
+    /// turn: the cost when nothing interfered, with all contenders under the
+    /// same conditions (see clock.rs). Returns ns per call, in order.
+    fn interleaved_minimum(contenders: &mut [(&str, u64, &mut dyn FnMut(u64))]) -> Vec<f64> {
+        const ROUNDS: usize = 400;
+        let mut best = vec![f64::INFINITY; contenders.len()];
+        for _ in 0..ROUNDS {
+            for (i, (_, batch, f)) in contenders.iter_mut().enumerate() {
+                let t0 = Instant::now();
+                f(*batch);
+                best[i] = best[i].min(t0.elapsed().as_nanos() as f64 / *batch as f64);
+            }
+        }
+        println!("interleaved minimum ({ROUNDS} rounds), ns/call:");
+        for ((name, _, _), ns) in contenders.iter().zip(&best) {
+            println!("  {name:<32} {ns:8.2}");
+        }
+        best
+    }
+
+    fn looped(f: impl Fn() -> u64) -> impl FnMut(u64) {
+        move |n| {
+            (0..n).for_each(|_| {
+                black_box(f());
+            })
+        }
+    }
+
     pub fn main() {
         if let Ok(name) = std::env::var(CHILD_ENV) {
             return child_main(&name);
@@ -80,6 +108,67 @@ mod x86 {
             base.source().name(),
             base.frequency()
         );
+
+        {
+            let tying_name = format!("{name}-tie0");
+            let tying = open_with(&tying_name, Mode::Tracking, Some(1));
+            let moving_name = format!("{name}-move0");
+            let moving = open_with(&moving_name, Mode::Frozen, Some(1));
+            let ties_before = tying.tracking_state().ties;
+            let b = interleaved_minimum(&mut [
+                // SAFETY: rdtsc only reads the time-stamp counter.
+                (
+                    "rdtsc",
+                    2000,
+                    &mut looped(|| unsafe { core::arch::x86_64::_rdtsc() }),
+                ),
+                (
+                    "segment_now_ns (tracking)",
+                    2000,
+                    &mut looped(|| base.now_ns()),
+                ),
+                (
+                    "segment_now_ns (frozen)",
+                    2000,
+                    &mut looped(|| frozen.now_ns()),
+                ),
+                (
+                    "segment_now_ns_ordered (tracking)",
+                    2000,
+                    &mut looped(|| base.now_ns_ordered()),
+                ),
+                (
+                    "segment_now_ns_ordered (frozen)",
+                    2000,
+                    &mut looped(|| frozen.now_ns_ordered()),
+                ),
+                (
+                    "stamp that ties (tracking)",
+                    50,
+                    &mut looped(|| tying.now_ns()),
+                ),
+                (
+                    "stamp that moves (frozen)",
+                    50,
+                    &mut looped(|| moving.now_ns()),
+                ),
+            ]);
+            println!(
+                "  ratios: tracking/frozen {:.3} (target <= 1.05), tracking/rdtsc {:.3} (target <= 1.10), \
+                 ordered tracking/frozen {:.3}; one tie {:.0} ns (target <= 2000), one move {:.0} ns",
+                b[1] / b[2],
+                b[1] / b[0],
+                b[3] / b[4],
+                b[5] - b[1],
+                b[6] - b[2],
+            );
+            println!(
+                "  ({} ties by the tying segment)",
+                tying.tracking_state().ties - ties_before
+            );
+            let _ = SharedBase::unlink(&tying_name);
+            let _ = SharedBase::unlink(&moving_name);
+        }
 
         let mut c = Criterion::default()
             .warm_up_time(Duration::from_millis(500))
