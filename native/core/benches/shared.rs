@@ -67,7 +67,10 @@ mod x86 {
     /// Each contender's fastest batch over rounds that run every contender in
     /// turn: the cost when nothing interfered, with all contenders under the
     /// same conditions (see clock.rs). Returns ns per call, in order.
-    fn interleaved_minimum(contenders: &mut [(&str, u64, &mut dyn FnMut(u64))]) -> Vec<f64> {
+    /// A contender: name, calls per batch, and the batch.
+    type Contender<'a> = (&'a str, u64, &'a mut dyn FnMut(u64));
+
+    fn interleaved_minimum(contenders: &mut [Contender<'_>]) -> Vec<f64> {
         const ROUNDS: usize = 400;
         let mut best = vec![f64::INFINITY; contenders.len()];
         for _ in 0..ROUNDS {
