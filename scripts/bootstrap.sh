@@ -13,7 +13,8 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 # ---- Debian packages
-pkgs=(gradle junit4 libhamcrest-java python3
+# faketime: the multi-process tracking tests run hrts under a faked CLOCK_REALTIME.
+pkgs=(gradle junit4 libhamcrest-java python3 faketime
       gcc-aarch64-linux-gnu gcc-powerpc64le-linux-gnu
       libc6-dev-arm64-cross libc6-dev-ppc64el-cross qemu-user-static)
 if command -v dpkg-query >/dev/null 2>&1; then

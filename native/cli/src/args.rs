@@ -19,6 +19,15 @@ pub struct EvalOptions {
     pub source: Option<SourceId>,
 }
 
+/// `hrts track [SECONDS] [--csv FILE] [--svg FILE]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TrackOptions {
+    /// How long to watch (default 10 s).
+    pub duration: Duration,
+    pub csv: Option<std::path::PathBuf>,
+    pub svg: Option<std::path::PathBuf>,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Command {
     Now,
@@ -28,6 +37,7 @@ pub enum Command {
         delay: Duration,
     },
     Eval(EvalOptions),
+    Track(TrackOptions),
     Reset,
     Unlink,
     Echo,
@@ -84,7 +94,7 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Invocation, CliE
             "-h" | "--help" => help = true,
             "-V" | "--version" => version = true,
             "--segment" => segment = Some(value("--segment")?),
-            "--method" | "--budget-ms" | "--source" => {
+            "--method" | "--budget-ms" | "--source" | "--csv" | "--svg" => {
                 let v = value(&flag)?;
                 options.push((flag, v));
             }
@@ -107,11 +117,21 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Invocation, CliE
     } else {
         command(&words, &options)?
     };
-    if !options.is_empty() && !matches!(command, Command::Eval(_)) {
-        return Err(CliError::usage(format!(
-            "{} is an option of `hrts eval` only",
-            options[0].0
-        )));
+    for (flag, _) in &options {
+        let track_flag = flag == "--csv" || flag == "--svg";
+        match (&command, track_flag) {
+            (Command::Eval(_), false) | (Command::Track(_), true) => {}
+            (_, false) => {
+                return Err(CliError::usage(format!(
+                    "{flag} is an option of `hrts eval` only"
+                )))
+            }
+            (_, true) => {
+                return Err(CliError::usage(format!(
+                    "{flag} is an option of `hrts track` only"
+                )))
+            }
+        }
     }
     Ok(Invocation { segment, command })
 }
@@ -152,6 +172,38 @@ fn command(words: &[String], options: &[(String, String)]) -> Result<Command, Cl
             }),
             _ => Err(CliError::usage("usage: hrts unique [N]")),
         },
+        "track" => {
+            let duration = match rest {
+                [] => Duration::from_secs(10),
+                [secs] => secs
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|s| *s > 0.0 && *s <= 1e6)
+                    .map(Duration::from_secs_f64)
+                    .ok_or_else(|| {
+                        CliError::usage(format!(
+                            "track: SECONDS must be a positive number of seconds, not {secs:?}"
+                        ))
+                    })?,
+                _ => {
+                    return Err(CliError::usage(
+                        "usage: hrts track [SECONDS] [--csv FILE] [--svg FILE]",
+                    ))
+                }
+            };
+            let file = |name: &str| {
+                options
+                    .iter()
+                    .rev()
+                    .find(|(f, _)| f == name)
+                    .map(|(_, v)| std::path::PathBuf::from(v))
+            };
+            Ok(Command::Track(TrackOptions {
+                duration,
+                csv: file("--csv"),
+                svg: file("--svg"),
+            }))
+        }
         "eval" => {
             if !rest.is_empty() {
                 return Err(CliError::usage(format!(
@@ -244,7 +296,7 @@ fn eval_options(options: &[(String, String)]) -> Result<EvalOptions, CliError> {
                     ))
                 })?);
             }
-            _ => unreachable!("parse() only collects known options"),
+            _ => unreachable!("parse() confines the other options to their command"),
         }
     }
     Ok(eval)
@@ -321,6 +373,29 @@ mod tests {
         assert!(usage_message(&["now", "--method", "cop"]).contains("eval"));
         assert!(usage_message(&["eval", "--method", "x"]).contains("cop"));
         assert!(usage_message(&["eval", "--budget-ms", "0"]).contains("1..60000"));
+    }
+
+    #[test]
+    fn track_takes_seconds_and_output_files() {
+        let Command::Track(t) = p(&["track", "2.5", "--csv", "a.csv", "--svg=b.svg"])
+            .unwrap()
+            .command
+        else {
+            panic!()
+        };
+        assert_eq!(t.duration, Duration::from_millis(2500));
+        assert_eq!(t.csv.as_deref(), Some(std::path::Path::new("a.csv")));
+        assert_eq!(t.svg.as_deref(), Some(std::path::Path::new("b.svg")));
+        let Command::Track(t) = p(&["track"]).unwrap().command else {
+            panic!()
+        };
+        assert_eq!(
+            (t.duration, t.csv, t.svg),
+            (Duration::from_secs(10), None, None)
+        );
+        assert!(usage_message(&["track", "0"]).contains("SECONDS"));
+        assert!(usage_message(&["now", "--csv", "x"]).contains("hrts track"));
+        assert!(usage_message(&["track", "--method", "cop"]).contains("hrts eval"));
     }
 
     #[test]

@@ -18,8 +18,13 @@ Commands:
       --budget-ms N                 probing time per method (default 200)
       --source NAME                 tsc, cntvct, timebase, monotonic-raw
                                     (default: this machine's hardware counter)
+  track [SECONDS]       watch the segment follow CLOCK_REALTIME for SECONDS
+                       (default 10): one line per tie (offset, correction)
+      --csv FILE                    also write the lines as CSV
+      --svg FILE                    also plot the offset over time as SVG
   reset                set the base anew (IBMTS setBaseInfo) for every process,
-                       bumping the generation; prints the new base
+                       bumping the generation; prints the new base; the
+                       explicit way to re-pair with the system clock at once
   unlink               remove the segment's name; says whether it existed
   echo                 for every line on stdin print one ordered stamp (epoch ns)
   seq [N]              print N (default 1) sequence numbers shared by every
@@ -38,6 +43,13 @@ Options:
 Environment:
   HRTS_SEGMENT         segment name, e.g. /hrts-myapp
   HRTS_GROUP           share a new segment with this group (name or gid)
+  HRTS_MODE            a new segment's mode: tracking (default; follows
+                       CLOCK_REALTIME, slewed, never backward) or frozen
+                       (IBMTS: the calendar is read when the base is made)
+  HRTS_TIE_INTERVAL_MS tracking: time between ties (default 1000)
+  HRTS_MAX_SLEW_PPM    tracking: largest slew and frequency correction (500)
+  HRTS_STEP_THRESHOLD_MS tracking: a system clock this far ahead is followed
+                       by a step forward (default 100)
   HRTS_WRAP_THRESHOLD  ticks after which the base is moved forward (creator only)
   HRTS_SEQ_FILE        where `seq` persists its high-water mark
                        (default ~/.local/state/hrts/<segment>.seq)

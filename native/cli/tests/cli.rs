@@ -405,6 +405,12 @@ fn eval_reports_every_method_and_a_verdict() {
         assert!(map["probes"].parse::<u64>().unwrap() >= 2);
         assert!(map["frequency"].parse::<u64>().unwrap() > 0);
         assert!(!map["cpus"].is_empty());
+        // WTMLIB's pace check: this machine's counter runs at one pace.
+        let pace = map["pace"];
+        assert!(
+            pace.starts_with("same on every CPU") || pace.starts_with("unknown"),
+            "{pace}"
+        );
     }
     assert!(blocks[2].trim().starts_with("verdict: "), "{text}");
 }
@@ -472,4 +478,119 @@ fn unique_prints_increasing_stamps_that_continue_across_processes() {
     let one = parse(&ok(seg.run(&["unique"])));
     assert_eq!(one.len(), 1, "the count defaults to 1");
     assert!(one[0] > *first.last().unwrap());
+}
+
+#[test]
+fn info_shows_the_mode_and_the_tracking_state() {
+    let seg = Segment::new();
+    let i = info(&seg);
+    assert_eq!(i["mode"], "tracking");
+    for key in [
+        "tie interval ns",
+        "step threshold ns",
+        "ties",
+        "steps",
+        "repairs",
+    ] {
+        num(&i, key);
+    }
+    assert_eq!(num(&i, "tie interval ns"), 1_000_000_000);
+    for key in [
+        "offset ns",
+        "last tie offset ns",
+        "pending ns",
+        "last step ns",
+    ] {
+        i[key]
+            .parse::<i64>()
+            .unwrap_or_else(|_| panic!("{key}: {}", i[key]));
+    }
+    for key in [
+        "frequency ppm",
+        "slew ppm",
+        "slope correction ppm",
+        "max slew ppm",
+    ] {
+        i[key]
+            .parse::<f64>()
+            .unwrap_or_else(|_| panic!("{key}: {}", i[key]));
+    }
+    assert!(i["offset ns"].parse::<i64>().unwrap().abs() < 1_000_000);
+    if i["evaluation"] != "none" {
+        assert!(
+            i["evaluation pace"].starts_with("same on every CPU")
+                || i["evaluation pace"].starts_with("unknown"),
+            "{}",
+            i["evaluation pace"]
+        );
+    }
+
+    let frozen = Segment::new();
+    let out = frozen
+        .command()
+        .env("HRTS_MODE", "frozen")
+        .arg("info")
+        .output()
+        .unwrap();
+    let text = ok(out);
+    assert!(text.contains("\nmode: frozen\n"), "{text}");
+    assert!(
+        !text.contains("\nties: "),
+        "no tie statistics for a frozen timeline"
+    );
+
+    let bad = Segment::new();
+    let out = bad
+        .command()
+        .env("HRTS_MODE", "slewing")
+        .arg("now")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("HRTS_MODE"), "{}", stderr(&out));
+    let out = bad
+        .command()
+        .env("HRTS_MAX_SLEW_PPM", "0")
+        .arg("now")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn track_prints_a_line_per_tie_and_writes_csv_and_svg() {
+    let seg = Segment::new();
+    let dir = std::env::temp_dir().join(format!("hrts-track-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (csv, svg) = (dir.join("t.csv"), dir.join("t.svg"));
+    let out = seg
+        .command()
+        .env("HRTS_TIE_INTERVAL_MS", "200")
+        .args(["track", "1.5", "--csv"])
+        .arg(&csv)
+        .arg("--svg")
+        .arg(&svg)
+        .output()
+        .unwrap();
+    let text = ok(out);
+    let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    assert!(text.starts_with("# hrts track: segment"), "{text}");
+    assert!(
+        (4..=9).contains(&lines.len()),
+        "{} lines: {text}",
+        lines.len()
+    );
+    assert!(
+        lines
+            .iter()
+            .all(|l| l.contains(" tie ") && l.contains(" ppm")),
+        "{text}"
+    );
+    let rows = std::fs::read_to_string(&csv).unwrap();
+    assert!(rows.starts_with("elapsed_s,epoch_ns,offset_ns,"));
+    assert_eq!(rows.lines().count(), lines.len() + 1);
+    let plot = std::fs::read_to_string(&svg).unwrap();
+    assert!(plot.starts_with("<svg") && plot.contains("<polyline"));
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(num(&info(&seg), "ties") >= lines.len() as u64);
 }

@@ -20,7 +20,7 @@ fn parse_info(out: &str) -> std::collections::BTreeMap<String, String> {
 /// An `hrts echo` process: each line written to it is answered with a stamp.
 struct Echo {
     child: Child,
-    input: ChildStdin,
+    input: Option<ChildStdin>,
     output: BufReader<ChildStdout>,
 }
 
@@ -33,7 +33,7 @@ impl Echo {
             .stdout(Stdio::piped())
             .spawn()
             .expect("spawn hrts echo");
-        let input = child.stdin.take().unwrap();
+        let input = child.stdin.take();
         let output = BufReader::new(child.stdout.take().unwrap());
         Echo {
             child,
@@ -42,9 +42,17 @@ impl Echo {
         }
     }
 
+    /// Closes stdin and waits: `hrts echo` (and a faketime wrapper around it)
+    /// ends normally.
+    fn close(&mut self) {
+        drop(self.input.take());
+        let _ = self.child.wait();
+    }
+
     fn stamp(&mut self) -> u64 {
-        self.input.write_all(b"\n").unwrap();
-        self.input.flush().unwrap();
+        let input = self.input.as_mut().unwrap();
+        input.write_all(b"\n").unwrap();
+        input.flush().unwrap();
         let mut line = String::new();
         self.output.read_line(&mut line).unwrap();
         line.trim()
@@ -285,4 +293,194 @@ fn sequence_numbers_survive_sigkill_and_reboots_without_repeating() {
         SharedBase::unlink(&seg.0).unwrap(); // the simulated reboot
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_frozen_segment_re_pairs_when_its_last_process_has_gone() {
+    let seg = Segment::new();
+    let info = |seg: &Segment| {
+        let out = seg
+            .command()
+            .env("HRTS_MODE", "frozen")
+            .arg("info")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        parse_info(&String::from_utf8(out.stdout).unwrap())
+    };
+    // A process holds the segment (it created it, in frozen mode).
+    let mut holder = {
+        let mut c = seg.command();
+        c.env("HRTS_MODE", "frozen");
+        let mut child = c
+            .arg("echo")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut input = child.stdin.take().unwrap();
+        let mut output = BufReader::new(child.stdout.take().unwrap());
+        input.write_all(b"\n").unwrap();
+        let mut line = String::new();
+        output.read_line(&mut line).unwrap();
+        (child, input, output)
+    };
+    let first = info(&seg);
+    assert_eq!(first["mode"], "frozen");
+    assert_eq!(first["opened"], "attached");
+    assert_eq!(
+        first["generation"], "1",
+        "a process is attached: no re-pair"
+    );
+    // SIGKILL: no chance to say goodbye; the kernel drops its lock.
+    holder.0.kill().unwrap();
+    holder.0.wait().unwrap();
+    let second = info(&seg);
+    assert_eq!(
+        second["generation"], "2",
+        "the first process after the last re-pairs"
+    );
+    assert_eq!(second["calibrations"], "1", "and keeps the calibration");
+    assert_eq!(second["frequency"], first["frequency"]);
+    assert_ne!(second["base counter"], first["base counter"]);
+    // That `info` process has exited too: the next one re-pairs again.
+    assert_eq!(info(&seg)["generation"], "3");
+}
+
+/// libfaketime, which fakes CLOCK_REALTIME for a process (not the TSC hrts reads).
+fn faketime() -> Option<std::path::PathBuf> {
+    let ok = std::process::Command::new("faketime")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("skipped: the `faketime` command (Debian package faketime) is not installed");
+        return None;
+    }
+    Some("faketime".into())
+}
+
+/// `hrts ARGS` under faketime: CLOCK_REALTIME runs 100 ppm fast (from the
+/// wrapper's start), CLOCK_MONOTONIC and CLOCK_MONOTONIC_RAW stay real (the
+/// calibration reference must be the machine's).
+fn faked(seg: &Segment, script: &str) -> std::process::Command {
+    let mut c = std::process::Command::new("faketime");
+    c.args(["-f", "+0 x1.0001", "sh", "-c", script])
+        .env("FAKETIME_DONT_FAKE_MONOTONIC", "1")
+        .env("HRTS", env!("CARGO_BIN_EXE_hrts"))
+        .env("HRTS_SEGMENT", &seg.0)
+        .env_remove("HRTS_MODE")
+        .env_remove("HRTS_TIE_INTERVAL_MS");
+    c
+}
+
+#[test]
+fn eight_processes_under_a_100_ppm_fast_clock_share_one_tracked_line() {
+    if faketime().is_none() {
+        return;
+    }
+    let seg = Segment::new();
+    let secs = 12;
+    // One faketime wrapper, so the eight share one faked clock.
+    let script =
+        format!("for i in 1 2 3 4 5 6 7 8; do \"$HRTS\" track {secs} > \"$OUT.$i\" & done; wait");
+    let dir = std::env::temp_dir().join(format!("hrts-faketime-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let status = faked(&seg, &script)
+        .env("OUT", dir.join("track"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let mut offsets = Vec::new();
+    for i in 1..=8 {
+        let text = std::fs::read_to_string(dir.join(format!("track.{i}"))).unwrap();
+        for line in text.lines().filter(|l| !l.starts_with('#')) {
+            let elapsed: f64 = line.split_whitespace().next().unwrap().parse().unwrap();
+            let offset: i64 = line
+                .split("  offset ")
+                .nth(1)
+                .and_then(|r| r.split(' ').next())
+                .and_then(|v| v.parse().ok())
+                .unwrap_or_else(|| panic!("no offset in {line:?}"));
+            // Converged after the first ties (the rate is learned in one).
+            if elapsed > 4.0 {
+                offsets.push(offset.unsigned_abs());
+            }
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+    offsets.sort_unstable();
+    assert!(offsets.len() >= 8 * (secs - 6), "{} lines", offsets.len());
+    let (p99, max) = (offsets[offsets.len() * 99 / 100], *offsets.last().unwrap());
+    eprintln!(
+        "8 processes under faketime x1.0001: {} offsets, p99 {p99} ns, max {max} ns",
+        offsets.len()
+    );
+    assert!(p99 <= 1_000 && max <= 5_000, "p99 {p99} ns, max {max} ns");
+    // Ties are the segment's, not each process's: about one per second.
+    let out = seg.command().arg("info").output().unwrap();
+    let info = parse_info(&String::from_utf8(out.stdout).unwrap());
+    let ties: u64 = info["ties"].parse().unwrap();
+    assert!(
+        (secs as u64 - 1..=secs as u64 + 2).contains(&ties),
+        "{ties} ties"
+    );
+    assert!(
+        (info["frequency ppm"].parse::<f64>().unwrap() - 100.0).abs() < 1.0,
+        "{info:?}"
+    );
+}
+
+#[test]
+fn stamps_follow_causality_between_processes_whose_clocks_are_faked() {
+    if faketime().is_none() {
+        return;
+    }
+    let seg = Segment::new();
+    let base = SharedBase::open(&Config::named(&seg.0)).unwrap();
+    // Each echo has its own faketime wrapper: their CLOCK_REALTIMEs differ
+    // (100 ppm fast from different starts) and ties by any of them must still
+    // never take the shared timeline backwards.
+    let mut echoes: Vec<Echo> = (0..8)
+        .map(|_| {
+            let mut child = faked(&seg, "exec \"$HRTS\" echo")
+                .env("HRTS_TIE_INTERVAL_MS", "50")
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let input = child.stdin.take();
+            let output = BufReader::new(child.stdout.take().unwrap());
+            Echo {
+                child,
+                input,
+                output,
+            }
+        })
+        .collect();
+    let mut last = base.now_ns_ordered();
+    let start = std::time::Instant::now();
+    let mut round = 0;
+    while start.elapsed() < Duration::from_secs(4) {
+        let before = base.now_ns_ordered();
+        assert!(before >= last, "round {round}: parent went backwards");
+        let n = echoes.len();
+        let theirs = echoes[round % n].stamp();
+        let after = base.now_ns_ordered();
+        assert!(
+            before <= theirs && theirs <= after,
+            "round {round}: child stamp {theirs} outside [{before}, {after}]"
+        );
+        last = after;
+        round += 1;
+    }
+    assert!(base.info().tracking.ties >= 3, "the faked processes tied");
+    // End them with EOF, not SIGKILL: faketime then removes its shared memory.
+    for e in echoes.iter_mut() {
+        e.close();
+    }
 }

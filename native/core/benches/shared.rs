@@ -1,14 +1,16 @@
 //! The shared segment's costs, side by side with the reads they compete with, in
 //! one run: `cargo bench -p hrts-core --bench shared`. Results: README.md here.
 //!
-//! Groups: `stamp` (one epoch stamp through the segment vs bare counter reads and
-//! clock_gettime), `attach` (opening an existing segment: no calibration), and
-//! `unique` (next_unique uncontended, with 2 threads, with 2 processes).
+//! Groups: `stamp` (one epoch stamp through a tracking and a frozen segment vs
+//! bare counter reads and clock_gettime), `tie` (a stamp that ties, and one that
+//! moves a frozen base: segments whose threshold is one tick, so every stamp
+//! does), `attach` (opening an existing segment: no calibration), and `unique`
+//! (next_unique uncontended, with 2 threads, with 2 processes).
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use criterion::{Criterion, Throughput};
-    use hrts_core::{Config, SharedBase};
+    use hrts_core::{Config, Mode, SharedBase};
     use std::hint::black_box;
     use std::io::{Read, Write};
     use std::process::{Command, Stdio};
@@ -22,6 +24,14 @@ mod x86 {
 
     fn open(name: &str) -> SharedBase {
         SharedBase::open(&Config::named(name)).expect("open bench segment")
+    }
+
+    fn open_with(name: &str, mode: Mode, threshold: Option<u64>) -> SharedBase {
+        let _ = SharedBase::unlink(name);
+        let mut cfg = Config::named(name);
+        cfg.mode = mode;
+        cfg.wrap_threshold = threshold;
+        SharedBase::open(&cfg).expect("open bench segment")
     }
 
     fn realtime() -> u64 {
@@ -54,6 +64,37 @@ mod x86 {
         }
     }
 
+    /// Each contender's fastest batch over rounds that run every contender in
+    /// turn: the cost when nothing interfered, with all contenders under the
+    /// same conditions (see clock.rs). Returns ns per call, in order.
+    /// A contender: name, calls per batch, and the batch.
+    type Contender<'a> = (&'a str, u64, &'a mut dyn FnMut(u64));
+
+    fn interleaved_minimum(contenders: &mut [Contender<'_>]) -> Vec<f64> {
+        const ROUNDS: usize = 400;
+        let mut best = vec![f64::INFINITY; contenders.len()];
+        for _ in 0..ROUNDS {
+            for (i, (_, batch, f)) in contenders.iter_mut().enumerate() {
+                let t0 = Instant::now();
+                f(*batch);
+                best[i] = best[i].min(t0.elapsed().as_nanos() as f64 / *batch as f64);
+            }
+        }
+        println!("interleaved minimum ({ROUNDS} rounds), ns/call:");
+        for ((name, _, _), ns) in contenders.iter().zip(&best) {
+            println!("  {name:<32} {ns:8.2}");
+        }
+        best
+    }
+
+    fn looped(f: impl Fn() -> u64) -> impl FnMut(u64) {
+        move |n| {
+            (0..n).for_each(|_| {
+                black_box(f());
+            })
+        }
+    }
+
     pub fn main() {
         if let Ok(name) = std::env::var(CHILD_ENV) {
             return child_main(&name);
@@ -61,6 +102,8 @@ mod x86 {
         let name = segment_name();
         let _ = SharedBase::unlink(&name);
         let base = open(&name);
+        let frozen_name = format!("{name}-frozen");
+        let frozen = open_with(&frozen_name, Mode::Frozen, None);
         let skew = base.now_ns() as i64 - realtime() as i64;
         assert!(skew.abs() < 1_000_000, "segment base is off by {skew} ns");
         println!(
@@ -68,6 +111,67 @@ mod x86 {
             base.source().name(),
             base.frequency()
         );
+
+        {
+            let tying_name = format!("{name}-tie0");
+            let tying = open_with(&tying_name, Mode::Tracking, Some(1));
+            let moving_name = format!("{name}-move0");
+            let moving = open_with(&moving_name, Mode::Frozen, Some(1));
+            let ties_before = tying.tracking_state().ties;
+            let b = interleaved_minimum(&mut [
+                // SAFETY: rdtsc only reads the time-stamp counter.
+                (
+                    "rdtsc",
+                    2000,
+                    &mut looped(|| unsafe { core::arch::x86_64::_rdtsc() }),
+                ),
+                (
+                    "segment_now_ns (tracking)",
+                    2000,
+                    &mut looped(|| base.now_ns()),
+                ),
+                (
+                    "segment_now_ns (frozen)",
+                    2000,
+                    &mut looped(|| frozen.now_ns()),
+                ),
+                (
+                    "segment_now_ns_ordered (tracking)",
+                    2000,
+                    &mut looped(|| base.now_ns_ordered()),
+                ),
+                (
+                    "segment_now_ns_ordered (frozen)",
+                    2000,
+                    &mut looped(|| frozen.now_ns_ordered()),
+                ),
+                (
+                    "stamp that ties (tracking)",
+                    50,
+                    &mut looped(|| tying.now_ns()),
+                ),
+                (
+                    "stamp that moves (frozen)",
+                    50,
+                    &mut looped(|| moving.now_ns()),
+                ),
+            ]);
+            println!(
+                "  ratios: tracking/frozen {:.3} (target <= 1.05), tracking/rdtsc {:.3} (target <= 1.10), \
+                 ordered tracking/frozen {:.3}; one tie {:.0} ns (target <= 2000), one move {:.0} ns",
+                b[1] / b[2],
+                b[1] / b[0],
+                b[3] / b[4],
+                b[5] - b[1],
+                b[6] - b[2],
+            );
+            println!(
+                "  ({} ties by the tying segment)",
+                tying.tracking_state().ties - ties_before
+            );
+            let _ = SharedBase::unlink(&tying_name);
+            let _ = SharedBase::unlink(&moving_name);
+        }
 
         let mut c = Criterion::default()
             .warm_up_time(Duration::from_millis(500))
@@ -85,11 +189,32 @@ mod x86 {
         });
         g.bench_function("clock_gettime_realtime", |b| b.iter(realtime));
         g.bench_function("segment_now_ns", |b| b.iter(|| base.now_ns()));
+        g.bench_function("segment_now_ns_frozen", |b| b.iter(|| frozen.now_ns()));
         g.bench_function("segment_now_ns_ordered", |b| {
             b.iter(|| base.now_ns_ordered())
         });
+        g.bench_function("segment_now_ns_ordered_frozen", |b| {
+            b.iter(|| frozen.now_ns_ordered())
+        });
         g.bench_function("segment_next_unique", |b| b.iter(|| base.next_unique()));
         g.finish();
+
+        let mut g = c.benchmark_group("tie");
+        let tying_name = format!("{name}-tie");
+        let tying = open_with(&tying_name, Mode::Tracking, Some(1));
+        let moving_name = format!("{name}-move");
+        let moving = open_with(&moving_name, Mode::Frozen, Some(1));
+        let ties_before = tying.tracking_state().ties;
+        g.bench_function("stamp_that_ties", |b| b.iter(|| tying.now_ns()));
+        g.bench_function("stamp_that_moves_frozen", |b| b.iter(|| moving.now_ns()));
+        g.finish();
+        println!(
+            "tie: {} ties taken by the tying segment",
+            tying.tracking_state().ties - ties_before
+        );
+        for n in [&frozen_name, &tying_name, &moving_name] {
+            let _ = SharedBase::unlink(n);
+        }
 
         let mut g = c.benchmark_group("attach");
         g.bench_function("open_existing_segment", |b| {

@@ -18,7 +18,7 @@
 //! | room | what | depends on |
 //! |---|---|---|
 //! | [`clock`] | counter sources, eligibility, calibration, tick→ns conversion, the cross-CPU reliability evaluation | nothing else here |
-//! | `segment` | the shared page: layout, `shm` mapping, creation, the timeline (reading and moving the base), segment facts | [`clock`] |
+//! | `segment` | the shared page: layout, `shm` mapping, creation, validation, the timeline (reading, moving and tying the base), tracking (what a tie does, pure), presence (frozen mode's re-pair), segment facts | [`clock`] |
 //! | `stamps` | what is built on the timeline: unique stamps, Intel Trace Collector stamps, persisted sequence numbers | `segment`, [`clock`] |
 //!
 //! [`process`] holds the process's default segment and stamper, [`ibmts`] the
@@ -32,13 +32,16 @@
 //!   opening and facts (`open`, `open_default`, `name`, `source`, `frequency`,
 //!   `unlink`, ...) in `segment/mod.rs`; stamps and the base (`now_ns`,
 //!   `now_ns_ordered`, `ticks`, `ns_at`, `exact_ns`, `calc_time_stamp`,
-//!   `epoch_micros`, `base`, `base_info`, `set_base_info`) in `segment/timeline.rs`;
-//!   `info` in `segment/info.rs`; `next_unique`, `last_unique` in `stamps/unique.rs`;
+//!   `epoch_micros`, `base`, `base_info`, `set_base_info`, `offset_now`,
+//!   `validate`) in `segment/timeline.rs`; `info`, `mode`, `tracking_state` in
+//!   `segment/info.rs`; `next_unique`, `last_unique` in `stamps/unique.rs`;
 //!   `next_sequence`, `seq_file` in `stamps/sequence.rs`.
-//! - [`Config`], [`Sharing`], [`Calendar`], [`Opened`], [`default_segment_name`],
-//!   [`resolve_group`]: how a segment is named, shared and opened.
-//! - [`Base`], [`BaseInfo`], [`TimeStamp`], [`SegmentInfo`], [`EvaluationSummary`]:
-//!   what the timeline and `hrts info` report.
+//! - [`Config`], [`Sharing`], [`Calendar`], [`Opened`], [`Mode`],
+//!   [`TrackingConfig`], [`default_segment_name`], [`resolve_group`]: how a
+//!   segment is named, shared, opened, and how it follows the calendar.
+//! - [`Base`], [`BaseInfo`], [`TimeStamp`], [`SegmentInfo`], [`EvaluationSummary`],
+//!   [`TrackingState`], [`pace_text`]: what the timeline and
+//!   `hrts info` report.
 //! - [`ItcFormat`], [`ItcStamper`]: Intel Trace Collector style stamps.
 //! - [`Error`], [`ErrorKind`], [`Result`], [`panic_message`]: errors, and the text
 //!   of a caught panic for the FFI boundaries.
@@ -60,12 +63,12 @@ mod stamps;
 mod testutil;
 
 pub use error::{panic_message, Error, ErrorKind, Result};
-pub use segment::info::{EvaluationSummary, SegmentInfo};
+pub use segment::info::{pace_text, EvaluationSummary, SegmentInfo, TrackingState};
 pub use segment::layout::LAYOUT_VERSION;
 pub use segment::timeline::{Base, BaseInfo, TimeStamp};
 pub use segment::{
-    default_name as default_segment_name, resolve_group, Calendar, Config, Opened, SharedBase,
-    Sharing,
+    default_name as default_segment_name, resolve_group, Calendar, Config, Mode, Opened,
+    SharedBase, Sharing, TrackingConfig,
 };
 pub use stamps::itc::{ItcFormat, ItcStamper};
 
@@ -73,8 +76,10 @@ pub use stamps::itc::{ItcFormat, ItcStamper};
 pub mod env {
     pub use crate::clock::eligibility::OVERRIDE_ENV as SOURCE;
     pub use crate::segment::config::{
-        ENV_GROUP as GROUP, ENV_SEGMENT as SEGMENT, ENV_SEQ_FILE as SEQ_FILE,
-        ENV_SEQ_INTERVAL as SEQ_INTERVAL, ENV_WRAP_THRESHOLD as WRAP_THRESHOLD,
+        ENV_GROUP as GROUP, ENV_MAX_SLEW_PPM as MAX_SLEW_PPM, ENV_MODE as MODE,
+        ENV_SEGMENT as SEGMENT, ENV_SEQ_FILE as SEQ_FILE, ENV_SEQ_INTERVAL as SEQ_INTERVAL,
+        ENV_STEP_THRESHOLD_MS as STEP_THRESHOLD_MS, ENV_TIE_INTERVAL_MS as TIE_INTERVAL_MS,
+        ENV_WRAP_THRESHOLD as WRAP_THRESHOLD,
     };
     pub use crate::stamps::itc::{ENV_EVENT_BITS as ITC_EVENT_BITS, ENV_TICK_NS as ITC_TICK_NS};
 }

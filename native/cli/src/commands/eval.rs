@@ -4,7 +4,9 @@
 
 use crate::args::{EvalOptions, Methods};
 use crate::exit::CliError;
-use hrts_core::clock::{self, CalibrationConfig, Method, ReliabilityConfig, Report, SourceId};
+use hrts_core::clock::{
+    self, CalibrationConfig, Method, Pace, ReliabilityConfig, Report, SourceId,
+};
 use hrts_core::{Error, ErrorKind};
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -122,6 +124,7 @@ fn format_report(r: &Report, hz: u64) -> String {
     line("max shift ns", &or_unbounded(r.max_shift_ns));
     line("monotonic", &if r.monotonic { "yes" } else { "no" });
     line("violations", &r.violations);
+    line("pace", &hrts_core::pace_text(&r.pace));
     line("elapsed ns", &r.elapsed_ns);
     if !r.note.is_empty() {
         line("note", &r.note);
@@ -133,6 +136,15 @@ fn format_report(r: &Report, hz: u64) -> String {
 /// the cross-CPU shift any method established.
 fn verdict(reports: &[Report]) -> String {
     let violations: u64 = reports.iter().map(|r| r.violations).sum();
+    if let Some(r) = reports
+        .iter()
+        .find(|r| matches!(r.pace, Pace::Differs { .. } | Pace::Stuck))
+    {
+        return format!(
+            "unreliable: the counter's pace is {} (a segment would not choose it)",
+            hrts_core::pace_text(&r.pace)
+        );
+    }
     if reports.iter().any(|r| !r.monotonic) {
         return format!("not monotonic across CPUs ({violations} violations)");
     }

@@ -8,6 +8,7 @@ mod info;
 mod reset;
 mod seq;
 mod test_loop;
+mod track;
 
 use crate::args::{Command, Invocation};
 use crate::exit::CliError;
@@ -25,6 +26,7 @@ pub fn run(inv: &Invocation) -> Result<(), CliError> {
         Command::Info => info::run(&open(segment)?),
         Command::Test { count, delay } => test_loop::run(&open(segment)?, *count, *delay),
         Command::Eval(options) => eval::run(options),
+        Command::Track(options) => track::run(&open(segment)?, options),
         Command::Reset => reset::run(&open(segment)?),
         Command::Unlink => unlink(segment),
         Command::Echo => echo::run(&open(segment)?),

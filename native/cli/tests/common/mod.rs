@@ -39,7 +39,15 @@ impl Drop for Segment {
 /// change what the tests see.
 pub fn command() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_hrts"));
-    for var in ["HRTS_SEGMENT", "HRTS_GROUP", "HRTS_WRAP_THRESHOLD"] {
+    for var in [
+        "HRTS_SEGMENT",
+        "HRTS_GROUP",
+        "HRTS_WRAP_THRESHOLD",
+        "HRTS_MODE",
+        "HRTS_TIE_INTERVAL_MS",
+        "HRTS_MAX_SLEW_PPM",
+        "HRTS_STEP_THRESHOLD_MS",
+    ] {
         c.env_remove(var);
     }
     c

@@ -5,7 +5,7 @@
 //! - `eligibility`: which source a machine may trust, as a pure decision;
 //! - `calibrate`: the counter's frequency from counter–clock–counter brackets;
 //! - `convert`: the integer multiply-shift from ticks to nanoseconds;
-//! - `reliability`: WTMLIB's cross-CPU evaluation (shift bound, monotonicity).
+//! - `reliability`: WTMLIB's cross-CPU evaluation (shift bound, monotonicity, pace).
 
 pub(crate) mod calibrate;
 pub(crate) mod convert;
@@ -18,7 +18,7 @@ pub use calibrate::{calibrate, calibrate_with, Calibration, CalibrationConfig, R
 pub use convert::{Scale, MULT_ERROR_BOUND_PPB};
 pub use eligibility::{choose_source, decide, Arch, Choice, Facts};
 pub use reliability::{
-    analyze, evaluate_cop, evaluate_cpu_switching, Analysis, Method, PairBound, Probe,
-    ReliabilityConfig, Report,
+    analyze, check_pace, evaluate_cop, evaluate_cpu_switching, Analysis, Method, Pace, PairBound,
+    Probe, ReliabilityConfig, Report,
 };
 pub use source::{nominal_frequency, read, read_fenced, read_ordered, SourceId};

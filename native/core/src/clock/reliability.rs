@@ -99,6 +99,89 @@ pub struct Report {
     pub elapsed_ns: u64,
     /// Anything the numbers alone do not say (a single CPU, CPUs that failed).
     pub note: String,
+    /// Whether every CPU's counter ran at the same pace, and changed at all.
+    pub pace: Pace,
+}
+
+/// WTMLIB's pace check: whether the counters of all CPUs advance at one pace.
+///
+/// The probes are split into an early and a late third; each gives bounds on
+/// every pair's shift ([`analyze`]). Counters that run at one pace keep one
+/// shift, so each pair's early and late intervals overlap; disjoint intervals
+/// prove the shift moved, by at least their gap over the ticks between the
+/// windows. A CPU whose counter did not change between its first and last probe
+/// is `Stuck`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pace {
+    /// Consistent with one pace; a pace difference larger than `bound_ppb`
+    /// would have been seen (0 with a single CPU).
+    Same { bound_ppb: u64 },
+    /// Two CPUs' counters drift apart by at least `ppb`.
+    Differs { ppb: u64 },
+    /// A counter did not change.
+    Stuck,
+    /// Too few hand-overs between CPUs to compare the windows.
+    Unknown,
+}
+
+/// The pace check over a probe sequence (any order; sorted by `seq` here).
+pub fn check_pace(probes: &[Probe]) -> Pace {
+    let mut p = probes.to_vec();
+    p.sort_by_key(|x| x.seq);
+    let mut first_last: std::collections::BTreeMap<u32, (u64, u64, usize)> = Default::default();
+    for x in &p {
+        let e = first_last.entry(x.cpu).or_insert((x.counter, x.counter, 0));
+        e.1 = x.counter;
+        e.2 += 1;
+    }
+    if p.len() < 2 || first_last.values().any(|&(a, b, n)| n >= 2 && a == b) {
+        return Pace::Stuck;
+    }
+    if first_last.len() == 1 {
+        return Pace::Same { bound_ppb: 0 };
+    }
+    let third = p.len() / 3;
+    if third < 2 {
+        return Pace::Unknown;
+    }
+    let early = analyze(&p[..third]);
+    let late = analyze(&p[p.len() - third..]);
+    let centre = |w: &[Probe]| w.iter().map(|x| x.counter as i128).sum::<i128>() / w.len() as i128;
+    let span = centre(&p[p.len() - third..]) - centre(&p[..third]);
+    if span <= 0 {
+        return Pace::Unknown;
+    }
+    let ppb = |ticks: i128, over: i128| {
+        u64::try_from(ticks.max(0) * 1_000_000_000 / over.max(1)).unwrap_or(u64::MAX)
+    };
+    // A gap between the windows' intervals can have grown from the first probe
+    // to the last: over the whole run, a lower bound on the pace difference.
+    let whole = p[p.len() - 1].counter as i128 - p[0].counter as i128;
+    let mut worst_gap = 0i128;
+    let mut bound = 0i128;
+    let mut compared = 0;
+    for e in &early.pair_bounds {
+        let Some(l) = late.pair_bounds.iter().find(|l| l.cpus == e.cpus) else {
+            continue;
+        };
+        let (Some((elo, ehi)), Some((llo, lhi))) = (e.interval, l.interval) else {
+            continue;
+        };
+        compared += 1;
+        worst_gap = worst_gap.max(llo - ehi).max(elo - lhi);
+        bound = bound.max((lhi - elo).abs()).max((ehi - llo).abs());
+    }
+    if compared == 0 {
+        Pace::Unknown
+    } else if worst_gap > 0 {
+        Pace::Differs {
+            ppb: ppb(worst_gap, whole).max(1),
+        }
+    } else {
+        Pace::Same {
+            bound_ppb: ppb(bound, span),
+        }
+    }
 }
 
 /// How an evaluation runs.
@@ -309,6 +392,7 @@ fn report(
         cpus: a.cpus,
         elapsed_ns,
         note: note.trim_end_matches("; ").to_string(),
+        pace: check_pace(probes),
     }
 }
 
@@ -563,6 +647,37 @@ mod tests {
     }
 
     #[test]
+    fn the_pace_check_finds_counters_running_at_two_paces() {
+        // CPU 1's counter runs 100 ppm fast: over 4·10⁷ ticks its shift moves by
+        // 4 000 ticks, far more than the 100-tick hand-over gap can hide.
+        let order: Vec<u32> = [0, 1, 1, 0].repeat(100_000);
+        let mut p = synthetic(&order, &[0, 0], 100);
+        for x in p.iter_mut().filter(|x| x.cpu == 1) {
+            x.counter += (x.counter - 1_000_000_000) / 10_000;
+        }
+        match check_pace(&p) {
+            Pace::Differs { ppb } => assert!((30_000..=200_000).contains(&ppb), "{ppb}"),
+            other => panic!("{other:?}"),
+        }
+        // The same probes at one pace pass, with a bound far below 100 ppm.
+        let same = synthetic(&order, &[0, 250], 100);
+        match check_pace(&same) {
+            Pace::Same { bound_ppb } => assert!(bound_ppb < 10_000, "{bound_ppb}"),
+            other => panic!("{other:?}"),
+        }
+        // A counter that never changes is stuck.
+        let mut stuck = synthetic(&order[..400], &[0, 0], 100);
+        for x in stuck.iter_mut().filter(|x| x.cpu == 1) {
+            x.counter = 5;
+        }
+        assert_eq!(check_pace(&stuck), Pace::Stuck);
+        assert_eq!(
+            check_pace(&synthetic(&[2; 10], &[0, 0, 0], 5)),
+            Pace::Same { bound_ppb: 0 }
+        );
+    }
+
+    #[test]
     fn synchronised_cpus_are_monotonic_with_a_bound_of_the_gap() {
         let order: Vec<u32> = [0, 1, 0, 1, 1, 0].repeat(10);
         let a = analyze(&synthetic(&order, &[0, 0], 37));
@@ -651,6 +766,14 @@ mod tests {
             assert!(r.note.contains("only one CPU"), "{r:?}");
         }
         assert!(r.elapsed_ns < 2_000_000_000, "{r:?}");
+        // This machine's counter runs at one pace on every CPU.
+        if !emulated_ppc {
+            assert!(
+                matches!(r.pace, Pace::Same { .. } | Pace::Unknown),
+                "{:?}",
+                r.pace
+            );
+        }
     }
 
     #[test]

@@ -26,6 +26,129 @@ pub const ENV_SEQ_INTERVAL: &str = "HRTS_SEQ_INTERVAL";
 /// Sequence numbers between two writes of the persist file, by default.
 pub const DEFAULT_INTERVAL: u64 = 1000;
 
+/// Environment variable choosing a new segment's mode: `tracking` or `frozen`.
+pub const ENV_MODE: &str = "HRTS_MODE";
+/// Environment variable setting a new segment's tie interval, in milliseconds.
+pub const ENV_TIE_INTERVAL_MS: &str = "HRTS_TIE_INTERVAL_MS";
+/// Environment variable setting a new segment's largest slew, in ppm.
+pub const ENV_MAX_SLEW_PPM: &str = "HRTS_MAX_SLEW_PPM";
+/// Environment variable setting a new segment's step threshold, in milliseconds.
+pub const ENV_STEP_THRESHOLD_MS: &str = "HRTS_STEP_THRESHOLD_MS";
+
+/// How a segment's timeline relates to the calendar clock after its creation.
+/// Chosen by the creator; every process of the segment uses the creator's.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Mode {
+    /// The timeline follows `CLOCK_REALTIME`: every tie interval, the first
+    /// stamp past it pairs the counter with the calendar again and sets a slope,
+    /// shared by all processes, that slews the timeline toward it (never
+    /// backward; forward steps beyond the step threshold are followed).
+    Tracking = 1,
+    /// IBMTS semantics: the calendar is read when the base is made, and later
+    /// changes of the system clock do not move the timeline; when the last
+    /// process has detached, the next one to attach pairs the base anew (a new
+    /// generation, same calibration).
+    Frozen = 2,
+}
+
+impl Mode {
+    /// The stable lower-case name, as `HRTS_MODE` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Tracking => "tracking",
+            Mode::Frozen => "frozen",
+        }
+    }
+
+    /// The mode with this name (ASCII case and surrounding white space ignored).
+    pub fn from_name(name: &str) -> Option<Mode> {
+        [Mode::Tracking, Mode::Frozen]
+            .into_iter()
+            .find(|m| m.name().eq_ignore_ascii_case(name.trim()))
+    }
+
+    /// The value stored in the segment, or `None` for one no mode has.
+    pub fn from_u32(v: u32) -> Option<Mode> {
+        match v {
+            1 => Some(Mode::Tracking),
+            2 => Some(Mode::Frozen),
+            _ => None,
+        }
+    }
+}
+
+/// How a tracking segment follows the calendar (only the creator's counts).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TrackingConfig {
+    /// Time between ties (default 1 s; 1 ms ..= 60 s).
+    pub interval: Duration,
+    /// Largest slew, and largest learned frequency error, in ppm of the
+    /// calibrated rate (default 500; 1 ..= 50 000).
+    pub max_slew_ppm: u32,
+    /// A calendar ahead of the timeline by more than this is followed by a
+    /// step forward with a new generation (default 100 ms; at least 1 ms).
+    pub step_threshold: Duration,
+}
+
+impl Default for TrackingConfig {
+    fn default() -> Self {
+        TrackingConfig {
+            interval: Duration::from_secs(1),
+            max_slew_ppm: 500,
+            step_threshold: Duration::from_millis(100),
+        }
+    }
+}
+
+impl TrackingConfig {
+    /// Refuses values outside the documented ranges.
+    pub fn check(&self) -> Result<()> {
+        let bad = |what: String| Err(Error::new(ErrorKind::InvalidArgument, what));
+        if !(Duration::from_millis(1)..=Duration::from_secs(60)).contains(&self.interval) {
+            return bad(format!(
+                "tie interval {:?} is outside 1 ms ..= 60 s",
+                self.interval
+            ));
+        }
+        if !(1..=50_000).contains(&self.max_slew_ppm) {
+            return bad(format!(
+                "largest slew {} ppm is outside 1 ..= 50000 ppm",
+                self.max_slew_ppm
+            ));
+        }
+        if self.step_threshold < Duration::from_millis(1) {
+            return bad(format!(
+                "step threshold {:?} is below 1 ms",
+                self.step_threshold
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A positive whole number from an environment variable, if it is set.
+fn env_number(var: &str, unit: &str, range: std::ops::RangeInclusive<u64>) -> Result<Option<u64>> {
+    let Ok(v) = std::env::var(var) else {
+        return Ok(None);
+    };
+    v.trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|n| range.contains(n))
+        .map(Some)
+        .ok_or_else(|| {
+            Error::new(
+                ErrorKind::InvalidArgument,
+                format!(
+                    "{var}={v:?} is not a whole number of {unit} in {}..={}",
+                    range.start(),
+                    range.end()
+                ),
+            )
+        })
+}
+
 /// `$XDG_STATE_HOME/hrts/<segment>.seq`, else `~/.local/state/hrts/<segment>.seq`,
 /// else (no HOME, as for many services) `/var/tmp/hrts-<euid>/hrts/<segment>.seq`:
 /// a place that survives reboots, unlike /dev/shm and often /tmp. `/var/tmp` is
@@ -85,6 +208,10 @@ pub struct Config {
     /// Sequence numbers a process reserves in the file at a time (one file write
     /// per block).
     pub seq_interval: u64,
+    /// The mode of a segment this process creates (default tracking).
+    pub mode: Mode,
+    /// How a tracking segment this process creates follows the calendar.
+    pub tracking: TrackingConfig,
 }
 
 impl std::fmt::Debug for Config {
@@ -94,6 +221,8 @@ impl std::fmt::Debug for Config {
             .field("sharing", &self.sharing)
             .field("ready_timeout", &self.ready_timeout)
             .field("wrap_threshold", &self.wrap_threshold)
+            .field("mode", &self.mode)
+            .field("tracking", &self.tracking)
             .finish_non_exhaustive()
     }
 }
@@ -117,10 +246,14 @@ impl Config {
             evaluate_reliability: true,
             seq_file: None,
             seq_interval: DEFAULT_INTERVAL,
+            mode: Mode::Tracking,
+            tracking: TrackingConfig::default(),
         }
     }
 
-    /// Defaults overridden by `HRTS_SEGMENT`, `HRTS_GROUP` and `HRTS_WRAP_THRESHOLD`.
+    /// Defaults overridden by `HRTS_SEGMENT`, `HRTS_GROUP`, `HRTS_WRAP_THRESHOLD`,
+    /// `HRTS_SEQ_FILE`, `HRTS_SEQ_INTERVAL`, `HRTS_MODE`, `HRTS_TIE_INTERVAL_MS`,
+    /// `HRTS_MAX_SLEW_PPM` and `HRTS_STEP_THRESHOLD_MS`.
     pub fn from_env() -> Result<Config> {
         let name = std::env::var(ENV_SEGMENT)
             .ok()
@@ -154,6 +287,30 @@ impl Config {
                             format!("{}={v:?} is not a positive number", ENV_SEQ_INTERVAL),
                         )
                     })?;
+        }
+        if let Some(v) = std::env::var(ENV_MODE)
+            .ok()
+            .filter(|v| !v.trim().is_empty())
+        {
+            cfg.mode = Mode::from_name(&v).ok_or_else(|| {
+                Error::new(
+                    ErrorKind::InvalidArgument,
+                    format!("{ENV_MODE}={v:?} is neither tracking nor frozen"),
+                )
+            })?;
+        }
+        if let Some(ms) = env_number(ENV_TIE_INTERVAL_MS, "milliseconds", 1..=60_000)? {
+            cfg.tracking.interval = Duration::from_millis(ms);
+        }
+        if let Some(ppm) = env_number(ENV_MAX_SLEW_PPM, "ppm", 1..=50_000)? {
+            cfg.tracking.max_slew_ppm = ppm as u32;
+        }
+        if let Some(ms) = env_number(
+            ENV_STEP_THRESHOLD_MS,
+            "milliseconds",
+            1..=u64::MAX / 1_000_000,
+        )? {
+            cfg.tracking.step_threshold = Duration::from_millis(ms);
         }
         Ok(cfg)
     }
@@ -194,6 +351,34 @@ pub fn resolve_group(group: &str) -> Result<u32> {
 mod tests {
     use super::*;
     use std::path::Path;
+
+    #[test]
+    fn modes_round_trip_and_tracking_ranges_are_enforced() {
+        for m in [Mode::Tracking, Mode::Frozen] {
+            assert_eq!(Mode::from_name(m.name()), Some(m));
+            assert_eq!(Mode::from_u32(m as u32), Some(m));
+        }
+        assert_eq!(Mode::from_name(" FROZEN\n"), Some(Mode::Frozen));
+        assert_eq!(Mode::from_name("slewing"), None);
+        assert_eq!(Mode::from_u32(0), None);
+        assert!(TrackingConfig::default().check().is_ok());
+        for bad in [
+            TrackingConfig {
+                interval: Duration::ZERO,
+                ..TrackingConfig::default()
+            },
+            TrackingConfig {
+                max_slew_ppm: 60_000,
+                ..TrackingConfig::default()
+            },
+            TrackingConfig {
+                step_threshold: Duration::from_micros(10),
+                ..TrackingConfig::default()
+            },
+        ] {
+            assert_eq!(bad.check().unwrap_err().kind(), ErrorKind::InvalidArgument);
+        }
+    }
 
     #[test]
     fn default_location_survives_reboots() {

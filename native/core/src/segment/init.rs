@@ -2,12 +2,15 @@
 //! the calendar once, and publish `ready`. Runs in exactly one process per
 //! segment (or in the one that replaces a creator that died).
 
+use super::config::Mode;
 use super::layout::*;
+use super::timeline::store_line;
+use super::tracking::{Line, Rules};
 use super::Config;
 use crate::clock::calibrate::{calibrate, Calibration};
 use crate::clock::convert::Scale;
 use crate::clock::eligibility::{decide, Facts};
-use crate::clock::reliability::{evaluate_cop, ReliabilityConfig, Report};
+use crate::clock::reliability::{evaluate_cop, Pace, ReliabilityConfig, Report};
 use crate::clock::source::{self, SourceId};
 use crate::error::Result;
 use std::sync::atomic::Ordering::{Relaxed, Release};
@@ -29,10 +32,30 @@ pub(super) fn initialise(h: &Header, ext: &Extension, cfg: &Config) -> Result<()
         }
     }
     let scale = Scale::for_frequency(cal.hz)?;
-    let threshold = cfg
-        .wrap_threshold
-        .unwrap_or(scale.max_delta / 2)
-        .clamp(1, scale.max_delta);
+    cfg.tracking.check()?;
+    let max_slew_ppb = cfg.tracking.max_slew_ppm as u64 * 1000;
+    let interval_ns = cfg.tracking.interval.as_nanos() as u64;
+    let step_ns = u64::try_from(cfg.tracking.step_threshold.as_nanos()).unwrap_or(u64::MAX);
+    let threshold = match cfg.mode {
+        Mode::Frozen => cfg
+            .wrap_threshold
+            .unwrap_or(scale.max_delta / 2)
+            .clamp(1, scale.max_delta),
+        Mode::Tracking => {
+            // Ties come every interval; the slope may exceed the calibrated one
+            // by twice the slew bound, and the fast path must not overflow then.
+            let rules = Rules {
+                m_cal: scale.mult,
+                max_slew_ppb,
+                ..Rules::default()
+            };
+            let room = super::validate::fast_range(rules.mult_range().1);
+            let ticks = (interval_ns as u128 * cal.hz as u128 / 1_000_000_000) as u64;
+            cfg.wrap_threshold
+                .unwrap_or(ticks)
+                .clamp(1, room.min(scale.max_delta))
+        }
+    };
 
     h.creator_pid.store(crate::os::pid(), Relaxed);
     // SAFETY: geteuid cannot fail.
@@ -47,17 +70,44 @@ pub(super) fn initialise(h: &Header, ext: &Extension, cfg: &Config) -> Result<()
     h.calib_elapsed_ns.store(cal.elapsed_ns, Relaxed);
     h.calibrations.fetch_add(1, Relaxed);
     store_reason(h, &reason);
+    h.mode.store(cfg.mode as u32, Relaxed);
+    h.tie_interval_ns.store(interval_ns, Relaxed);
+    h.max_slew_ppb.store(max_slew_ppb, Relaxed);
+    h.step_ns.store(step_ns, Relaxed);
+    let (pace, pace_ppb) = match &eval {
+        Some(r) => match r.pace {
+            Pace::Same { bound_ppb } => (PACE_SAME, bound_ppb),
+            Pace::Differs { ppb } => (PACE_DIFFERS, ppb),
+            Pace::Stuck => (PACE_STUCK, 0),
+            Pace::Unknown => (PACE_NOT_RUN, 0),
+        },
+        None => (PACE_NOT_RUN, 0),
+    };
+    h.eval_pace.store(pace, Relaxed);
+    h.eval_pace_ppb.store(pace_ppb, Relaxed);
 
     let (counter, ns) = pair_counter_with_calendar(source, &cfg.calendar);
     h.created_realtime_ns.store(ns, Relaxed);
+    let mut line = Line::paired(counter, ns, 1, scale.mult);
+    if cfg.mode == Mode::Tracking {
+        // The pairing is the first tie: the next one measures the rate from here.
+        line.tie_ns = ns;
+    }
     for slot in &h.slots {
-        slot.counter.store(counter, Relaxed);
-        slot.ns.store(ns, Relaxed);
-        slot.frac.store(0, Relaxed);
-        slot.generation.store(1, Relaxed);
+        store_line(slot, &line, 0);
     }
     h.seq.store(0, Relaxed);
     h.moves.store(0, Relaxed);
+    for stat in [
+        &h.ties,
+        &h.steps,
+        &h.last_step_ns,
+        &h.largest_step_ns,
+        &h.repairs,
+        &h.last_offset_ns,
+    ] {
+        stat.store(0, Relaxed);
+    }
     // A replaced creator may have left anything here; nobody read it before `ready`.
     for word in [
         &*ext.last_unique,
@@ -74,6 +124,7 @@ pub(super) fn initialise(h: &Header, ext: &Extension, cfg: &Config) -> Result<()
     h.header_size
         .store(std::mem::size_of::<Header>() as u32, Relaxed);
     h.layout_version.store(LAYOUT_VERSION, Relaxed);
+    h.header_check.store(header_check(h), Relaxed);
     h.magic.store(MAGIC, Release);
     h.state
         .store(state_word(STATE_READY, crate::os::pid()), Release);
@@ -133,6 +184,15 @@ fn pick_and_calibrate(cfg: &Config) -> Result<(SourceId, String, Calibration, Op
 }
 
 fn judge(r: &Report) -> std::result::Result<(), String> {
+    match r.pace {
+        Pace::Differs { ppb } => {
+            return Err(format!(
+                "its CPUs' counters run at different paces (by at least {ppb} ppb)"
+            ))
+        }
+        Pace::Stuck => return Err("it did not change during the evaluation".into()),
+        Pace::Same { .. } | Pace::Unknown => {}
+    }
     if !r.monotonic {
         return Err(format!(
             "it went backwards {} times across CPUs in the reliability evaluation",
@@ -186,4 +246,37 @@ pub(crate) fn pair_counter_with_calendar(
         }
     }
     (best.1, best.2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::reliability::Method;
+
+    fn report(pace: Pace) -> Report {
+        Report {
+            method: Method::CasOrderedProbes,
+            source: SourceId::Tsc,
+            cpus: vec![0, 1],
+            max_shift_ticks: Some(100),
+            max_shift_ns: Some(40),
+            monotonic: true,
+            violations: 0,
+            probes: 1000,
+            switches: 500,
+            elapsed_ns: 1,
+            note: String::new(),
+            pace,
+        }
+    }
+
+    #[test]
+    fn a_counter_failing_the_pace_check_is_not_chosen() {
+        assert!(judge(&report(Pace::Same { bound_ppb: 300 })).is_ok());
+        assert!(judge(&report(Pace::Unknown)).is_ok());
+        let why = judge(&report(Pace::Differs { ppb: 120_000 })).unwrap_err();
+        assert!(why.contains("different paces"), "{why}");
+        let why = judge(&report(Pace::Stuck)).unwrap_err();
+        assert!(why.contains("did not change"), "{why}");
+    }
 }

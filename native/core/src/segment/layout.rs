@@ -15,7 +15,10 @@ pub const MAGIC: u64 = u64::from_le_bytes(*b"HRTSBASE");
 ///
 /// 1: header, calibration and the two-slot base. 2: adds the extension area (unique
 /// stamps and sequence numbers) after the header. 3: the page is a System V segment
-/// named by a record in the POSIX name object (see `shm`).
+/// named by a record in the POSIX name object (see `shm`); the mode (tracking or
+/// frozen), the slope and tracking state in every slot, checksums over the slots and
+/// the header's immutable fields, tie statistics and the pace check's result;
+/// sequence blocks with complement copies.
 pub const LAYOUT_VERSION: u32 = 3;
 /// One page: the whole segment.
 pub const SEGMENT_SIZE: usize = 4096;
@@ -31,6 +34,13 @@ pub const STATE_READY: u64 = 2;
 /// `eval_monotonic` when no reliability evaluation ran.
 pub const EVAL_NOT_RUN: u32 = 2;
 
+/// `eval_pace` values: not run, same pace on every CPU, different paces, a
+/// counter that did not change.
+pub const PACE_NOT_RUN: u32 = 0;
+pub const PACE_SAME: u32 = 1;
+pub const PACE_DIFFERS: u32 = 2;
+pub const PACE_STUCK: u32 = 3;
+
 pub fn state_word(code: u64, pid: u32) -> u64 {
     (code << 32) | pid as u64
 }
@@ -44,7 +54,10 @@ pub fn state_pid(word: u64) -> u32 {
 /// One copy of the base. Two copies exist so a writer always writes the copy
 /// readers are not using: readers never wait for a writer, and a writer that dies
 /// mid-write leaves the active copy intact.
-#[repr(C)]
+///
+/// The four words a stamp reads come first, on one cache line of their own; the
+/// rest is read only by ties, moves and validation.
+#[repr(C, align(64))]
 pub struct Slot {
     /// Counter value the base refers to.
     pub counter: AtomicU64,
@@ -53,8 +66,29 @@ pub struct Slot {
     /// Sub-nanosecond remainder at `counter`, in units of 2^-shift ns; carrying it
     /// makes a moved base produce exactly the timeline of the unmoved one.
     pub frac: AtomicU64,
-    /// Bumped by every explicit reset (`set_base_info`) and re-base, never by a move.
+    /// The slope: nanoseconds per tick times 2^shift. The calibrated `mult` in
+    /// frozen mode; in tracking mode the calibrated one corrected by the tracker
+    /// (learned frequency plus a bounded slew), shared by every process.
+    pub mult: AtomicU64,
+    /// Bumped by every explicit reset (`set_base_info`), re-base, step and repair;
+    /// never by a move or an ordinary tie.
     pub generation: AtomicU64,
+    /// Tracking: the slope that follows the calendar's rate (the frequency-locked
+    /// loop's estimate), without the slew.
+    pub freq_mult: AtomicU64,
+    /// Tracking: the calendar's average rate measured over the last interval
+    /// (mult units), 0 when unknown.
+    pub rate_mult: AtomicU64,
+    /// Tracking: calendar minus line at `counter` (ns, two's complement) when the
+    /// slot was written: the error still to absorb.
+    pub residual: AtomicU64,
+    /// Tracking: the calendar reading of the tie that wrote the slot, 0 for a
+    /// move or a reset.
+    pub tie_ns: AtomicU64,
+    /// The seqlock count (high half of `seq`) under which the slot became active.
+    pub written: AtomicU64,
+    /// Checksum over every field above (`slot_check`).
+    pub check: AtomicU64,
 }
 
 /// The segment header. Immutable fields are written by the initialising process
@@ -94,6 +128,34 @@ pub struct Header {
     pub moves: AtomicU64,
     /// Writer bookkeeping, written only by the holder of the writer role.
     pub writer_start_time: AtomicU64,
+
+    // --- version 3: immutable once ready ---
+    /// `MODE_TRACKING` or `MODE_FROZEN`, chosen by the creator.
+    pub mode: AtomicU32,
+    /// The pace check's verdict (`PACE_*`).
+    pub eval_pace: AtomicU32,
+    /// Largest pace difference between CPUs the pace check could not rule out, ppb.
+    pub eval_pace_ppb: AtomicU64,
+    /// Tracking: the tie interval, ns (the wrap threshold holds it in ticks).
+    pub tie_interval_ns: AtomicU64,
+    /// Tracking: the largest slew, and the largest learned frequency error, in ppb.
+    pub max_slew_ppb: AtomicU64,
+    /// Tracking: a calendar this far ahead of the line is followed by a step.
+    pub step_ns: AtomicU64,
+    /// Checksum over every immutable header field (`header_check`).
+    pub header_check: AtomicU64,
+
+    // --- version 3: tie statistics, written by the writer role's holder ---
+    pub ties: AtomicU64,
+    pub steps: AtomicU64,
+    /// Signed size of the last step, ns.
+    pub last_step_ns: AtomicU64,
+    /// Signed size of the largest step, ns.
+    pub largest_step_ns: AtomicU64,
+    /// Damaged lines or header fields found and repaired by a tie or move.
+    pub repairs: AtomicU64,
+    /// Calendar minus line measured by the last tie, before its correction (ns).
+    pub last_offset_ns: AtomicU64,
 
     // --- the hot part: read by every stamp ---
     /// Seqlock word: high 32 bits count completed writes (the active slot is
@@ -147,6 +209,7 @@ pub struct Extension {
 }
 
 const _: () = assert!(EXTENSION_OFFSET.is_multiple_of(64));
+const _: () = assert!(std::mem::size_of::<Slot>() == 128);
 // The page's last 64 bytes belong to the storage layer (`shm::TAG_OFFSET`).
 const _: () = assert!(EXTENSION_OFFSET + std::mem::size_of::<Extension>() <= SEGMENT_SIZE - 64);
 const _: () = assert!(std::mem::size_of::<Header>() <= SEGMENT_SIZE / 2);
@@ -168,9 +231,111 @@ pub fn snapshot_valid(before: u64, after: u64) -> bool {
     after.wrapping_sub(before & !0xffff_ffff) <= SEQ_ONE
 }
 
+/// A 64-bit mix of `words`: not cryptographic, but every single-word or
+/// single-bit change gives another value (each round is a bijection of the state).
+pub fn checksum(salt: u64, words: impl IntoIterator<Item = u64>) -> u64 {
+    let mut h = salt ^ 0x9E37_79B9_7F4A_7C15;
+    for w in words {
+        h = (h ^ w).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        h ^= h >> 31;
+        h = h.wrapping_mul(0x94D0_49BB_1331_11EB);
+        h ^= h >> 29;
+    }
+    h
+}
+
+const SLOT_SALT: u64 = u64::from_le_bytes(*b"hrtsSLOT");
+const HEADER_SALT: u64 = u64::from_le_bytes(*b"hrtsHEAD");
+
+/// The checksum of a slot's fields (everything but `check`).
+pub fn slot_check(words: &[u64; 10]) -> u64 {
+    checksum(SLOT_SALT, words.iter().copied())
+}
+
+/// One of the header's immutable words, of either width.
+#[derive(Clone, Copy)]
+pub enum Word<'a> {
+    U64(&'a AtomicU64),
+    U32(&'a AtomicU32),
+}
+
+impl Word<'_> {
+    pub fn load(self) -> u64 {
+        match self {
+            Word::U64(a) => a.load(std::sync::atomic::Ordering::Relaxed),
+            Word::U32(a) => a.load(std::sync::atomic::Ordering::Relaxed) as u64,
+        }
+    }
+    pub fn store(self, v: u64) {
+        match self {
+            Word::U64(a) => a.store(v, std::sync::atomic::Ordering::Relaxed),
+            Word::U32(a) => a.store(v as u32, std::sync::atomic::Ordering::Relaxed),
+        }
+    }
+}
+
+/// Every header field that never changes once the segment is ready (the
+/// reason's bytes aside), in the order the checksum covers them.
+pub fn immutable_words(h: &Header) -> [Word<'_>; 24] {
+    use Word::{U32, U64};
+    [
+        U64(&h.segment_size),
+        U32(&h.header_size),
+        U32(&h.creator_pid),
+        U32(&h.creator_uid),
+        U32(&h.source_id),
+        U32(&h.shift),
+        U64(&h.freq_hz),
+        U64(&h.mult),
+        U64(&h.max_delta),
+        U64(&h.wrap_threshold),
+        U64(&h.calib_spread_ppb),
+        U64(&h.calib_elapsed_ns),
+        U32(&h.calibrations),
+        U32(&h.eval_monotonic),
+        U64(&h.eval_max_shift_ns),
+        U32(&h.eval_cpus),
+        U32(&h.reason_len),
+        U64(&h.created_realtime_ns),
+        U32(&h.mode),
+        U32(&h.eval_pace),
+        U64(&h.eval_pace_ppb),
+        U64(&h.tie_interval_ns),
+        U64(&h.max_slew_ppb),
+        U64(&h.step_ns),
+    ]
+}
+
+/// The checksum of the header's immutable fields and reason, as `initialise`
+/// leaves them.
+pub fn header_check(h: &Header) -> u64 {
+    let words = immutable_words(h).map(Word::load);
+    // The reason's bytes eight to a word: ties and moves check this, so it
+    // should cost tens of nanoseconds, not hundreds.
+    let reason = h.reason.chunks(8).map(|chunk| {
+        chunk.iter().fold(0u64, |w, b| {
+            (w << 8) | b.load(std::sync::atomic::Ordering::Relaxed) as u64
+        })
+    });
+    checksum(HEADER_SALT, words.into_iter().chain(reason))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn checksums_change_with_every_word() {
+        let base = [1u64, 2, 3, 4, 5, 6, 7, 8, 9, 10];
+        let c = slot_check(&base);
+        for i in 0..10 {
+            for bit in [0, 1, 31, 63] {
+                let mut w = base;
+                w[i] ^= 1 << bit;
+                assert_ne!(slot_check(&w), c, "word {i} bit {bit}");
+            }
+        }
+    }
 
     #[test]
     fn fixed_offsets_never_move() {

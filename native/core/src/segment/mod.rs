@@ -12,12 +12,15 @@ pub(crate) mod config;
 pub(crate) mod info;
 mod init;
 pub(crate) mod layout;
+mod presence;
 pub(crate) mod shm;
 pub(crate) mod timeline;
+pub(crate) mod tracking;
+mod validate;
 
 pub(crate) use init::{load_reason, pair_counter_with_calendar};
 
-pub use config::{default_name, resolve_group, Calendar, Config};
+pub use config::{default_name, resolve_group, Calendar, Config, Mode, TrackingConfig};
 pub use shm::Sharing;
 
 use crate::clock::convert::Scale;
@@ -59,6 +62,12 @@ pub struct SharedBase {
     pub(crate) seq_interval: u64,
     /// This process's start time (see `os::process_start_time`), read once.
     pub(crate) start_time: once_cell::sync::OnceCell<u64>,
+    /// The segment's mode, tie rules and validated header, fixed at attach.
+    pub(crate) mode: Mode,
+    pub(crate) rules: tracking::Rules,
+    pub(crate) image: validate::HeaderImage,
+    /// Frozen mode: this process's registration as attached (lock held until drop).
+    pub(crate) presence: Option<presence::Presence>,
 }
 
 impl std::fmt::Debug for SharedBase {
@@ -238,68 +247,27 @@ impl SharedBase {
                 "it is marked ready but its page has no magic".into(),
             ));
         }
-        let bad = |what: String| Err(corrupt(&cfg.name, what));
         let state = h.state.load(Acquire);
         if state_code(state) != STATE_READY {
-            return bad(format!("its page's state word {state:#x} is invalid"));
-        }
-        if h.header_size.load(Relaxed) as usize != std::mem::size_of::<Header>()
-            || h.segment_size.load(Relaxed) as usize != SEGMENT_SIZE
-        {
-            return bad(format!(
-                "its recorded sizes do not match layout version {LAYOUT_VERSION}"
+            return Err(corrupt(
+                &cfg.name,
+                format!("its page's state word {state:#x} is invalid"),
             ));
         }
-        let raw_source = h.source_id.load(Relaxed);
-        let Some(source) = SourceId::from_u32(raw_source) else {
-            return bad(format!("unknown counter source id {raw_source}"));
-        };
-        if !source.supported() {
-            return Err(Error::new(
-                ErrorKind::Source,
-                format!(
-                    "segment {} uses counter source {}, which this machine cannot read; use \
-                     another segment name (HRTS_SEGMENT)",
-                    cfg.name,
-                    source.name()
-                ),
-            ));
-        }
-        let scale = Scale {
-            mult: h.mult.load(Relaxed),
-            shift: h.shift.load(Relaxed),
-            max_delta: h.max_delta.load(Relaxed),
-        };
-        let freq_hz = h.freq_hz.load(Relaxed);
-        let threshold = h.wrap_threshold.load(Relaxed);
-        if freq_hz == 0 || scale.mult == 0 || !(1..64).contains(&scale.shift) {
-            return bad(format!(
-                "calibration is invalid (frequency {freq_hz}, mult {}, shift {})",
-                scale.mult, scale.shift
-            ));
-        }
-        // The fast path's overflow-freedom rests on this; a corrupt value must not
-        // turn into silently wrong stamps.
-        let frac_max = (1u64 << scale.shift) - 1;
-        let fits = scale
-            .max_delta
-            .checked_mul(scale.mult)
-            .and_then(|v| v.checked_add(frac_max))
-            .is_some();
-        if !fits || scale.max_delta == 0 || threshold == 0 || threshold > scale.max_delta {
-            return bad(format!(
-                "its conversion range is invalid (max delta {}, threshold {threshold})",
-                scale.max_delta
-            ));
-        }
-        Ok(SharedBase {
+        let checked = validate::header(h, &cfg.name)?;
+        let presence = (checked.mode == Mode::Frozen).then(|| {
+            let deadline = crate::os::monotonic_ns() + cfg.ready_timeout.as_nanos() as u64;
+            presence::Presence::join(&cfg.name, cfg.sharing, deadline)
+        });
+        let freq_hz = checked.freq_hz;
+        let mut base = SharedBase {
             page,
             name: cfg.name.clone(),
             opened,
-            source,
-            scale,
+            source: checked.source,
+            scale: checked.scale,
             freq_hz,
-            threshold,
+            threshold: checked.threshold,
             backstep_limit: (freq_hz / 1000).max(1),
             calendar: cfg.calendar.clone(),
             suspect: Mutex::new(None),
@@ -310,7 +278,22 @@ impl SharedBase {
                 .unwrap_or_else(|| config::default_seq_file(&cfg.name)),
             seq_interval: cfg.seq_interval.max(1),
             start_time: once_cell::sync::OnceCell::new(),
-        })
+            mode: checked.mode,
+            rules: checked.rules,
+            image: checked.image,
+            presence,
+        };
+        base.check_on_attach()?;
+        use presence::Attendance;
+        let alone = base.presence.as_ref().is_some_and(|p| !p.others_attached());
+        if presence::repair_on_attach(base.mode, opened, !alone) {
+            // The last process has gone: pair anew, keeping the calibration.
+            base.set_base_info()?;
+        }
+        if let Some(p) = &mut base.presence {
+            p.share();
+        }
+        Ok(base)
     }
 
     pub(crate) fn header(&self) -> &Header {
@@ -361,7 +344,9 @@ impl SharedBase {
     /// keep their page until they detach; the next process to open the name
     /// creates a fresh segment. `Ok(false)`: no segment had that name.
     pub fn unlink(name: &str) -> Result<bool> {
-        shm::unlink(&shm::validate_name(name)?)
+        let cname = shm::validate_name(name)?;
+        let _ = std::fs::remove_file(presence::path(name));
+        shm::unlink(&cname)
     }
 }
 
@@ -380,7 +365,7 @@ fn extension_of(page: &shm::Page) -> &Extension {
     unsafe { &*(page.as_ptr().add(EXTENSION_OFFSET) as *const Extension) }
 }
 
-fn corrupt(name: &str, what: String) -> Error {
+pub(crate) fn corrupt(name: &str, what: String) -> Error {
     Error::new(
         ErrorKind::Corrupt,
         format!("segment {name} is corrupt: {what}; remove it with `hrts unlink` and retry"),

@@ -85,6 +85,7 @@ fn later_calendar_changes_do_not_move_the_timeline_until_reset() {
     let t = TestName::new("jump");
     let offset = Arc::new(AtomicU64::new(0));
     let mut cfg = t.cfg();
+    cfg.mode = Mode::Frozen;
     let o = offset.clone();
     cfg.calendar = Arc::new(move || crate::os::realtime_ns() + o.load(SeqCst));
     let base = SharedBase::open(&cfg).unwrap();
@@ -109,6 +110,7 @@ fn later_calendar_changes_do_not_move_the_timeline_until_reset() {
 fn a_million_moves_give_the_unmoved_timeline_bit_for_bit() {
     let t = TestName::new("moves");
     let mut cfg = t.cfg();
+    cfg.mode = Mode::Frozen;
     cfg.wrap_threshold = Some(1);
     let base = SharedBase::open(&cfg).unwrap();
     let origin = base.base();
@@ -208,19 +210,28 @@ fn store_junk(slot: &Slot) {
 
 #[test]
 fn a_counter_far_behind_the_base_re_bases_instead_of_going_back() {
-    let t = TestName::new("backstep");
-    let base = SharedBase::open(&t.cfg()).unwrap();
-    let first = base.now_ns();
-    let h = base.header();
-    let slot = &h.slots[seq_slot(h.seq.load(SeqCst))];
-    // As if the counter had been reset: the base now lies ten seconds ahead of it.
-    slot.counter
-        .store(slot.counter.load(SeqCst) + base.frequency() * 10, SeqCst);
-    let gen = base.base_info().generation;
-    let after = base.now_ns();
-    assert!(after >= first, "went backwards: {after} < {first}");
-    assert_eq!(base.base_info().generation, gen + 1);
-    assert!(base.now_ns() >= after);
+    for mode in [Mode::Frozen, Mode::Tracking] {
+        let t = TestName::new("backstep");
+        let mut cfg = t.cfg();
+        cfg.mode = mode;
+        let base = SharedBase::open(&cfg).unwrap();
+        let first = base.now_ns();
+        let gen = base.base_info().generation;
+        // As if the counter had been reset: it reads ten seconds behind the base.
+        let reset = base.base().counter - base.frequency() * 10;
+        let after = base.stamp_with(|_| reset);
+        assert!(
+            after >= first,
+            "{mode:?}: went backwards: {after} < {first}"
+        );
+        assert_eq!(base.base_info().generation, gen + 1, "{mode:?}");
+        assert!(base.stamp_with(|_| reset + 1000) >= after, "{mode:?}");
+        assert_eq!(
+            base.info().tracking.repairs,
+            0,
+            "{mode:?}: no damage involved"
+        );
+    }
 }
 
 #[test]
@@ -490,4 +501,305 @@ fn bad_names_are_rejected_before_touching_the_system() {
         let err = SharedBase::open(&cfg).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{name:?}");
     }
+}
+
+#[test]
+fn a_frozen_segment_re_pairs_when_the_last_process_has_gone() {
+    let t = TestName::new("frozen");
+    let offset = Arc::new(AtomicU64::new(0));
+    let mut cfg = t.cfg();
+    cfg.mode = Mode::Frozen;
+    let o = offset.clone();
+    cfg.calendar = Arc::new(move || crate::os::realtime_ns() + o.load(SeqCst));
+    // Each handle has its own open of the presence file, as a process would.
+    let a = SharedBase::open(&cfg).unwrap();
+    assert_eq!(a.mode(), Mode::Frozen);
+    const HOUR: u64 = 3_600_000_000_000;
+    offset.store(HOUR, SeqCst);
+    let b = SharedBase::open(&cfg).unwrap();
+    assert_eq!(b.opened(), Opened::Attached);
+    assert_eq!(
+        b.base_info().generation,
+        1,
+        "someone is attached: no re-pair"
+    );
+    assert!(b.now_ns().abs_diff(crate::os::realtime_ns()) < 10_000_000);
+    drop(a);
+    drop(b);
+    let c = SharedBase::open(&cfg).unwrap();
+    assert_eq!(c.opened(), Opened::Attached);
+    assert_eq!(
+        c.base_info().generation,
+        2,
+        "the next one after all left re-pairs"
+    );
+    let off = c.now_ns() as i64 - crate::os::realtime_ns() as i64;
+    assert!(
+        (off - HOUR as i64).abs() < 10_000_000,
+        "re-paired with the calendar: {off}"
+    );
+    assert_eq!(c.info().calibrations, 1, "the calibration is kept");
+    // A tracking segment never re-pairs that way.
+    let t2 = TestName::new("tracking");
+    let mut cfg2 = t2.cfg();
+    cfg2.calendar = cfg.calendar.clone();
+    drop(SharedBase::open(&cfg2).unwrap());
+    let d = SharedBase::open(&cfg2).unwrap();
+    assert_eq!(d.base_info().generation, 1);
+    assert!(!presence::path(&t2.0).exists());
+    drop(c);
+    drop(t);
+    assert!(
+        !presence::path(&cfg.name).exists(),
+        "unlink removes the presence file"
+    );
+}
+
+/// Stores `v` into the active slot's field `f`, as damage would.
+fn damage_active(base: &SharedBase, f: impl Fn(&Slot) -> &AtomicU64, v: impl Fn(u64) -> u64) {
+    let h = base.header();
+    let slot = &h.slots[seq_slot(h.seq.load(SeqCst))];
+    let a = f(slot);
+    a.store(v(a.load(SeqCst)), SeqCst);
+}
+
+#[test]
+fn damaged_lines_are_refused_at_attach_and_repaired_by_the_next_tie_or_move() {
+    type Field = fn(&Slot) -> &AtomicU64;
+    type Damage = (&'static str, Field, fn(u64) -> u64);
+    let damages: [Damage; 5] = [
+        ("ns = 2^62", |s| &s.ns, |_| 1 << 62),
+        ("mult x 2/3", |s| &s.mult, |m| m / 3 * 2),
+        ("frac = 2^63", |s| &s.frac, |_| 1 << 63),
+        (
+            "counter - 1 s",
+            |s| &s.counter,
+            |c| c.wrapping_sub(1_000_000_000),
+        ),
+        ("checksum", |s| &s.check, |c| c ^ 1),
+    ];
+    for mode in [Mode::Tracking, Mode::Frozen] {
+        for (what, field, value) in damages {
+            let t = TestName::new("damage");
+            let mut cfg = t.cfg();
+            cfg.mode = mode;
+            let attached = SharedBase::open(&cfg).unwrap();
+            attached.validate().unwrap();
+            damage_active(&attached, field, value);
+            let e = attached.validate().unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::Corrupt, "{mode:?} {what}: {e}");
+            let e = SharedBase::open(&cfg).unwrap_err();
+            assert_eq!(
+                e.kind(),
+                ErrorKind::Corrupt,
+                "{mode:?} {what}: fresh open: {e}"
+            );
+            // The attached process notices at its next move or tie and repairs.
+            // (A frozen move may find nothing to move once the line is repaired.)
+            attached.force_move();
+            attached.validate().unwrap();
+            assert_eq!(attached.info().tracking.repairs, 1, "{mode:?} {what}");
+            let off = attached.now_ns() as i64 - crate::os::realtime_ns() as i64;
+            assert!(
+                off.abs() < 1_000_000,
+                "{mode:?} {what}: {off} ns off after repair"
+            );
+            assert!(SharedBase::open(&cfg).is_ok(), "{mode:?} {what}");
+        }
+    }
+}
+
+#[test]
+fn a_damaged_header_is_refused_at_attach_and_restored_by_the_next_tie() {
+    let t = TestName::new("hdamage");
+    let cfg = t.cfg();
+    let attached = SharedBase::open(&cfg).unwrap();
+    let h = attached.header();
+    for (what, word) in [
+        ("frequency", &h.freq_hz),
+        ("created", &h.created_realtime_ns),
+        ("step threshold", &h.step_ns),
+    ] {
+        word.fetch_add(1, SeqCst);
+        let e = SharedBase::open(&cfg).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Corrupt, "{what}: {e}");
+        assert!(attached.validate().is_err(), "{what}");
+        assert!(attached.force_move());
+        attached.validate().unwrap();
+        assert!(SharedBase::open(&cfg).is_ok(), "{what}: restored");
+    }
+    h.reason[3].fetch_xor(1, SeqCst);
+    assert_eq!(
+        SharedBase::open(&cfg).unwrap_err().kind(),
+        ErrorKind::Corrupt
+    );
+    assert_eq!(attached.info().tracking.repairs, 3);
+}
+
+/// splitmix64 for the damage positions and values.
+fn mix(x: &mut u64) -> u64 {
+    *x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *x;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+#[test]
+fn random_damage_never_gives_a_fresh_open_a_wrong_time() {
+    for mode in [Mode::Tracking, Mode::Frozen] {
+        let t = TestName::new("fuzz");
+        let mut cfg = t.cfg();
+        cfg.mode = mode;
+        cfg.ready_timeout = std::time::Duration::from_millis(20);
+        let keeper = SharedBase::open(&cfg).unwrap();
+        let words = |b: &SharedBase| {
+            // SAFETY: the mapping is SEGMENT_SIZE bytes, 8-aligned, and every
+            // access goes through atomics.
+            unsafe {
+                std::slice::from_raw_parts(b.page.as_ptr() as *const AtomicU64, EXTENSION_OFFSET / 8)
+            }
+        };
+        let page = words(&keeper);
+        let pristine: Vec<u64> = page.iter().map(|w| w.load(SeqCst)).collect();
+        let mut rng = 0x5eed_u64 + mode as u64;
+        let (mut refused, mut answered) = (0, 0);
+        let rounds = if cfg!(debug_assertions) { 1500 } else { 10_000 };
+        for round in 0..rounds {
+            let at = (mix(&mut rng) % page.len() as u64) as usize;
+            let v = match mix(&mut rng) % 4 {
+                0 => mix(&mut rng),
+                1 => pristine[at] ^ (1 << (mix(&mut rng) % 64)),
+                2 => pristine[at]
+                    .wrapping_add(mix(&mut rng) % 1000)
+                    .wrapping_sub(500),
+                _ => 0,
+            };
+            page[at].store(v, SeqCst);
+            match SharedBase::open(&cfg) {
+                Ok(b) => {
+                    let off = b.now_ns() as i64 - crate::os::realtime_ns() as i64;
+                    assert!(
+                        off.abs() < 1_000_000,
+                        "{mode:?} round {round}: word {at} := {v:#x} gave a time {off} ns off"
+                    );
+                    answered += 1;
+                }
+                Err(_) => refused += 1,
+            }
+            for (w, &p) in page.iter().zip(&pristine) {
+                w.store(p, SeqCst);
+            }
+        }
+        eprintln!("{mode:?}: {refused} damaged opens refused, {answered} answered within 1 ms");
+        assert!(refused > rounds / 10);
+    }
+}
+
+/// A simulated host for the real shared code: a counter and a calendar driven
+/// by one simulated clock (ns), each read costing 10 ns of it.
+#[derive(Default)]
+struct SimClock {
+    t: AtomicU64,
+    hz: AtomicU64,
+    c0: AtomicU64,
+    r0: AtomicU64,
+    /// Calendar rate error, ppb (as i64 bits), and its steps so far (ns, i64 bits).
+    y_ppb: AtomicU64,
+    stepped: AtomicU64,
+}
+
+impl SimClock {
+    fn counter(&self) -> u64 {
+        let t = self.t.fetch_add(10, SeqCst);
+        self.c0.load(SeqCst) + (t as u128 * self.hz.load(SeqCst) as u128 / 1_000_000_000) as u64
+    }
+    fn calendar_at(&self, t: u64) -> i128 {
+        let t = t as i128;
+        let y = self.y_ppb.load(SeqCst) as i64 as i128;
+        self.r0.load(SeqCst) as i128
+            + t
+            + t * y / 1_000_000_000
+            + self.stepped.load(SeqCst) as i64 as i128
+    }
+    fn calendar(&self) -> u64 {
+        self.calendar_at(self.t.fetch_add(10, SeqCst)) as u64
+    }
+    fn error(&self, stamp: u64) -> i64 {
+        (stamp as i128 - self.calendar_at(self.t.load(SeqCst))) as i64
+    }
+}
+
+#[test]
+fn the_shared_timeline_tracks_a_simulated_calendar_with_one_tie_per_interval() {
+    let t = TestName::new("simtrack");
+    let sim = Arc::new(SimClock::default());
+    sim.r0
+        .store(crate::os::realtime_ns() + 2_000_000_000, SeqCst);
+    sim.y_ppb.store(100_000, SeqCst); // the calendar runs 100 ppm fast
+    let mut cfg = t.cfg();
+    let s = sim.clone();
+    cfg.calendar = Arc::new(move || s.calendar());
+    let base = SharedBase::open(&cfg).unwrap();
+    // The simulated counter runs at the calibrated frequency, far behind the
+    // real one: the first stamp re-bases onto the simulated host.
+    sim.hz.store(base.frequency(), SeqCst);
+    sim.c0
+        .store(base.base().counter - base.frequency() * 1000, SeqCst);
+    // Past the old line's committed floor (its base plus 1.25 intervals), so the
+    // re-base lands on the simulated calendar rather than on the floor.
+    sim.t.store(5_000_000_000, SeqCst);
+    let ties0 = base.info().tracking.ties;
+    let mut last = 0;
+    let mut errs = Vec::new();
+    let mut run = |secs: u64, errs: &mut Vec<u64>, keep_after: u64| {
+        for i in 0..secs * 1000 {
+            sim.t.fetch_add(1_000_000, SeqCst);
+            let v = base.stamp_with(|_| sim.counter());
+            assert!(v >= last, "backward stamp at {i}: {v} < {last}");
+            last = v;
+            if i >= keep_after * 1000 {
+                errs.push(sim.error(v).unsigned_abs());
+            }
+        }
+    };
+    run(120, &mut errs, 30);
+    let ties = base.info().tracking.ties - ties0;
+    assert!(
+        (119..=122).contains(&ties),
+        "{ties} ties in 120 s at a 1 s interval"
+    );
+    errs.sort_unstable();
+    let (p99, max) = (errs[errs.len() * 99 / 100], *errs.last().unwrap());
+    eprintln!("shared timeline at +100 ppm: p99 {p99} ns, max {max} ns, {ties} ties");
+    assert!(p99 <= 1000 && max <= 5000, "p99 {p99} max {max}");
+    let st = base.tracking_state();
+    assert!((st.frequency_ppb - 100_000).abs() < 200, "{st:?}");
+
+    // Ten idle minutes, then a step of the calendar forward and one backward.
+    sim.t.fetch_add(600_000_000_000, SeqCst);
+    let mut errs = Vec::new();
+    run(5, &mut errs, 1);
+    assert!(
+        errs.iter().all(|&e| e < 5000),
+        "after idling: {:?}",
+        errs.iter().max()
+    );
+    let gen = base.base_info().generation;
+    sim.stepped.store(1_000_000_000, SeqCst);
+    run(3, &mut Vec::new(), 0);
+    assert_eq!(base.base_info().generation, gen + 1);
+    assert_eq!(base.tracking_state().last_step_ns / 1_000_000, 1000);
+    sim.stepped.store(0, SeqCst);
+    run(10, &mut Vec::new(), 0);
+    let st = base.tracking_state();
+    assert_eq!(
+        base.base_info().generation,
+        gen + 1,
+        "never a step backward"
+    );
+    assert!(
+        st.pending_ns < -990_000_000 && st.slew_ppb < -499_000,
+        "{st:?}"
+    );
 }

@@ -1,19 +1,29 @@
-//! Reading and moving the shared base.
+//! Reading, moving and tying the shared base.
 //!
-//! A stamp is `ns + ((counter - counter_base) * mult + frac) >> shift`, computed
-//! from one consistent snapshot of the active slot. Readers never lock and never
-//! wait: a writer always writes the inactive slot, so the only retry is the rare
-//! case where two writes completed during one read.
+//! A stamp is `ns + ((counter - counter_base) * mult + frac) >> 32`, computed
+//! from one consistent snapshot of the active slot (its slope `mult` included,
+//! so every process converts with the same line). Readers never lock: a writer
+//! always writes the inactive slot, so the only retry is the rare case where two
+//! writes completed during one read.
 //!
 //! When the elapsed ticks pass the wrap threshold, the first reader to notice
-//! takes the writer role with a CAS on the seqlock word and moves the base
-//! forward, carrying the sub-nanosecond remainder, so the timeline is exactly the
-//! one an unmoved base would give. Readers that lose the race use the exact u128
-//! path for that one stamp.
+//! takes the writer role with a CAS on the seqlock word. In frozen mode it moves
+//! the base forward, carrying the sub-nanosecond remainder, so the timeline is
+//! exactly the one an unmoved base would give. In tracking mode the threshold is
+//! the tie interval and the writer *ties* (see `tracking`): it pairs the counter
+//! with the calendar and publishes a new line that continues the old one. Every
+//! move and tie first validates what it reads (see `validate`) and repairs a
+//! damaged header or line instead of propagating it. Readers that lose the race
+//! use the exact path on the old line for that one stamp; after an idle period,
+//! when the old line is no longer committed, they wait (bounded) for the new one.
 
+use crate::clock::convert::SHIFT;
 use crate::clock::source::{self, SourceId};
 use crate::error::{Error, ErrorKind, Result};
+use crate::segment::config::Mode;
 use crate::segment::layout::*;
+use crate::segment::tracking::{self, Line, TieKind};
+use crate::segment::validate;
 use crate::segment::SharedBase;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
 use std::sync::atomic::{fence, AtomicU64};
@@ -24,6 +34,8 @@ pub struct Base {
     pub counter: u64,
     pub ns: u64,
     pub frac: u64,
+    /// The slope: nanoseconds per tick · 2^32.
+    pub mult: u64,
     pub generation: u64,
 }
 
@@ -100,9 +112,9 @@ impl SharedBase {
         self.exact_ns(counter, &self.base())
     }
 
-    /// A stamp for the counter value `read` returns, moving the base when it is
-    /// past the threshold. Only real counter reads may come here: a value from
-    /// the future would move everyone's base ahead of the counter.
+    /// A stamp for the counter value `read` returns, moving (or tying) the base
+    /// when it is past the threshold. Only real counter reads may come here: a
+    /// value from the future would move everyone's base ahead of the counter.
     #[inline(always)]
     pub(crate) fn stamp_with(&self, read: impl Fn(SourceId) -> u64) -> u64 {
         let h = self.header();
@@ -113,6 +125,7 @@ impl SharedBase {
             let counter_base = slot.counter.load(Relaxed);
             let ns = slot.ns.load(Relaxed);
             let frac = slot.frac.load(Relaxed);
+            let mult = slot.mult.load(Relaxed);
             fence(Acquire);
             let after = h.seq.load(Relaxed);
             if !snapshot_valid(before, after) {
@@ -120,44 +133,90 @@ impl SharedBase {
             }
             let delta = counter.wrapping_sub(counter_base);
             if delta <= self.threshold {
-                return ns.wrapping_add(self.scale.to_ns_fast(delta, frac));
+                // Validated at attach: threshold · largest slope + frac fits in 64 bits.
+                return ns.wrapping_add(delta.wrapping_mul(mult).wrapping_add(frac) >> SHIFT);
             }
-            let base = Base {
-                counter: counter_base,
-                ns,
-                frac,
-                generation: slot.generation.load(Relaxed),
-            };
-            return self.stamp_slow(counter, base, after);
+            if let Some(ns) = self.stamp_slow(counter, after, &read) {
+                return ns;
+            }
         }
     }
 
     /// The exact stamp of `counter` against `base`, for any distance in either
-    /// direction: floor((ns·2^shift + frac + (counter − counter_base)·mult) / 2^shift).
+    /// direction: floor((ns·2^32 + frac + (counter − counter_base)·mult) / 2^32).
     pub fn exact_ns(&self, counter: u64, base: &Base) -> u64 {
-        let s = self.scale.shift;
-        let fixed = ((base.ns as i128) << s) + base.frac as i128;
+        let fixed = ((base.ns as i128) << SHIFT) + base.frac as i128;
         let delta = counter.wrapping_sub(base.counter) as i64 as i128;
-        ((fixed + delta * self.scale.mult as i128) >> s) as u64
+        ((fixed + delta * base.mult as i128) >> SHIFT) as u64
     }
 
+    /// `None`: a new line was published while this stamp waited; stamp again.
     #[cold]
     #[inline(never)]
-    fn stamp_slow(&self, counter: u64, base: Base, seen: u64) -> u64 {
+    fn stamp_slow(&self, counter: u64, seen: u64, read: &impl Fn(SourceId) -> u64) -> Option<u64> {
+        let base = self.base();
         let behind = base.counter.wrapping_sub(counter);
-        if (behind as i64) > 0 {
+        let reset = (behind as i64) > 0 && behind > self.backstep_limit;
+        if (behind as i64) > 0 && !reset {
             // Another CPU's counter may trail the one that set the base by a few
-            // ticks; that is still the same timeline. Far behind means the counter
-            // was reset (suspend, migration): re-base instead of going negative.
-            if behind > self.backstep_limit {
-                if let Ok(ns) = self.rebase_after_backstep(counter, seen) {
-                    return ns;
-                }
-            }
-            return self.exact_ns(counter, &base);
+            // ticks; that is still the same timeline.
+            return Some(self.exact_ns(counter, &base));
         }
-        self.try_move(counter, seen);
-        self.exact_ns(counter, &base)
+        if self.mode == Mode::Frozen {
+            if reset {
+                // Far behind means the counter was reset (suspend, migration):
+                // re-base instead of going negative.
+                if let Ok(ns) = self.rebase_after_backstep(counter, seen) {
+                    return Some(ns);
+                }
+                return Some(self.exact_ns(counter, &base));
+            }
+            self.try_move(counter, seen);
+            return Some(self.exact_ns(counter, &base));
+        }
+        let idle = reset || counter.wrapping_sub(base.counter) > self.rules.limit;
+        if let Some(held) = self.acquire_writer(seen) {
+            let (old, t) = self.tie_held(held, read);
+            return Some(match t.kind {
+                TieKind::Slew => old.ns_at(counter),
+                _ => t.line.ns_at(counter).max(t.floor_ns),
+            });
+        }
+        if !idle {
+            return Some(self.exact_ns(counter, &base));
+        }
+        // Past the limit the old line is committed only up to it: wait for the
+        // writer's new line rather than extrapolate.
+        let floor = self.exact_ns(base.counter.wrapping_add(self.rules.limit), &base);
+        self.wait_for_publication(seen, floor)
+    }
+
+    /// Waits (bounded by the writer timeout) for the writer role's holder to
+    /// publish. `None`: published, or the role was freed; `Some(floor)`: the
+    /// holder is alive but stalled, and the floor is the latest safe stamp.
+    fn wait_for_publication(&self, seen: u64, floor: u64) -> Option<u64> {
+        let h = self.header();
+        let deadline = crate::os::monotonic_ns() + self.writer_timeout.as_nanos() as u64;
+        let mut spins = 0u32;
+        loop {
+            let w = h.seq.load(Acquire);
+            if w >> 32 != seen >> 32 || seq_writer(w) == 0 {
+                return None;
+            }
+            if !crate::os::process_alive(seq_writer(w)) {
+                self.recover_if_abandoned(w);
+                return None;
+            }
+            if crate::os::monotonic_ns() > deadline {
+                return Some(floor);
+            }
+            spins += 1;
+            if spins < 1000 {
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+        }
     }
 
     /// Takes the writer role if nobody holds it; the caller's snapshot `seen` must
@@ -179,89 +238,182 @@ impl SharedBase {
         Some(mine)
     }
 
-    fn release_writer(&self, held: u64, new: Base) {
+    /// Writes `new` into the inactive slot and makes it the active one.
+    fn publish(&self, held: u64, new: &Line) {
         let h = self.header();
-        let target = &h.slots[seq_slot(held) ^ 1];
-        store_slot(target, &new);
-        h.seq
-            .store((held & !0xffff_ffff).wrapping_add(SEQ_ONE), Release);
+        let next = (held & !0xffff_ffff).wrapping_add(SEQ_ONE);
+        store_line(&h.slots[seq_slot(held) ^ 1], new, next >> 32);
+        h.seq.store(next, Release);
     }
 
-    fn active(&self, held: u64) -> Base {
-        load_slot(&self.header().slots[seq_slot(held)])
+    /// The active line, validated, as the writer role's holder sees it; a
+    /// damaged header is restored from this process's validated copy and a
+    /// damaged line replaced (both counted in `repairs`), so a tie or move never
+    /// turns damage into a line with a valid checksum.
+    fn verified_active(&self, held: u64) -> Line {
+        let h = self.header();
+        if !self.image.matches(h) {
+            self.image.restore(h);
+            h.repairs.fetch_add(1, Relaxed);
+        }
+        let count = held >> 32;
+        let (line, written, check) = load_line(&h.slots[seq_slot(held)]);
+        if validate::line(&line, written, check, count, self.mode, &self.rules).is_ok() {
+            return line;
+        }
+        h.repairs.fetch_add(1, Relaxed);
+        // The inactive slot holds the line before the last move or tie, unless a
+        // writer died writing it: when its checksum and count say it is that
+        // line, continue from it (in frozen mode it is the same timeline).
+        let (prev, p_written, p_check) = load_line(&h.slots[seq_slot(held) ^ 1]);
+        let prev_count = count.wrapping_sub(1) & 0xffff_ffff;
+        if validate::line(
+            &prev,
+            p_written,
+            p_check,
+            prev_count,
+            self.mode,
+            &self.rules,
+        )
+        .is_ok()
+        {
+            return prev;
+        }
+        // Nothing to trust: pair anew, in a new generation.
+        let (counter, ns) = crate::segment::pair_counter_with_calendar(self.source, &self.calendar);
+        self.fresh_line(
+            counter,
+            ns,
+            line.generation.max(prev.generation).wrapping_add(1).max(1),
+            None,
+        )
     }
 
-    /// Moves the base forward to `counter`, keeping the timeline bit-identical.
+    /// A line paired with the calendar at (`counter`, `ns`): the calibrated
+    /// slope, or in tracking mode the learned frequency `keep` if given.
+    fn fresh_line(&self, counter: u64, ns: u64, generation: u64, keep: Option<u64>) -> Line {
+        let mut line = Line::paired(counter, ns, generation, self.scale.mult);
+        if self.mode == Mode::Tracking {
+            if let Some(freq) = keep {
+                line.freq_mult = freq;
+                line.mult = freq;
+            }
+            line.tie_ns = ns.max(1);
+        }
+        line
+    }
+
+    /// Pairs the counter with the calendar: the narrowest of five
+    /// counter–calendar–counter brackets, its middle and the calendar reading.
+    fn sample(&self, read: &impl Fn(SourceId) -> u64) -> (u64, u64) {
+        let mut best = (u64::MAX, 0, 0);
+        for _ in 0..5 {
+            let before = read(self.source);
+            let ns = (self.calendar)();
+            let after = read(self.source);
+            let width = after.wrapping_sub(before);
+            if width < best.0 {
+                best = (width, before.wrapping_add(width / 2), ns);
+            }
+        }
+        (best.1, best.2)
+    }
+
+    /// One tie by the writer role's holder: validate, pair, publish, count.
+    /// Returns the line it replaced and what the tie decided.
+    fn tie_held(&self, held: u64, read: &impl Fn(SourceId) -> u64) -> (Line, tracking::Tie) {
+        let h = self.header();
+        let old = self.verified_active(held);
+        let (at, cal) = self.sample(read);
+        let publish = read(self.source);
+        let t = tracking::tie(&old, &self.rules, at, cal, publish);
+        self.publish(held, &t.line);
+        h.ties.fetch_add(1, Relaxed);
+        h.moves.fetch_add(1, Relaxed);
+        h.last_offset_ns.store(t.offset as u64, Relaxed);
+        if matches!(t.kind, TieKind::Step | TieKind::CounterReset) {
+            h.steps.fetch_add(1, Relaxed);
+            h.last_step_ns.store(t.jump as u64, Relaxed);
+            let largest = h.largest_step_ns.load(Relaxed) as i64;
+            if t.jump.unsigned_abs() > largest.unsigned_abs() {
+                h.largest_step_ns.store(t.jump as u64, Relaxed);
+            }
+        }
+        (old, t)
+    }
+
+    /// Moves the base forward to `counter`, keeping the timeline bit-identical
+    /// (frozen mode).
     fn try_move(&self, counter: u64, seen: u64) -> bool {
         let Some(held) = self.acquire_writer(seen) else {
             return false;
         };
-        let old = self.active(held);
+        let old = self.verified_active(held);
         let delta = counter.wrapping_sub(old.counter);
         if (delta as i64) <= 0 {
             // Nothing to move (the counter is not ahead of the base); release unchanged.
-            self.release_writer(held, old);
+            self.publish(held, &old);
             return false;
         }
-        let (ns, frac) = self.scale.advance(delta, old.frac);
-        let new = Base {
-            counter,
-            ns: old.ns.wrapping_add(ns),
-            frac,
-            generation: old.generation,
-        };
-        self.release_writer(held, new);
+        self.publish(held, &old.moved_to(counter));
         self.header().moves.fetch_add(1, Relaxed);
         true
     }
 
-    /// Forces a base move to the current counter value (tests, diagnostics).
-    /// Returns whether this call moved it.
+    /// Forces a base move (frozen) or a tie (tracking) at the current counter
+    /// value (tests, diagnostics). Returns whether this call moved it.
     #[cfg(any(test, feature = "testing"))]
     pub fn force_move(&self) -> bool {
         let seen = self.header().seq.load(Acquire);
-        self.try_move(source::read_ordered(self.source), seen)
+        let counter = source::read_ordered(self.source);
+        if self.mode == Mode::Frozen {
+            return self.try_move(counter, seen);
+        }
+        match self.acquire_writer(seen) {
+            Some(held) => {
+                self.tie_held(held, &source::read_ordered);
+                true
+            }
+            None => false,
+        }
     }
 
-    /// IBMTS `setBaseInfo`: pairs the counter with the calendar clock anew, for
-    /// every attached process, and bumps the generation. This is the one way a
-    /// change of the system clock reaches the timeline.
+    /// IBMTS `setBaseInfo`: pairs the counter with the calendar clock anew, at
+    /// once, for every attached process, and bumps the generation. The explicit
+    /// way to re-pair: in frozen mode the one way a change of the system clock
+    /// reaches the timeline; in tracking mode it skips the slew (and may go
+    /// backward, which tracking itself never does). The calibration and, in
+    /// tracking mode, the learned frequency are kept.
     pub fn set_base_info(&self) -> Result<BaseInfo> {
         let held = self.acquire_writer_waiting()?;
-        let old = self.active(held);
+        let old = self.verified_active(held);
         let (counter, ns) = crate::segment::pair_counter_with_calendar(self.source, &self.calendar);
-        self.release_writer(
-            held,
-            Base {
-                counter,
-                ns,
-                frac: 0,
-                generation: old.generation.wrapping_add(1),
-            },
+        let line = self.fresh_line(
+            counter,
+            ns,
+            old.generation.wrapping_add(1),
+            Some(old.freq_mult),
         );
+        self.publish(held, &line);
         Ok(self.base_info())
     }
 
-    /// The counter went backwards past the tolerated skew: start a new
-    /// generation at the current counter. Its calendar value is the later of the
-    /// calendar clock and the old base's time at its threshold, so stamps issued
-    /// before the re-base are (as far as the base can know) not passed backwards.
+    /// Frozen mode: the counter went backwards past the tolerated skew: start a
+    /// new generation at the current counter. Its calendar value is the later of
+    /// the calendar clock and the old base's time at its threshold, so stamps
+    /// issued before the re-base are (as far as the base can know) not passed
+    /// backwards.
     fn rebase_after_backstep(&self, counter: u64, seen: u64) -> Result<u64> {
         let held = self
             .acquire_writer(seen)
             .ok_or_else(|| Error::new(ErrorKind::Timeout, "another process is re-basing"))?;
-        let old = self.active(held);
-        let old_reach = old
-            .ns
-            .saturating_add(self.scale.to_ns_exact(self.threshold, old.frac) as u64);
+        let old = self.verified_active(held);
+        let old_reach = old.ns_at(old.counter.wrapping_add(self.threshold));
         let ns = (self.calendar)().max(old_reach.saturating_add(1));
-        let new = Base {
-            counter,
-            ns,
-            frac: 0,
-            generation: old.generation.wrapping_add(1),
-        };
-        self.release_writer(held, new);
+        self.publish(
+            held,
+            &self.fresh_line(counter, ns, old.generation.wrapping_add(1), None),
+        );
         Ok(ns)
     }
 
@@ -327,12 +479,87 @@ impl SharedBase {
         let h = self.header();
         loop {
             let before = h.seq.load(Acquire);
-            let base = load_slot(&h.slots[seq_slot(before)]);
+            let slot = &h.slots[seq_slot(before)];
+            let base = Base {
+                counter: slot.counter.load(Relaxed),
+                ns: slot.ns.load(Relaxed),
+                frac: slot.frac.load(Relaxed),
+                mult: slot.mult.load(Relaxed),
+                generation: slot.generation.load(Relaxed),
+            };
             fence(Acquire);
             if snapshot_valid(before, h.seq.load(Relaxed)) {
                 return base;
             }
         }
+    }
+
+    /// A consistent copy of the active slot with its bookkeeping, and the
+    /// seqlock word it was read under.
+    pub(crate) fn active_line(&self) -> (Line, u64, u64, u64) {
+        let h = self.header();
+        loop {
+            let before = h.seq.load(Acquire);
+            let (line, written, check) = load_line(&h.slots[seq_slot(before)]);
+            fence(Acquire);
+            if snapshot_valid(before, h.seq.load(Relaxed)) {
+                return (line, written, check, before);
+            }
+        }
+    }
+
+    /// Checks the segment as a fresh attach would: the header's invariants and
+    /// checksum, and the active line's checksum, count and bounds. Cheap (a few
+    /// hundred ns), never on the stamp path; for fuzz harnesses and `hrts info`.
+    /// Damage is an error of kind `Corrupt`.
+    pub fn validate(&self) -> Result<()> {
+        let h = self.header();
+        let checked = validate::header(h, &self.name)?;
+        if checked.image != self.image {
+            return Err(crate::segment::corrupt(
+                &self.name,
+                "its header differs from the one this process attached to".into(),
+            ));
+        }
+        let (line, written, check, word) = self.active_line();
+        validate::line(&line, written, check, word >> 32, self.mode, &self.rules)
+            .map_err(|why| crate::segment::corrupt(&self.name, why))
+    }
+
+    /// At attach: the active line must validate (damage is an error of kind
+    /// `Corrupt`); in tracking mode a line that disagrees with the calendar by
+    /// more than its recorded residual and the largest slope correction explain
+    /// (the system clock stepped since the last tie) is tied at once, so a fresh
+    /// process does not start from a stale line.
+    pub(crate) fn check_on_attach(&self) -> Result<()> {
+        let (line, written, check, word) = self.active_line();
+        validate::line(&line, written, check, word >> 32, self.mode, &self.rules)
+            .map_err(|why| crate::segment::corrupt(&self.name, why))?;
+        if self.mode == Mode::Tracking {
+            let (at, cal) = self.sample(&source::read_ordered);
+            let d = at.wrapping_sub(line.counter);
+            if d <= self.rules.limit {
+                let offset = cal as i128 - line.ns_at(at) as i128;
+                let drift = ((d as i128 * self.scale.mult as i128) >> SHIFT)
+                    * 2
+                    * self.rules.max_slew_ppb as i128
+                    / 1_000_000_000;
+                if (offset - line.residual as i128).abs() > drift + 1_000_000 {
+                    if let Some(held) = self.acquire_writer(word) {
+                        self.tie_held(held, &source::read_ordered);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Calendar minus timeline now, ns, from the narrowest of five brackets
+    /// (read-only: never moves or ties the base).
+    pub fn offset_now(&self) -> i64 {
+        let (at, cal) = self.sample(&source::read_ordered);
+        let v = cal as i128 - self.ns_at(at) as i128;
+        v.clamp(i64::MIN as i128, i64::MAX as i128) as i64
     }
 
     /// IBMTS `getBaseInfo`: frequency, base counter and the base's calendar time.
@@ -354,32 +581,51 @@ impl SharedBase {
     #[cfg(any(test, feature = "testing"))]
     pub fn hold_writer_role_for_test(&self) -> Result<()> {
         let held = self.acquire_writer_waiting()?;
-        let junk = Base {
-            counter: u64::MAX / 3,
-            ns: 7,
-            frac: 0,
-            generation: 0,
-        };
-        store_slot(&self.header().slots[seq_slot(held) ^ 1], &junk);
+        let junk = Line::paired(u64::MAX / 3, 7, 0, self.scale.mult);
+        store_line(&self.header().slots[seq_slot(held) ^ 1], &junk, 0);
         Ok(())
     }
 }
 
-fn load_slot(slot: &Slot) -> Base {
-    Base {
-        counter: slot.counter.load(Relaxed),
-        ns: slot.ns.load(Relaxed),
-        frac: slot.frac.load(Relaxed),
-        generation: slot.generation.load(Relaxed),
-    }
+/// A slot's line, `written` and `check`, as stored (not validated).
+pub(crate) fn load_line(slot: &Slot) -> (Line, u64, u64) {
+    let l = |a: &AtomicU64| a.load(Relaxed);
+    (
+        Line {
+            counter: l(&slot.counter),
+            ns: l(&slot.ns),
+            frac: l(&slot.frac),
+            mult: l(&slot.mult),
+            generation: l(&slot.generation),
+            freq_mult: l(&slot.freq_mult),
+            rate_mult: l(&slot.rate_mult),
+            residual: l(&slot.residual) as i64,
+            tie_ns: l(&slot.tie_ns),
+        },
+        l(&slot.written),
+        l(&slot.check),
+    )
 }
 
-fn store_slot(slot: &Slot, b: &Base) {
-    let put = |a: &AtomicU64, v| a.store(v, Relaxed);
-    put(&slot.counter, b.counter);
-    put(&slot.ns, b.ns);
-    put(&slot.frac, b.frac);
-    put(&slot.generation, b.generation);
+/// Stores a line with its bookkeeping and checksum.
+pub(crate) fn store_line(slot: &Slot, line: &Line, written: u64) {
+    let words = validate::words_of(line, written);
+    let fields = [
+        &slot.counter,
+        &slot.ns,
+        &slot.frac,
+        &slot.mult,
+        &slot.generation,
+        &slot.freq_mult,
+        &slot.rate_mult,
+        &slot.residual,
+        &slot.tie_ns,
+        &slot.written,
+    ];
+    for (a, v) in fields.iter().zip(words) {
+        a.store(v, Relaxed);
+    }
+    slot.check.store(slot_check(&words), Relaxed);
 }
 
 #[cfg(test)]

@@ -4,17 +4,30 @@
 use crate::segment::SharedBase;
 use std::sync::atomic::Ordering::{Acquire, Relaxed};
 
+/// How far the last unique stamp may lie ahead of the timeline. Legitimately it
+/// is ahead by a few ns (callers within one ns), or by a backward explicit reset
+/// (`set_base_info`); further ahead it is damage: it is then replaced by the
+/// timeline (documented repair) instead of issuing stamps from the future (and
+/// wrapping at 2^64).
+pub const MAX_AHEAD_NS: u64 = 86_400_000_000_000;
+
 impl SharedBase {
     /// An epoch-ns stamp strictly greater than every unique stamp issued before it
     /// through this segment: the real time, or the last issued + 1 when several
-    /// callers land in the same nanosecond (or a clock tick is coarser).
+    /// callers land in the same nanosecond (or a clock tick is coarser). A last
+    /// stamp more than a day ahead of the timeline is treated
+    /// as damage and replaced by the timeline.
     #[inline]
     pub fn next_unique(&self) -> u64 {
         let last = &self.extension().last_unique;
         let now = self.now_ns_ordered();
         let mut prev = last.load(Relaxed);
         loop {
-            let next = now.max(prev.wrapping_add(1));
+            let next = if prev >= now && prev - now < MAX_AHEAD_NS {
+                prev + 1
+            } else {
+                now
+            };
             match last.compare_exchange_weak(prev, next, Acquire, Relaxed) {
                 Ok(_) => return next,
                 Err(seen) => prev = seen,
@@ -62,6 +75,30 @@ mod tests {
         all.dedup();
         assert_eq!(all.len(), n, "duplicates among unique stamps");
         assert_eq!(a.last_unique(), *all.last().unwrap());
+    }
+
+    #[test]
+    fn a_damaged_last_stamp_is_replaced_not_followed_into_the_future() {
+        let t = TestName::new("uniquedamage");
+        let base = SharedBase::open(&t.cfg()).unwrap();
+        for junk in [
+            u64::MAX - 2,
+            1 << 63,
+            base.now_ns() + 2 * super::MAX_AHEAD_NS,
+        ] {
+            base.extension()
+                .last_unique
+                .store(junk, std::sync::atomic::Ordering::SeqCst);
+            let u = base.next_unique();
+            assert!(u.abs_diff(base.now_ns()) < 1_000_000_000, "{junk}: {u}");
+            assert!(base.next_unique() > u);
+        }
+        // Legitimately ahead (a backward reset): still strictly increasing.
+        let ahead = base.now_ns() + 3_600_000_000_000;
+        base.extension()
+            .last_unique
+            .store(ahead, std::sync::atomic::Ordering::SeqCst);
+        assert_eq!(base.next_unique(), ahead + 1);
     }
 
     #[test]

@@ -1,0 +1,283 @@
+//! Tracking the calendar clock: what one tie does to the shared line. Pure, so
+//! simulated counters and calendars drive it in tests (minutes of simulated time
+//! in milliseconds).
+//!
+//! A *tie* pairs the counter with the calendar (`CLOCK_REALTIME`) and replaces the
+//! line `ns(c) = ns₀ + (c − c₀)·mult / 2^shift` by one that
+//!
+//! - starts from the old line's value where it takes over (the timeline never
+//!   jumps, and never runs backwards: the slope stays positive);
+//! - has the slope that follows the calendar's rate (a frequency-locked loop: the
+//!   rate measured over the last interval) plus a slew
+//!   that removes the measured error over the coming interval, bounded by
+//!   `max_slew`;
+//! - steps forward, with a new generation, when the calendar is ahead by more
+//!   than the step threshold; never backward: a calendar behind the line is
+//!   followed by slewing at the maximum rate.
+//!
+//! After an idle period (no stamp for longer than `limit` ticks, so no tie), the
+//! old line is committed only up to `limit`: every stamp issued from it is at most
+//! its value there (the *floor*). The new line starts at the calendar, or at the
+//! floor if the calendar is behind it, so the error of an extrapolated line never
+//! reaches a stamp. A counter that went backwards (reset by suspend or migration)
+//! is handled the same way, with a new generation.
+
+use crate::clock::convert::SHIFT;
+
+/// A segment's tracking settings, in the units a tie computes in.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Rules {
+    /// The calibrated slope (nanoseconds per tick · 2^32, against CLOCK_MONOTONIC_RAW).
+    pub m_cal: u64,
+    /// Ticks between ties: the wrap threshold.
+    pub interval: u64,
+    /// Ticks past the base up to which the old line is continued; beyond, it is
+    /// committed only up to here.
+    pub limit: u64,
+    /// Bound on the slew and on the learned frequency error, ppb of `m_cal`.
+    pub max_slew_ppb: u64,
+    /// A calendar ahead of the line by more than this (ns) is followed by a step.
+    pub step_ns: u64,
+    /// A counter behind the base by more than this many ticks was reset.
+    pub backstep: u64,
+}
+
+impl Rules {
+    /// `m · ppb / 10⁹`, the slope change `ppb` stands for.
+    fn of_ppb(&self, ppb: u64) -> i128 {
+        self.m_cal as i128 * ppb as i128 / 1_000_000_000
+    }
+
+    /// The smallest and largest slope a valid line may have: the frequency
+    /// bound plus the slew bound, each `max_slew` (kept below 10 %, so always > 0).
+    pub fn mult_range(&self) -> (u64, u64) {
+        let span = 2 * self.of_ppb(self.max_slew_ppb);
+        let m = self.m_cal as i128;
+        (
+            (m - span).max(1) as u64,
+            (m + span).min(u64::MAX as i128) as u64,
+        )
+    }
+
+    /// The range of the learned frequency (`freq_mult`).
+    fn freq_range(&self) -> (i128, i128) {
+        let span = self.of_ppb(self.max_slew_ppb);
+        (self.m_cal as i128 - span, self.m_cal as i128 + span)
+    }
+}
+
+/// The state a slot holds, less its bookkeeping (`written`, `check`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Line {
+    pub counter: u64,
+    pub ns: u64,
+    pub frac: u64,
+    pub mult: u64,
+    pub generation: u64,
+    pub freq_mult: u64,
+    pub rate_mult: u64,
+    pub residual: i64,
+    pub tie_ns: u64,
+}
+
+const FRAC_MASK: u128 = (1u128 << SHIFT) - 1;
+
+impl Line {
+    /// A line through (`counter`, `ns`) with the calibrated slope: what creation
+    /// and an explicit reset make.
+    pub fn paired(counter: u64, ns: u64, generation: u64, m_cal: u64) -> Line {
+        Line {
+            counter,
+            ns,
+            frac: 0,
+            mult: m_cal,
+            generation,
+            freq_mult: m_cal,
+            rate_mult: 0,
+            residual: 0,
+            tie_ns: 0,
+        }
+    }
+
+    /// The line's value at `c` in 2^-32 ns, exactly, in either direction.
+    pub fn fixed_at(&self, c: u64) -> i128 {
+        let start = ((self.ns as i128) << SHIFT) + self.frac as i128;
+        start + c.wrapping_sub(self.counter) as i64 as i128 * self.mult as i128
+    }
+
+    /// The line's value at `c` in whole ns (clamped to the u64 range).
+    pub fn ns_at(&self, c: u64) -> u64 {
+        clamp_u64(self.fixed_at(c) >> SHIFT)
+    }
+
+    /// The same line re-anchored at `c`: bit-identical values everywhere.
+    pub fn moved_to(&self, c: u64) -> Line {
+        let (ns, frac) = split(self.fixed_at(c));
+        Line {
+            counter: c,
+            ns,
+            frac,
+            ..*self
+        }
+    }
+
+    /// The largest value any stamp from this line can have had: its value at
+    /// `limit` ticks past the base (stamps beyond that go through a tie first).
+    pub fn floor(&self, limit: u64) -> i128 {
+        self.fixed_at(self.counter.wrapping_add(limit))
+    }
+}
+
+fn clamp_u64(v: i128) -> u64 {
+    v.clamp(0, u64::MAX as i128) as u64
+}
+
+fn split(fixed: i128) -> (u64, u64) {
+    let fixed = fixed.max(0);
+    (
+        clamp_u64(fixed >> SHIFT),
+        (fixed as u128 & FRAC_MASK) as u64,
+    )
+}
+
+/// How a tie related the old line to the calendar.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TieKind {
+    /// The ordinary case: the new line continues the old one and slews.
+    Slew,
+    /// The calendar was ahead by more than the step threshold: the line stepped
+    /// forward to it, with a new generation.
+    Step,
+    /// No tie for longer than the limit: the new line starts at the calendar, or
+    /// at the old line's committed floor if the calendar is behind it.
+    Resync,
+    /// The counter went backwards: a new generation from the floor or the
+    /// calendar, whichever is later.
+    CounterReset,
+}
+
+/// What a tie decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Tie {
+    pub line: Line,
+    pub kind: TieKind,
+    /// Calendar minus old line at the sample, ns: the error measured.
+    pub offset: i64,
+    /// New line minus old line where the new one starts, ns (0 for a slew).
+    pub jump: i64,
+    /// The smallest stamp the new line may give from now on: no stamp issued
+    /// before the tie is larger.
+    pub floor_ns: u64,
+}
+
+fn to_i64(v: i128) -> i64 {
+    v.clamp(i64::MIN as i128, i64::MAX as i128) as i64
+}
+
+/// One tie: the old line `old`, the calendar `cal_ns` read at counter `at`
+/// (the middle of the narrowest bracket), and `publish`, the counter read just
+/// before the new line is published, where it takes over.
+pub(crate) fn tie(old: &Line, rules: &Rules, at: u64, cal_ns: u64, publish: u64) -> Tie {
+    let d = at.wrapping_sub(old.counter) as i64;
+    let old_at = old.fixed_at(at);
+    let offset_fixed = ((cal_ns as i128) << SHIFT) - old_at;
+    let offset = to_i64(offset_fixed >> SHIFT);
+    let backwards = d < 0 && d.unsigned_abs() > rules.backstep;
+    let idle = !backwards && d > rules.limit as i64;
+
+    // Frequency: the calendar's average rate over the last d ticks, from the
+    // error's change and the slope that was in force. Only ties of an unbroken
+    // chain (the old slot was written by a tie) over a long enough baseline
+    // teach it, and only what a frequency can explain: a step or a slew burst of
+    // the calendar is a phase error, not a rate.
+    let (f_lo, f_hi) = rules.freq_range();
+    let mut freq = old.freq_mult as i128;
+    let mut rate = 0i128;
+    if !backwards && old.tie_ns != 0 && d >= (rules.interval / 2).max(1) as i64 {
+        let change = offset_fixed - ((old.residual as i128) << SHIFT);
+        let measured = old.mult as i128 + change / d as i128;
+        // The measured average is the next interval's estimate: extrapolating
+        // its drift (a second-order loop) did worse in simulation for a
+        // frequency that random-walks, and a constant one needs no more.
+        if (measured - freq).abs() <= rules.of_ppb(rules.max_slew_ppb) {
+            rate = measured;
+            freq = measured;
+        }
+    }
+    let freq = freq.clamp(f_lo, f_hi);
+
+    let floor = if backwards || idle {
+        old.floor(rules.limit)
+    } else {
+        old_at
+    };
+    let cal_fixed = (cal_ns as i128) << SHIFT;
+    let step_fixed = (rules.step_ns as i128) << SHIFT;
+    let (kind, start) = if backwards {
+        (TieKind::CounterReset, cal_fixed.max(floor + (1 << SHIFT)))
+    } else if offset_fixed > step_fixed {
+        (TieKind::Step, cal_fixed.max(floor))
+    } else if idle {
+        (TieKind::Resync, cal_fixed.max(floor))
+    } else {
+        (TieKind::Slew, old_at)
+    };
+    let residual_fixed = cal_fixed - start;
+    let residual = to_i64(residual_fixed >> SHIFT);
+
+    // The slew removes the residual over one interval, within the bound.
+    let bound = rules.of_ppb(rules.max_slew_ppb);
+    let slew = if rules.interval == 0 {
+        0
+    } else {
+        (residual_fixed / rules.interval as i128).clamp(-bound, bound)
+    };
+    let mult = (freq + slew).max(1) as u64;
+    let generation = match kind {
+        TieKind::Step | TieKind::CounterReset => old.generation.wrapping_add(1),
+        TieKind::Slew | TieKind::Resync => old.generation,
+    };
+    let at_line = {
+        let (ns, frac) = split(start);
+        Line {
+            counter: at,
+            ns,
+            frac,
+            mult,
+            generation,
+            freq_mult: freq as u64,
+            rate_mult: rate.max(0) as u64,
+            residual,
+            tie_ns: cal_ns.max(1),
+        }
+    };
+    // Take over at `publish`: readers used the old line until now, so the new
+    // one starts no lower than the old one there (a continued line) and never
+    // below the floor.
+    let mut line = at_line.moved_to(publish);
+    let mut pub_fixed = line.fixed_at(publish);
+    let keep = match kind {
+        TieKind::Slew => old.fixed_at(publish),
+        _ => floor,
+    };
+    if pub_fixed < keep {
+        pub_fixed = keep;
+        let (ns, frac) = split(pub_fixed);
+        line.ns = ns;
+        line.frac = frac;
+    }
+    let jump = match kind {
+        TieKind::Slew => 0,
+        _ => to_i64((pub_fixed - old.fixed_at(publish)) >> SHIFT),
+    };
+    Tie {
+        line,
+        kind,
+        offset,
+        jump,
+        floor_ns: clamp_u64(floor.max(0) >> SHIFT),
+    }
+}
+
+#[cfg(test)]
+mod tests;
