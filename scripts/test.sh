@@ -132,6 +132,10 @@ count junit "$jpassed" "$jfailed"
 [ "$rc" -eq 0 ] || exit "$rc"
 [ "$jfailed" -eq 0 ] && [ "$jpassed" -gt 0 ] || exit 1
 
+# After JUnit: it needs the jar, the JUnit classes and the C test program.
+run_stage "fuzz: 100,000 damages of a live segment with C, Rust and Java readers (tests/fuzz/run.sh)" \
+    tests/fuzz/run.sh 100000
+
 stage "publishToMavenLocal + consumer project (tests/consumer)"
 "${GRADLE[@]}" publishToMavenLocal
 # On a segment of its own: the test command neither uses nor changes this user's

@@ -59,6 +59,17 @@ pub enum Command {
     /// Test builds only: take the writer role and never give it back (killed by a test).
     #[cfg(feature = "testing")]
     HoldWriter,
+    /// Test builds only: damage the segment `rounds` times (the fuzz stage).
+    #[cfg(feature = "testing")]
+    Fuzz {
+        rounds: u64,
+        seed: u64,
+    },
+    /// Test builds only: stamp for `ms` milliseconds, counting stamps off the clock.
+    #[cfg(feature = "testing")]
+    FuzzRead {
+        ms: u64,
+    },
     Help,
     Version,
 }
@@ -216,6 +227,13 @@ fn command(words: &[String], options: &[(String, String)]) -> Result<Command, Cl
         #[cfg(feature = "testing")]
         "debug" => match rest {
             [what] if what == "hold-writer" => Ok(Command::HoldWriter),
+            [what, rounds, seed] if what == "fuzz" => Ok(Command::Fuzz {
+                rounds: whole(rounds, "fuzz: ROUNDS")?,
+                seed: whole(seed, "fuzz: SEED")?,
+            }),
+            [what, ms] if what == "fuzz-read" => Ok(Command::FuzzRead {
+                ms: whole(ms, "fuzz-read: MS")?,
+            }),
             [what, n, threads, dir] if what == "unique-dump" => Ok(Command::UniqueDump {
                 per_thread: whole(n, "unique-dump: PER_THREAD")?,
                 threads: u32::try_from(whole(threads, "unique-dump: THREADS")?)
@@ -225,7 +243,8 @@ fn command(words: &[String], options: &[(String, String)]) -> Result<Command, Cl
                 dir: dir.into(),
             }),
             _ => Err(CliError::usage(
-                "usage: hrts debug hold-writer | hrts debug unique-dump PER_THREAD THREADS DIR",
+                "usage: hrts debug hold-writer | hrts debug unique-dump PER_THREAD THREADS DIR | \
+                 hrts debug fuzz ROUNDS SEED | hrts debug fuzz-read MS",
             )),
         },
         other => Err(CliError::usage(format!("unknown command {other:?}"))),

@@ -4,6 +4,8 @@
 mod debug;
 mod echo;
 mod eval;
+#[cfg(feature = "testing")]
+mod fuzz;
 mod info;
 mod reset;
 mod seq;
@@ -38,6 +40,10 @@ pub fn run(inv: &Invocation) -> Result<(), CliError> {
             threads,
             dir,
         } => debug::unique_dump(&open(segment)?, *per_thread, *threads, dir),
+        #[cfg(feature = "testing")]
+        Command::Fuzz { rounds, seed } => fuzz::fuzz(&open(segment)?, *rounds, *seed),
+        #[cfg(feature = "testing")]
+        Command::FuzzRead { ms } => fuzz::fuzz_read(&open(segment)?, *ms),
         #[cfg(feature = "testing")]
         Command::HoldWriter => debug::hold_writer(&open(segment)?),
     }

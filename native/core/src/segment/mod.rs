@@ -334,6 +334,20 @@ impl SharedBase {
         self.threshold
     }
 
+    /// Test hook: the whole shared page as words, for harnesses that damage it
+    /// on purpose (the fuzz stage). Every access must go through the atomics.
+    #[cfg(any(test, feature = "testing"))]
+    pub fn page_words_for_test(&self) -> &[std::sync::atomic::AtomicU64] {
+        // SAFETY: the page is SEGMENT_SIZE bytes, page-aligned and attached for
+        // as long as `self` lives; any bit pattern is a valid AtomicU64.
+        unsafe {
+            std::slice::from_raw_parts(
+                self.page.as_ptr() as *const std::sync::atomic::AtomicU64,
+                SEGMENT_SIZE / 8,
+            )
+        }
+    }
+
     /// How many handles, in all processes, have this segment's page attached
     /// now, as the kernel counts them; `None` if it cannot say.
     pub fn attachments(&self) -> Option<u64> {

@@ -657,7 +657,10 @@ fn random_damage_never_gives_a_fresh_open_a_wrong_time() {
             // SAFETY: the mapping is SEGMENT_SIZE bytes, 8-aligned, and every
             // access goes through atomics.
             unsafe {
-                std::slice::from_raw_parts(b.page.as_ptr() as *const AtomicU64, EXTENSION_OFFSET / 8)
+                std::slice::from_raw_parts(
+                    b.page.as_ptr() as *const AtomicU64,
+                    EXTENSION_OFFSET / 8,
+                )
             }
         };
         let page = words(&keeper);

@@ -36,6 +36,9 @@ pub(crate) struct Checked {
 /// restores a damaged header.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct HeaderImage {
+    /// Magic, layout version and the `ready` state word: not in the checksum
+    /// (they are written last, to publish the page), but restored with it.
+    identity: [u64; 3],
     words: Vec<u64>,
     reason: Vec<u8>,
     check: u64,
@@ -44,6 +47,7 @@ pub(crate) struct HeaderImage {
 impl HeaderImage {
     pub fn capture(h: &Header) -> HeaderImage {
         HeaderImage {
+            identity: identity_of(h),
             words: immutable_words(h).map(Word::load).to_vec(),
             reason: h.reason.iter().map(|b| b.load(Relaxed)).collect(),
             check: header_check(h),
@@ -52,11 +56,16 @@ impl HeaderImage {
 
     /// Whether the header still holds exactly these values.
     pub fn matches(&self, h: &Header) -> bool {
-        h.header_check.load(Relaxed) == self.check && header_check(h) == self.check
+        identity_of(h) == self.identity
+            && h.header_check.load(Relaxed) == self.check
+            && header_check(h) == self.check
     }
 
     /// Writes the copy back (the writer role's holder only).
     pub fn restore(&self, h: &Header) {
+        h.magic.store(self.identity[0], Relaxed);
+        h.layout_version.store(self.identity[1] as u32, Relaxed);
+        h.state.store(self.identity[2], Relaxed);
         for (word, &v) in immutable_words(h).iter().zip(&self.words) {
             word.store(v);
         }
@@ -65,6 +74,14 @@ impl HeaderImage {
         }
         h.header_check.store(self.check, Relaxed);
     }
+}
+
+fn identity_of(h: &Header) -> [u64; 3] {
+    [
+        h.magic.load(Relaxed),
+        h.layout_version.load(Relaxed) as u64,
+        h.state.load(Relaxed),
+    ]
 }
 
 /// The slope bounds and tie geometry of a segment's recorded settings.
@@ -88,6 +105,13 @@ pub(crate) fn fast_range(mult_max: u64) -> u64 {
 /// machine cannot read); the message says what is wrong.
 pub(crate) fn header(h: &Header, name: &str) -> Result<Checked> {
     let bad = |what: String| Err(super::corrupt(name, what));
+    let [magic, version, state] = identity_of(h);
+    if magic != MAGIC || version != LAYOUT_VERSION as u64 || state_code(state) != STATE_READY {
+        return bad(format!(
+            "its page's magic, layout version or state word was overwritten ({magic:#x}, \
+             {version}, {state:#x})"
+        ));
+    }
     if h.header_size.load(Relaxed) as usize != std::mem::size_of::<Header>()
         || h.segment_size.load(Relaxed) as usize != SEGMENT_SIZE
     {

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# The fuzz stage: ROUNDS (default 100000) random damages of a live segment while
+# readers in C, Rust and Java stamp it, each damage followed by a fresh open (see
+# native/cli/src/commands/fuzz.rs). Needs the jar, the JUnit classes and the C test
+# program built by `./gradlew test`. The last line is "fuzz: N passed, N failed":
+# the fuzzer's rounds and real-process opens, and one per reader.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$root"
+rounds="${1:-100000}"
+seed="${HRTS_FUZZ_SEED:-$(date +%s)}"
+
+cargo build -q -p hrts-cli --features testing
+target="${CARGO_TARGET_DIR:-$root/target}"
+hrts="$target/debug/hrts"
+ctest="build/c/hrts_test"
+jar="build/libs/hrts-$(scripts/version.sh).jar"
+classes="build/classes/java/test"
+for f in "$ctest" "$jar" "$classes/io/hrts/TestMains.class"; do
+  [ -e "$f" ] || { echo "fuzz: $f is missing: run ./gradlew test first" >&2; exit 1; }
+done
+
+export HRTS_SEGMENT="/hrts-fuzz-$$"
+# Ties every 10 ms: a damaged line is noticed within one of them.
+export HRTS_TIE_INTERVAL_MS=10
+work="$(mktemp -d)"
+cleanup() {
+  for pid in $(jobs -p); do kill -9 "$pid" 2>/dev/null || true; done
+  "$hrts" unlink >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+"$hrts" now >/dev/null
+
+# Readers stamp for 40 s: the fuzzer takes about 10 s (more on a loaded machine).
+read_ms=40000
+"$ctest" fuzz-read "$read_ms" >"$work/c.out" 2>&1 &
+"$hrts" debug fuzz-read "$read_ms" >"$work/rust.out" 2>&1 &
+java -cp "$jar:$classes" io.hrts.TestMains fuzz-read "$read_ms" >"$work/java.out" 2>&1 &
+readers=$(jobs -p)
+for r in c rust java; do
+  for _ in $(seq 200); do grep -q attached "$work/$r.out" 2>/dev/null && break; sleep 0.05; done
+  grep -q attached "$work/$r.out" || { echo "fuzz: the $r reader did not attach:"; cat "$work/$r.out"; exit 1; }
+done
+
+echo "fuzz: $rounds rounds, seed $seed (HRTS_FUZZ_SEED=$seed repeats them)"
+set +e
+"$hrts" debug fuzz "$rounds" "$seed" | tee "$work/fuzzer.out"
+fuzz_rc=${PIPESTATUS[0]}
+set -e
+passed=0
+failed=0
+read -r p f < <(sed -n 's/^fuzzer: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$work/fuzzer.out")
+passed=$((passed + ${p:-0}))
+failed=$((failed + ${f:-1}))
+[ "$fuzz_rc" -eq 0 ] || echo "fuzz: the fuzzer failed (exit $fuzz_rc)"
+
+# Each reader must end by itself (not killed, not hung) and report its counts.
+for r in c rust java; do
+  pid=$(echo "$readers" | sed -n "$(( $(echo "c rust java" | tr ' ' '\n' | grep -nx "$r" | cut -d: -f1) ))p")
+  status=0
+  timeout_at=$((SECONDS + read_ms / 1000 + 30))
+  while kill -0 "$pid" 2>/dev/null && [ "$SECONDS" -lt "$timeout_at" ]; do sleep 0.2; done
+  if kill -0 "$pid" 2>/dev/null; then
+    echo "fuzz: the $r reader hangs"
+    failed=$((failed + 1))
+    continue
+  fi
+  wait "$pid" || status=$?
+  line=$(grep "^reader $r:" "$work/$r.out" || true)
+  if [ "$status" -ne 0 ] || [ -z "$line" ]; then
+    echo "fuzz: the $r reader ended with status $status (over 128: killed by a signal):"
+    cat "$work/$r.out"
+    failed=$((failed + 1))
+  else
+    echo "$line (stamps more than 1 ms off: taken from a damaged line before a tie repaired it)"
+    passed=$((passed + 1))
+  fi
+done
+echo "fuzz: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
