@@ -117,7 +117,7 @@ pub struct HostClock {
 
 enum Base {
     Global(&'static SharedBase),
-    Owned(SharedBase),
+    Owned(Box<SharedBase>),
 }
 
 impl HostClock {
@@ -131,7 +131,11 @@ impl HostClock {
     /// A segment the caller opened (the CLI's `--segment`), with the
     /// environment's host and skew.
     pub fn with_base(base: SharedBase) -> Result<HostClock> {
-        HostClock::new(Base::Owned(base), host_from_env(), Skew::from_env()?)
+        HostClock::new(
+            Base::Owned(Box::new(base)),
+            host_from_env(),
+            Skew::from_env()?,
+        )
     }
 
     fn new(base: Base, host: String, skew: Option<Skew>) -> Result<HostClock> {
