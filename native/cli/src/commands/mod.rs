@@ -4,9 +4,13 @@ mod debug;
 mod echo;
 mod eval;
 mod info;
+mod merge;
 mod reset;
 mod seq;
+mod sync;
 mod test_loop;
+mod trace;
+pub mod trace_args;
 
 use crate::args::{Command, Invocation};
 use crate::exit::CliError;
@@ -35,6 +39,7 @@ pub fn run(inv: &Invocation) -> Result<(), CliError> {
             dir,
         } => debug::unique_dump(&open(segment)?, *per_thread, *threads, dir),
         Command::HoldWriter => debug::hold_writer(&open(segment)?),
+        Command::Trace(cmd) => trace::run(cmd, segment),
     }
 }
 
