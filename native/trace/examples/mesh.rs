@@ -4,12 +4,17 @@
 //!
 //! ```text
 //! mesh --index I --peers FILE --messages N --out FILE --master HOST:PORT
-//!      [--exchanges N] [--deadline-s S]
+//!      --turns DIR [--exchanges N] [--deadline-s S]
 //! ```
 //! FILE of peers: one line per process, `INDEX HOST ADDR:PORT`. Process I
 //! listens on its own line's address and sends N messages round-robin to the
 //! processes whose HOST differs from its own. Clock: `HRTS_SEGMENT`, skewed by
 //! `HRTS_TEST_CLOCK_SKEW` in tests.
+//!
+//! As the Intel Trace Collector's master syncs with one process after another
+//! at init and finalize, the processes take turns (files in DIR, shared by all
+//! hosts): process I syncs once I-1 has, and the end syncs start once every
+//! process has finished its messages, so rounds run on a quiet network.
 
 use hrts_trace::{EventKind, SyncOptions, SyncPhase, TraceWriter, WriterOptions};
 use std::io::{Read, Write};
@@ -33,11 +38,13 @@ struct Args {
     master: String,
     exchanges: u32,
     deadline: Duration,
+    turns: std::path::PathBuf,
 }
 
 fn args() -> Result<Args, String> {
     let mut a = std::env::args().skip(1);
     let (mut index, mut peers, mut messages, mut out, mut master) = (None, None, None, None, None);
+    let mut turns = None;
     let (mut exchanges, mut deadline) = (50, 90.0);
     while let Some(flag) = a.next() {
         let v = a.next().ok_or(format!("{flag} needs a value"))?;
@@ -50,6 +57,7 @@ fn args() -> Result<Args, String> {
             "--master" => master = Some(v),
             "--exchanges" => exchanges = num(&v)? as u32,
             "--deadline-s" => deadline = num(&v)? as f64,
+            "--turns" => turns = Some(std::path::PathBuf::from(v)),
             _ => return Err(format!("unknown option {flag}")),
         }
     }
@@ -78,6 +86,7 @@ fn args() -> Result<Args, String> {
         master: master.ok_or("--master HOST:PORT is required")?,
         exchanges,
         deadline: Duration::from_secs_f64(deadline),
+        turns: turns.ok_or("--turns DIR is required")?,
     })
 }
 
@@ -119,9 +128,7 @@ fn run(a: &Args) -> Result<(), String> {
         exchanges: a.exchanges,
         ..SyncOptions::default()
     };
-    let start = writer
-        .sync(&a.master, SyncPhase::Start, sync)
-        .map_err(|e| e.to_string())?;
+    let start = in_turn(a, "start", || writer.sync(&a.master, SyncPhase::Start, sync))?;
 
     let listener = TcpListener::bind(&me.addr).map_err(|e| format!("listen {}: {e}", me.addr))?;
     // Every process of the other hosts connects to us once.
@@ -177,9 +184,11 @@ fn run(a: &Args) -> Result<(), String> {
     let received = acceptor
         .join()
         .map_err(|_| "the acceptor panicked".to_string())??;
-    let end = writer
-        .sync(&a.master, SyncPhase::End, sync)
-        .map_err(|e| e.to_string())?;
+    mark(a, &format!("done-{}", a.index))?;
+    for p in &a.peers {
+        wait_for(a, &format!("done-{}", p.index))?;
+    }
+    let end = in_turn(a, "end", || writer.sync(&a.master, SyncPhase::End, sync))?;
     let summary = writer.close().map_err(|e| e.to_string())?;
     println!(
         "mesh {} ({}): sent {}, received {received}, events {}, offset {:.1} us ± {:.1} at start, \
@@ -193,6 +202,30 @@ fn run(a: &Args) -> Result<(), String> {
         -end.offset_ns / 1e3,
         end.bound_ns / 1e3
     );
+    Ok(())
+}
+
+/// Runs `f` after the process before this one ran its own, then tells the next.
+fn in_turn<T>(a: &Args, what: &str, f: impl FnOnce() -> hrts_core::Result<T>) -> Result<T, String> {
+    let before = a.peers.iter().map(|p| p.index).filter(|&i| i < a.index).max();
+    if let Some(b) = before {
+        wait_for(a, &format!("{what}-{b}"))?;
+    }
+    let r = f().map_err(|e| e.to_string())?;
+    mark(a, &format!("{what}-{}", a.index))?;
+    Ok(r)
+}
+
+fn mark(a: &Args, name: &str) -> Result<(), String> {
+    std::fs::write(a.turns.join(name), b"").map_err(|e| format!("{name}: {e}"))
+}
+
+/// Waits for another process's mark (bounded by the deadline watchdog).
+fn wait_for(a: &Args, name: &str) -> Result<(), String> {
+    let path = a.turns.join(name);
+    while !path.exists() {
+        std::thread::sleep(Duration::from_millis(2));
+    }
     Ok(())
 }
 

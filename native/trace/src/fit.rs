@@ -67,7 +67,7 @@ pub fn pooled_samples<'a>(
 }
 
 /// A fitted mapping from a local clock to the master's.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct LineFit {
     /// The local time the offset is given at (the kept samples' mean).
     pub ref_local_ns: u64,
@@ -75,38 +75,96 @@ pub struct LineFit {
     pub offset_ns: f64,
     /// d(master - local) / d(local): the local clock's rate error, negated.
     pub drift: f64,
-    /// Error bound inside the sync window, ns.
-    pub bound_ns: f64,
-    /// How fast the bound may grow outside the window (ns per ns).
-    pub bound_slope: f64,
     /// Local times of the first and last kept sample.
     pub window: (u64, u64),
     pub samples: usize,
     /// The largest half round trip among the kept samples.
     pub max_half_rtt: f64,
-    /// By how much the sample furthest from the line misses it beyond what
-    /// its own and the worst kept round trip explain (≤ 0: consistent).
+    /// Whether some straight line (with a drift under the limit) passes
+    /// through every kept exchange's interval. If not, the clocks did not
+    /// keep steady rates, and the bounds below are only estimates.
+    pub consistent: bool,
+    /// By how much the fit misses the farthest exchange beyond its half round
+    /// trip, ns (≤ 0: within every interval).
     pub worst_miss_ns: f64,
+    /// The error bound over the window, ns.
+    pub bound_ns: f64,
+    /// The bound on the drift's error (ns per ns).
+    pub drift_bound: f64,
+    bounds: Bounds,
+}
+
+/// How the error bound is known.
+#[derive(Clone, Debug, PartialEq)]
+enum Bounds {
+    /// No error: the master's own clock.
+    Exact,
+    /// Never synced: unknown.
+    Unknown,
+    /// The vertices `(da ns, db ns/s)` of the set of lines consistent with
+    /// every kept exchange, relative to the fit: the error at `x` is at most
+    /// the largest `|da + db * (x - ref)|` over them.
+    Lines(Vec<(f64, f64)>),
+    /// No consistent line: the farthest exchange's distance plus its half
+    /// round trip, growing by `slope` outside the window.
+    Loose { bound: f64, slope: f64 },
 }
 
 impl LineFit {
+    /// The identity mapping of the master's own clock (exact).
+    pub fn exact(window: (u64, u64)) -> LineFit {
+        LineFit::identity(window, Bounds::Exact)
+    }
+
+    /// The identity mapping of a clock that never synced (error unknown).
+    pub fn unknown(window: (u64, u64)) -> LineFit {
+        LineFit::identity(window, Bounds::Unknown)
+    }
+
+    fn identity(window: (u64, u64), bounds: Bounds) -> LineFit {
+        let b = if bounds == Bounds::Exact {
+            0.0
+        } else {
+            f64::INFINITY
+        };
+        LineFit {
+            ref_local_ns: window.0,
+            offset_ns: 0.0,
+            drift: 0.0,
+            window,
+            samples: 0,
+            max_half_rtt: 0.0,
+            consistent: true,
+            worst_miss_ns: 0.0,
+            bound_ns: b,
+            drift_bound: b,
+            bounds,
+        }
+    }
+
     /// Master minus local clock at local time `x`.
     pub fn offset_at(&self, x: u64) -> f64 {
         self.offset_ns + self.drift * (x as i128 - self.ref_local_ns as i128) as f64
     }
 
-    /// The error bound at local time `x`: flat inside the window, growing
-    /// outside it.
+    /// The error bound at local time `x`: over the window it is smallest,
+    /// outside it grows with the distance.
     pub fn bound_at(&self, x: u64) -> f64 {
-        let outside = if x < self.window.0 {
-            self.window.0 - x
-        } else {
-            x.saturating_sub(self.window.1)
-        };
-        if outside == 0 {
-            self.bound_ns
-        } else {
-            self.bound_ns + self.bound_slope * outside as f64
+        match &self.bounds {
+            Bounds::Exact => 0.0,
+            Bounds::Unknown => f64::INFINITY,
+            Bounds::Lines(v) => {
+                let xs = (x as i128 - self.ref_local_ns as i128) as f64 / 1e9;
+                v.iter().map(|(da, db)| (da + db * xs).abs()).fold(0.0, f64::max)
+            }
+            Bounds::Loose { bound, slope } => {
+                let outside = if x < self.window.0 {
+                    self.window.0 - x
+                } else {
+                    x.saturating_sub(self.window.1)
+                };
+                bound + slope * outside as f64
+            }
         }
     }
 
@@ -122,66 +180,121 @@ impl LineFit {
     }
 }
 
-/// Least-squares offset and drift over `samples` (at least one).
-pub fn fit_line(samples: &[Sample]) -> Option<LineFit> {
-    let n = samples.len();
-    if n == 0 {
-        return None;
-    }
-    let mean_x = (samples.iter().map(|s| s.x as u128).sum::<u128>() / n as u128) as u64;
-    let rel = |s: &Sample| (s.x as i128 - mean_x as i128) as f64;
-    let mean_o = samples.iter().map(|s| s.offset).sum::<f64>() / n as f64;
-    let sxx: f64 = samples.iter().map(|s| rel(s) * rel(s)).sum();
-    let sxo: f64 = samples.iter().map(|s| rel(s) * (s.offset - mean_o)).sum();
-    // The mean of the centred x is not exactly 0 (integer mean): fold it in.
-    let mean_rel = samples.iter().map(rel).sum::<f64>() / n as f64;
-    let drift = if sxx > 0.0 { sxo / sxx } else { 0.0 };
-    let offset = mean_o - drift * mean_rel;
-    finish(samples, mean_x, offset, drift, None)
+/// Slack added to every interval: the half-ns rounding of midpoints and the
+/// clock's 1 ns resolution.
+const SLACK_NS: f64 = 2.0;
+
+/// Offset and drift by weighted least squares over `samples` (each weighted
+/// by 1/h², h its half round trip: precise exchanges count more), with the
+/// error bound of the lines consistent with them; `max_drift` (ns per ns) is
+/// the largest drift a clock is believed to have.
+pub fn fit_line(samples: &[Sample], max_drift: f64) -> Option<LineFit> {
+    fit(samples, max_drift, true)
 }
 
 /// The offset alone (drift taken as 0), for a clock synced at one point only;
-/// the bound then grows by `max_drift` (ns per ns) away from the window.
+/// its bound grows by up to `max_drift` away from the samples.
 pub fn fit_offset_only(samples: &[Sample], max_drift: f64) -> Option<LineFit> {
-    let n = samples.len();
-    if n == 0 {
-        return None;
-    }
-    let mean_x = (samples.iter().map(|s| s.x as u128).sum::<u128>() / n as u128) as u64;
-    let mean_o = samples.iter().map(|s| s.offset).sum::<f64>() / n as f64;
-    finish(samples, mean_x, mean_o, 0.0, Some(max_drift))
+    fit(samples, max_drift, false)
 }
 
-fn finish(
-    samples: &[Sample],
-    ref_x: u64,
-    offset: f64,
-    drift: f64,
-    slope: Option<f64>,
-) -> Option<LineFit> {
-    let mut fit = LineFit {
+fn fit(samples: &[Sample], max_drift: f64, with_drift: bool) -> Option<LineFit> {
+    let n = samples.len();
+    let first = samples.first()?;
+    let ref_x = (samples.iter().map(|s| s.x as u128).sum::<u128>() / n as u128) as u64;
+    let rel = |s: &Sample| (s.x as i128 - ref_x as i128) as f64;
+    let weight = |s: &Sample| 1.0 / s.half_rtt.max(100.0).powi(2);
+    let sw: f64 = samples.iter().map(weight).sum();
+    let mx = samples.iter().map(|s| weight(s) * rel(s)).sum::<f64>() / sw;
+    let mo = samples.iter().map(|s| weight(s) * s.offset).sum::<f64>() / sw;
+    let sxx: f64 = samples.iter().map(|s| weight(s) * (rel(s) - mx).powi(2)).sum();
+    let sxo: f64 = samples
+        .iter()
+        .map(|s| weight(s) * (rel(s) - mx) * (s.offset - mo))
+        .sum();
+    let drift = if with_drift && sxx > 0.0 { sxo / sxx } else { 0.0 };
+    let mut f = LineFit {
         ref_local_ns: ref_x,
-        offset_ns: offset,
+        offset_ns: mo - drift * mx,
         drift,
-        bound_ns: 0.0,
-        bound_slope: 0.0,
-        window: (samples.first()?.x, samples.last()?.x),
-        samples: samples.len(),
+        window: (first.x, first.x),
+        samples: n,
         max_half_rtt: samples.iter().map(|s| s.half_rtt).fold(0.0, f64::max),
+        consistent: true,
         worst_miss_ns: f64::NEG_INFINITY,
+        bound_ns: 0.0,
+        drift_bound: 0.0,
+        bounds: Bounds::Exact,
     };
+    let mut loose: f64 = 0.0;
     for s in samples {
-        fit.window = (fit.window.0.min(s.x), fit.window.1.max(s.x));
-        let resid = (s.offset - fit.offset_at(s.x)).abs();
-        fit.bound_ns = fit.bound_ns.max(resid + s.half_rtt);
-        fit.worst_miss_ns = fit.worst_miss_ns.max(resid - s.half_rtt - fit.max_half_rtt);
+        f.window = (f.window.0.min(s.x), f.window.1.max(s.x));
+        let resid = (s.offset - f.offset_at(s.x)).abs();
+        f.worst_miss_ns = f.worst_miss_ns.max(resid - s.half_rtt);
+        loose = loose.max(resid + s.half_rtt);
     }
-    fit.bound_slope = match slope {
-        Some(s) => s,
-        None if fit.span_ns() > 0 => 2.0 * fit.bound_ns / fit.span_ns() as f64,
-        None => f64::INFINITY,
+    match consistent_lines(&f, samples, max_drift) {
+        Some(v) => f.bounds = Bounds::Lines(v),
+        None => {
+            f.consistent = false;
+            let slope = if f.span_ns() > 0 {
+                2.0 * loose / f.span_ns() as f64
+            } else {
+                max_drift
+            };
+            f.bounds = Bounds::Loose {
+                bound: loose,
+                slope,
+            };
+        }
+    }
+    f.bound_ns = f.bound_at(f.window.0).max(f.bound_at(f.window.1));
+    f.drift_bound = match &f.bounds {
+        Bounds::Lines(v) => v.iter().map(|(_, db)| db.abs()).fold(0.0, f64::max) / 1e9,
+        Bounds::Loose { slope, .. } => *slope,
+        _ => 0.0,
     };
-    Some(fit)
+    Some(f)
+}
+
+/// The polygon of lines `fit + da + db * (x - ref)` (da in ns, db in ns/s)
+/// that pass through every sample's interval `offset ± (half_rtt + slack)`
+/// with a total drift under `max_drift`; `None` if there is none. Built by
+/// clipping a box with the two half-planes of each sample.
+fn consistent_lines(f: &LineFit, samples: &[Sample], max_drift: f64) -> Option<Vec<(f64, f64)>> {
+    let (lo_db, hi_db) = ((-max_drift - f.drift) * 1e9, (max_drift - f.drift) * 1e9);
+    const DA: f64 = 1e13;
+    let mut poly = vec![(-DA, lo_db), (DA, lo_db), (DA, hi_db), (-DA, hi_db)];
+    for s in samples {
+        let xs = (s.x as i128 - f.ref_local_ns as i128) as f64 / 1e9;
+        let r = s.offset - f.offset_at(s.x);
+        let h = s.half_rtt + SLACK_NS;
+        // da + db*xs <= r + h  and  -(da + db*xs) <= -(r - h)
+        poly = clip(&poly, 1.0, xs, r + h);
+        poly = clip(&poly, -1.0, -xs, h - r);
+        if poly.is_empty() {
+            return None;
+        }
+    }
+    Some(poly)
+}
+
+/// The part of convex polygon `poly` where `a*da + b*db <= c`.
+fn clip(poly: &[(f64, f64)], a: f64, b: f64, c: f64) -> Vec<(f64, f64)> {
+    let side = |p: &(f64, f64)| a * p.0 + b * p.1 - c;
+    let mut out = Vec::with_capacity(poly.len() + 1);
+    for (i, p) in poly.iter().enumerate() {
+        let q = &poly[(i + 1) % poly.len()];
+        let (fp, fq) = (side(p), side(q));
+        if fp <= 0.0 {
+            out.push(*p);
+        }
+        if (fp <= 0.0) != (fq <= 0.0) {
+            let t = fp / (fp - fq);
+            out.push((p.0 + (q.0 - p.0) * t, p.1 + (q.1 - p.1) * t));
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -231,7 +344,7 @@ mod tests {
             samples.extend(round_samples(&round(at, 50, off, rate, 30_000, 10_000), 0.1).0);
         }
         samples.sort_by_key(|s| s.x);
-        let fit = fit_line(&samples).unwrap();
+        let fit = fit_line(&samples, 1e-3).unwrap();
         // Truth: master = (local - off) / (1 + rate).
         for x in [fit.window.0, fit.ref_local_ns, fit.window.1] {
             let truth = (x as f64 - off) / (1.0 + rate) - x as f64;
@@ -270,8 +383,10 @@ mod tests {
             samples.extend(round_samples(&round(at, 20, off, 0.0, 10_000, 10_000), 0.1).0);
         }
         samples.sort_by_key(|s| s.x);
-        let fit = fit_line(&samples).unwrap();
+        let fit = fit_line(&samples, 1e-3).unwrap();
+        assert!(!fit.consistent);
         assert!(fit.worst_miss_ns > 1e6, "{}", fit.worst_miss_ns);
+        assert!(fit.bound_ns > 1e6, "the loose bound shows the step: {}", fit.bound_ns);
     }
 
     #[test]
@@ -280,8 +395,12 @@ mod tests {
         let fit = fit_offset_only(&round_samples(&xs, 0.1).0, 1e-3).unwrap();
         assert_eq!(fit.drift, 0.0);
         assert!((fit.offset_ns - 7e8).abs() <= fit.bound_ns);
+        // 1 s away, up to 1000 ppm more.
         let far = fit.window.1 + 1_000_000_000;
-        assert!((fit.bound_at(far) - fit.bound_ns - 1e6).abs() < 1.0);
-        assert!(fit_line(&[]).is_none());
+        let grown = fit.bound_at(far) - fit.bound_ns;
+        assert!(grown > 0.99e6 && grown < 1.001e6, "{grown}");
+        assert!(fit_line(&[], 1e-3).is_none());
+        assert_eq!(LineFit::exact((1, 2)).bound_at(10), 0.0);
+        assert!(LineFit::unknown((1, 2)).bound_at(1).is_infinite());
     }
 }

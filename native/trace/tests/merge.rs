@@ -227,7 +227,7 @@ fn skewed_hosts_line_up_after_the_merge() {
                     d.fit.bound_ns
                 );
                 let drift_err = (d.fit.local_rate_ppm() - s.drift_ppm).abs();
-                let drift_bound = d.fit.bound_slope * 1e6;
+                let drift_bound = d.fit.drift_bound * 1e6;
                 assert!(
                     drift_err <= drift_bound,
                     "host {}: drift error {drift_err} ppm > {drift_bound}",
@@ -389,6 +389,7 @@ fn clocks_that_disagree_beyond_the_bound_are_refused_unless_accepted() {
     let e = merge_err(&paths, MergeOptions::default());
     assert!(e.message().contains("disagree beyond the bound"), "{e}");
     assert!(e.message().contains("did not run at a steady rate"), "{e}");
+    assert!(e.message().contains("--accept-disagreement"), "{e}");
     let opts = MergeOptions {
         accept_disagreement: true,
         ..MergeOptions::default()

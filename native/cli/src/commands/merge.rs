@@ -62,8 +62,8 @@ pub fn run(inputs: &[PathBuf], out: &Path, json: Option<&Path>, flags: &MergeFla
         let flags = map_flag_names(d.flags).join(",");
         let fit = &d.fit;
         let (rate, rate_bound) = match d.kind {
-            MappingKind::Fit => (fit.local_rate_ppm(), fit.bound_slope * 1e6),
-            _ => (0.0, fit.bound_slope * 1e6),
+            MappingKind::Fit => (fit.local_rate_ppm(), fit.drift_bound * 1e6),
+            _ => (0.0, fit.drift_bound * 1e6),
         };
         let _ = writeln!(
             s,

@@ -103,26 +103,13 @@ fn domain(
     let incomplete = members.iter().any(|&i| !files[i].complete);
     let mut flags = if incomplete { MAP_INCOMPLETE } else { 0 };
     let (samples, exchanges, dropped) = pooled_samples(rounds.iter().copied(), opts.drop_fraction);
-    let identity = |bound: f64| {
-        let (lo, hi) = events.unwrap_or((0, 0));
-        LineFit {
-            ref_local_ns: lo,
-            offset_ns: 0.0,
-            drift: 0.0,
-            bound_ns: bound,
-            bound_slope: if bound == 0.0 { 0.0 } else { f64::INFINITY },
-            window: (lo, hi),
-            samples: 0,
-            max_half_rtt: 0.0,
-            worst_miss_ns: 0.0,
-        }
-    };
+    let span = events.unwrap_or((0, 0));
     let mut d = Domain {
         clock_id,
         host: host.clone(),
         files: members.clone(),
         kind: MappingKind::Master,
-        fit: identity(0.0),
+        fit: LineFit::exact(span),
         flags,
         rounds: rounds.len(),
         exchanges,
@@ -148,7 +135,7 @@ fn domain(
             ));
         }
         d.kind = MappingKind::Unsynced;
-        d.fit = identity(f64::INFINITY);
+        d.fit = LineFit::unknown(span);
         d.flags |= MAP_UNSYNCED;
         return Ok(d);
     }
@@ -156,7 +143,7 @@ fn domain(
     let covered = events.is_none_or(|(lo, hi)| window.0 <= lo && hi <= window.1);
     let max_drift = opts.max_drift_ppm * 1e-6;
     let (kind, fit) = if covered && rounds.len() >= 2 {
-        (MappingKind::Fit, fit_line(&samples))
+        (MappingKind::Fit, fit_line(&samples, max_drift))
     } else if covered {
         (
             MappingKind::OffsetOnly,
@@ -166,7 +153,7 @@ fn domain(
         return Err(missing_end(&host, &names(), window, events));
     } else if rounds.len() >= 2 && window.1 > window.0 {
         flags |= MAP_EXTRAPOLATED;
-        (MappingKind::Fit, fit_line(&samples))
+        (MappingKind::Fit, fit_line(&samples, max_drift))
     } else {
         flags |= MAP_EXTRAPOLATED;
         (
@@ -176,39 +163,28 @@ fn domain(
     };
     let fit = fit.ok_or_else(|| Error::new(ErrorKind::InvalidArgument, "no sync samples"))?;
     d.kind = kind;
-    d.fit = fit;
-    let straight = fit.worst_miss_ns <= 1.0;
-    let plausible = fit.drift.abs() <= max_drift;
-    if !(straight && plausible) {
+    if !fit.consistent {
         if !opts.accept_disagreement {
-            let why = if !straight {
-                format!(
-                    "a sync exchange lies {:.1} us further from the fitted line than the round \
-                     trips can explain (offset {:.1} us, bound {:.1} us): its clock did not run \
-                     at a steady rate (stepped or slewed during the run)",
-                    fit.worst_miss_ns / 1e3,
-                    -fit.offset_ns / 1e3,
-                    fit.bound_ns / 1e3
-                )
-            } else {
-                format!(
-                    "its rate differs from the master's by {:.1} ppm, beyond the {} ppm any \
-                     working clock drifts (--max-drift-ppm)",
-                    fit.local_rate_ppm(),
-                    opts.max_drift_ppm
-                )
-            };
             return Err(Error::new(
                 ErrorKind::InvalidArgument,
                 format!(
-                    "host {host} ({}): the clocks disagree beyond the bound: {why}; pass \
+                    "host {host} ({}): the clocks disagree beyond the bound: no steady clock \
+                     (a straight line with a drift under {} ppm, --max-drift-ppm) passes within \
+                     half a round trip of all {} kept sync exchanges; the fitted line (rate \
+                     {:+.1} ppm) misses one by {:.1} us more than its half round trip: the clock \
+                     did not run at a steady rate (stepped or slewed during the run); pass \
                      --accept-disagreement to merge with this fit anyway (flagged)",
-                    names()
+                    names(),
+                    opts.max_drift_ppm,
+                    fit.samples,
+                    fit.local_rate_ppm(),
+                    fit.worst_miss_ns.max(0.0) / 1e3
                 ),
             ));
         }
         flags |= MAP_DISAGREEMENT;
     }
+    d.fit = fit;
     d.flags = flags;
     Ok(d)
 }

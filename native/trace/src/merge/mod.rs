@@ -473,7 +473,7 @@ fn ticks_per_ns(files: &[TraceFile], maps: &[ProcMap]) -> Result<u64> {
 
 fn proc_record(i: usize, f: &TraceFile, d: Option<&Domain>, events: u64) -> ProcRecord {
     let h = &f.header;
-    let (fit, flags) = d.map_or((None, 0), |d| (Some(d.fit), d.flags));
+    let (fit, flags) = d.map_or((None, 0), |d| (Some(&d.fit), d.flags));
     ProcRecord {
         index: i as u32,
         pid: h.pid,
