@@ -57,10 +57,13 @@ trap cleanup EXIT INT TERM
 pass() { PASSED=$((PASSED + 1)); echo "  ok: $*"; }
 fail() { FAILED=$((FAILED + 1)); echo "  FAILED: $*"; }
 
-echo "== building (release): hrts, mesh"
-cargo build --release --quiet -p hrts-cli -p hrts-trace --bin hrts --example mesh
+echo "== building (release): hrts, mesh, libhrts + tests/trace/c_writer.c"
+cargo build --release --quiet -p hrts-cli -p hrts-trace -p hrts-capi --bin hrts --example mesh --lib
 HRTS="$ROOT/target/release/hrts"
 MESH="$ROOT/target/release/examples/mesh"
+CWRITER="$WORK/c_writer"
+cc -std=c11 -Wall -Wextra -Werror -O2 -I include tests/trace/c_writer.c -o "$CWRITER" \
+    -L target/release -lhrts -Wl,-rpath,"$ROOT/target/release"
 
 # ---------------------------------------------------------------- network
 NS_MODE=netns
@@ -108,7 +111,8 @@ for ((h = 0; h < HOSTS; h++)); do
 done
 NPROC=$((HOSTS * PROCS))
 # Every process syncs twice; the master stops once it answered them all (or idle).
-EXPECTED_EXCHANGES=$((NPROC * 2 * EXCHANGES))
+# (+ the C writer's two rounds)
+EXPECTED_EXCHANGES=$(((NPROC + 1) * 2 * EXCHANGES))
 
 echo "== master: hrts sync serve on host 0 ($MASTER)"
 on_host 0 env HRTS_SEGMENT="/$TAG-h0" HRTS_TRACE_HOST=h0 \
@@ -125,6 +129,15 @@ for ((h = 0; h < HOSTS; h++)); do
     on_host "$h" "$HRTS" --segment "/$TAG-h$h" now >/dev/null
 done
 mkdir -p "$WORK/turns"
+
+# A process written in C (libhrts's trace writer) on host 1, before the mesh.
+C_HOST=1
+if on_host "$C_HOST" env HRTS_SEGMENT="/$TAG-h$C_HOST" HRTS_TEST_CLOCK_SKEW="$(skew_of "$C_HOST")" \
+    "$CWRITER" "$WORK/h$C_HOST-c.htr" "$MASTER" "h$C_HOST" >"$WORK/c.out" 2>&1; then
+    pass "a C process traced and synced through libhrts ($(tail -1 "$WORK/c.out"))"
+else
+    fail "C writer: $(cat "$WORK/c.out")"
+fi
 echo "== $NPROC processes ($HOSTS hosts x $PROCS), $MESSAGES messages each"
 started=$(date +%s%N)
 MESH_PIDS=()
@@ -153,7 +166,7 @@ RUN_WALL=$(sed -n 's/^run wall ns: //p' "$WORK/serve.out")
 
 # ---------------------------------------------------------------- merge
 echo "== hrts merge"
-if "$HRTS" merge "$WORK"/h*-p*.htr --out "$WORK/global.htr" --json "$WORK/global.json" >"$WORK/merge.out" 2>"$WORK/merge.err"; then
+if "$HRTS" merge "$WORK"/h*-p*.htr "$WORK/h$C_HOST-c.htr" --out "$WORK/global.htr" --json "$WORK/global.json" >"$WORK/merge.out" 2>"$WORK/merge.err"; then
     pass "merge succeeded"
 else
     fail "merge failed: $(cat "$WORK/merge.err")"
@@ -211,6 +224,8 @@ verdict=$(awk '$1 == "g" {
         printf "%d %d %d %d %d %d", n, dup + 0, order + 0, m + 0, miss + 0, bad + 0
     }' "$WORK/dump.txt")
 read -r n dup order matched miss bad <<<"$verdict"
+c_events=$(awk -v p="$NPROC" '$1 == "g" && $3 == p' "$WORK/dump.txt" | wc -l)
+[ "$c_events" -eq 102 ] && pass "the C process's 102 events are in the global trace" || fail "C events in the global trace: $c_events"
 [ "$dup" -eq 0 ] && [ "$n" -gt 0 ] && pass "$n events, no two share a global stamp" || fail "$dup stamps not above their predecessor among $n"
 [ "$order" -eq 0 ] && pass "every process's events keep their local order" || fail "$order events out of local order"
 [ "$matched" -eq "$total" ] && [ "$miss" -eq 0 ] && [ "$bad" -eq 0 ] \

@@ -9,9 +9,11 @@
 mod boundary;
 mod ffi;
 mod status;
+mod trace;
 
 pub use ffi::*;
 pub use status::HrtsStatus;
+pub use trace::*;
 
 #[cfg(test)]
 mod header_test;
