@@ -47,6 +47,9 @@ macro_rules! jni {
     };
 }
 
+// After the macro: the trace exports use `jni!` too.
+mod trace;
+
 // ---------------------------------------------------------------- failures
 
 /// A failure on its way to Java: the exception's kind and message.
