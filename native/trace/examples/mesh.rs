@@ -48,7 +48,10 @@ fn args() -> Result<Args, String> {
     let (mut exchanges, mut deadline) = (50, 90.0);
     while let Some(flag) = a.next() {
         let v = a.next().ok_or(format!("{flag} needs a value"))?;
-        let num = |v: &str| v.parse::<u64>().map_err(|_| format!("{flag} {v:?} is not a number"));
+        let num = |v: &str| {
+            v.parse::<u64>()
+                .map_err(|_| format!("{flag} {v:?} is not a number"))
+        };
         match flag.as_str() {
             "--index" => index = Some(num(&v)? as u32),
             "--peers" => peers = Some(v),
@@ -128,7 +131,9 @@ fn run(a: &Args) -> Result<(), String> {
         exchanges: a.exchanges,
         ..SyncOptions::default()
     };
-    let start = in_turn(a, "start", || writer.sync(&a.master, SyncPhase::Start, sync))?;
+    let start = in_turn(a, "start", || {
+        writer.sync(&a.master, SyncPhase::Start, sync)
+    })?;
 
     let listener = TcpListener::bind(&me.addr).map_err(|e| format!("listen {}: {e}", me.addr))?;
     // Every process of the other hosts connects to us once.
@@ -207,7 +212,12 @@ fn run(a: &Args) -> Result<(), String> {
 
 /// Runs `f` after the process before this one ran its own, then tells the next.
 fn in_turn<T>(a: &Args, what: &str, f: impl FnOnce() -> hrts_core::Result<T>) -> Result<T, String> {
-    let before = a.peers.iter().map(|p| p.index).filter(|&i| i < a.index).max();
+    let before = a
+        .peers
+        .iter()
+        .map(|p| p.index)
+        .filter(|&i| i < a.index)
+        .max();
     if let Some(b) = before {
         wait_for(a, &format!("{what}-{b}"))?;
     }
@@ -235,12 +245,16 @@ fn receive(mut s: TcpStream, w: &TraceWriter) -> Result<u64, String> {
     let mut have = 0;
     let mut n = 0;
     loop {
-        let got = s.read(&mut buf[have..]).map_err(|e| format!("receive: {e}"))?;
+        let got = s
+            .read(&mut buf[have..])
+            .map_err(|e| format!("receive: {e}"))?;
         if got == 0 {
             return if have == 0 {
                 Ok(n)
             } else {
-                Err(format!("a peer closed in the middle of a message ({have} bytes)"))
+                Err(format!(
+                    "a peer closed in the middle of a message ({have} bytes)"
+                ))
             };
         }
         have += got;

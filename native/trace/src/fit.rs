@@ -155,7 +155,9 @@ impl LineFit {
             Bounds::Unknown => f64::INFINITY,
             Bounds::Lines(v) => {
                 let xs = (x as i128 - self.ref_local_ns as i128) as f64 / 1e9;
-                v.iter().map(|(da, db)| (da + db * xs).abs()).fold(0.0, f64::max)
+                v.iter()
+                    .map(|(da, db)| (da + db * xs).abs())
+                    .fold(0.0, f64::max)
             }
             Bounds::Loose { bound, slope } => {
                 let outside = if x < self.window.0 {
@@ -207,12 +209,19 @@ fn fit(samples: &[Sample], max_drift: f64, with_drift: bool) -> Option<LineFit> 
     let sw: f64 = samples.iter().map(weight).sum();
     let mx = samples.iter().map(|s| weight(s) * rel(s)).sum::<f64>() / sw;
     let mo = samples.iter().map(|s| weight(s) * s.offset).sum::<f64>() / sw;
-    let sxx: f64 = samples.iter().map(|s| weight(s) * (rel(s) - mx).powi(2)).sum();
+    let sxx: f64 = samples
+        .iter()
+        .map(|s| weight(s) * (rel(s) - mx).powi(2))
+        .sum();
     let sxo: f64 = samples
         .iter()
         .map(|s| weight(s) * (rel(s) - mx) * (s.offset - mo))
         .sum();
-    let drift = if with_drift && sxx > 0.0 { sxo / sxx } else { 0.0 };
+    let drift = if with_drift && sxx > 0.0 {
+        sxo / sxx
+    } else {
+        0.0
+    };
     let mut f = LineFit {
         ref_local_ns: ref_x,
         offset_ns: mo - drift * mx,
@@ -386,7 +395,11 @@ mod tests {
         let fit = fit_line(&samples, 1e-3).unwrap();
         assert!(!fit.consistent);
         assert!(fit.worst_miss_ns > 1e6, "{}", fit.worst_miss_ns);
-        assert!(fit.bound_ns > 1e6, "the loose bound shows the step: {}", fit.bound_ns);
+        assert!(
+            fit.bound_ns > 1e6,
+            "the loose bound shows the step: {}",
+            fit.bound_ns
+        );
     }
 
     #[test]

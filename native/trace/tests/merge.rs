@@ -536,3 +536,38 @@ fn a_writer_refuses_after_close_and_appending_keeps_stamps_unique() {
         .unwrap();
     assert!(e.message().contains("another clock"), "{e}");
 }
+
+#[test]
+fn periodic_rounds_are_recorded_between_start_and_end() {
+    use hrts_trace::PeriodicSync;
+    let dir = tempfile::tempdir().unwrap();
+    let (addr, _server) = master(1_000);
+    let skew = Some(Skew {
+        offset_ns: -400_000_000,
+        drift_ppm: -80.0,
+        reference_ns: true_ns(),
+    });
+    let w = Arc::new(writer(dir.path(), "p", skewed(skew), info("p", 11, true)));
+    w.sync(&addr, SyncPhase::Start, SYNC).unwrap();
+    let periodic = PeriodicSync::start(w.clone(), &addr, Duration::from_millis(40), SYNC).unwrap();
+    for i in 0..20 {
+        w.event(EventKind::Instant, "tick", i, b"").unwrap();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let rounds = periodic.stop().unwrap();
+    assert!(rounds >= 2, "{rounds} periodic rounds in 200 ms at 40 ms");
+    w.sync(&addr, SyncPhase::End, SYNC).unwrap();
+    w.close().unwrap();
+    let f = read_file(w.path(), ReadOptions::default()).unwrap();
+    let phases: Vec<SyncPhase> = f.syncs.iter().map(|s| s.phase).collect();
+    assert_eq!(phases.first(), Some(&SyncPhase::Start));
+    assert_eq!(phases.last(), Some(&SyncPhase::End));
+    assert_eq!(
+        phases.iter().filter(|p| **p == SyncPhase::Periodic).count() as u64,
+        rounds
+    );
+    let m = merge(vec![f], &MergeOptions::default()).unwrap();
+    assert_eq!(m.domains[0].rounds as u64, rounds + 2);
+    assert!((m.domains[0].local_minus_master_ns() + 4e8).abs() < 1e6);
+    assert!(PeriodicSync::start(w, &addr, Duration::from_millis(1), SYNC).is_err());
+}

@@ -13,7 +13,12 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-pub fn run(inputs: &[PathBuf], out: &Path, json: Option<&Path>, flags: &MergeFlags) -> Result<(), CliError> {
+pub fn run(
+    inputs: &[PathBuf],
+    out: &Path,
+    json: Option<&Path>,
+    flags: &MergeFlags,
+) -> Result<(), CliError> {
     let opts = flags.options();
     let started = Instant::now();
     let files = read_inputs(inputs, &opts)?;

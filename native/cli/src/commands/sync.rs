@@ -3,7 +3,9 @@
 use super::print;
 use crate::exit::CliError;
 use hrts_trace::sync::{bind, serve as serve_on, sync_round, ServeOptions};
-use hrts_trace::{Clock, HostClock, RoundResult, SyncOptions, SyncPhase, TraceWriter, WriterOptions};
+use hrts_trace::{
+    Clock, HostClock, RoundResult, SyncOptions, SyncPhase, TraceWriter, WriterOptions,
+};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;

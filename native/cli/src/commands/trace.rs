@@ -40,7 +40,14 @@ pub fn run(cmd: &TraceCommand, segment: Option<&str>) -> Result<(), CliError> {
             label,
             master,
             exchanges,
-        } => record(out, host.as_deref(), label, master.as_deref(), *exchanges, segment),
+        } => record(
+            out,
+            host.as_deref(),
+            label,
+            master.as_deref(),
+            *exchanges,
+            segment,
+        ),
         TraceCommand::Info(f) => info(f),
         TraceCommand::Dump(f) => dump(f),
         TraceCommand::Merge {
@@ -81,7 +88,11 @@ fn record(
     Ok(())
 }
 
-fn record_lines(writer: &TraceWriter, master: Option<&str>, sync: SyncOptions) -> Result<(), CliError> {
+fn record_lines(
+    writer: &TraceWriter,
+    master: Option<&str>,
+    sync: SyncOptions,
+) -> Result<(), CliError> {
     if let Some(m) = master {
         let r = writer.sync(m, SyncPhase::Start, sync)?;
         eprint!("{}", round_lines(&r));
@@ -103,11 +114,14 @@ fn record_lines(writer: &TraceWriter, master: Option<&str>, sync: SyncOptions) -
                 n + 1
             ))
         };
-        let kind = EventKind::from_name(kind).ok_or_else(|| bad(&format!("unknown kind {kind:?}")))?;
+        let kind =
+            EventKind::from_name(kind).ok_or_else(|| bad(&format!("unknown kind {kind:?}")))?;
         let name = name.ok_or_else(|| bad("no event name"))?;
         let id = match parts.next() {
             None => 0,
-            Some(i) => i.parse().map_err(|_| bad(&format!("ID {i:?} is not a whole number")))?,
+            Some(i) => i
+                .parse()
+                .map_err(|_| bad(&format!("ID {i:?} is not a whole number")))?,
         };
         let payload = parts.next().unwrap_or("").trim();
         let stamp = writer.event(kind, name, id, payload.as_bytes())?;
@@ -199,10 +213,23 @@ fn dump(path: &Path) -> Result<(), CliError> {
     let f = read(path)?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     for s in &f.syncs {
-        writeln!(out, "s {} {} {}", s.phase.name(), s.master_host, s.exchanges.len())?;
+        writeln!(
+            out,
+            "s {} {} {}",
+            s.phase.name(),
+            s.master_host,
+            s.exchanges.len()
+        )?;
     }
     for e in &f.events {
-        write!(out, "e {} {} {} {}", e.stamp, e.kind.name(), e.id, f.name(e.name))?;
+        write!(
+            out,
+            "e {} {} {} {}",
+            e.stamp,
+            e.kind.name(),
+            e.id,
+            f.name(e.name)
+        )?;
         if !e.payload.is_empty() {
             write!(out, " {}", String::from_utf8_lossy(&e.payload))?;
         }
@@ -210,7 +237,11 @@ fn dump(path: &Path) -> Result<(), CliError> {
     }
     for p in &f.procs {
         let flags = map_flag_names(p.flags).join(",");
-        let flags = if flags.is_empty() { "-".to_string() } else { flags };
+        let flags = if flags.is_empty() {
+            "-".to_string()
+        } else {
+            flags
+        };
         writeln!(out, "p {} {} {} {flags} {}", p.index, p.host, p.pid, p.file)?;
     }
     for g in &f.global_events {

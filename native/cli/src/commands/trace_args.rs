@@ -216,7 +216,9 @@ fn trace(o: &mut Opts) -> Result<TraceCommand, CliError> {
                 .map(PathBuf::from)
                 .ok_or_else(|| CliError::usage("`hrts trace record` needs --out FILE"))?,
             host: o.take("--host"),
-            label: o.take("--label").unwrap_or_else(|| "hrts trace record".to_string()),
+            label: o
+                .take("--label")
+                .unwrap_or_else(|| "hrts trace record".to_string()),
             master: o.take("--master"),
             exchanges: exchanges(o)?,
         }),
@@ -241,7 +243,9 @@ fn merge(o: &mut Opts) -> Result<TraceCommand, CliError> {
             .ok()
             .filter(|d| d.is_finite() && *d > 0.0)
             .ok_or_else(|| {
-                CliError::usage(format!("--max-drift-ppm must be a positive number, not {v:?}"))
+                CliError::usage(format!(
+                    "--max-drift-ppm must be a positive number, not {v:?}"
+                ))
             })?,
     };
     let opts = MergeFlags {
@@ -253,7 +257,9 @@ fn merge(o: &mut Opts) -> Result<TraceCommand, CliError> {
     };
     let inputs: Vec<PathBuf> = o.words.drain(..).map(PathBuf::from).collect();
     if inputs.is_empty() {
-        return Err(CliError::usage("`hrts merge` needs the process trace files to merge"));
+        return Err(CliError::usage(
+            "`hrts merge` needs the process trace files to merge",
+        ));
     }
     Ok(TraceCommand::Merge {
         inputs,
@@ -344,9 +350,9 @@ impl Opts {
     fn number(&mut self, name: &str, default: u64) -> Result<u64, CliError> {
         match self.take(name) {
             None => Ok(default),
-            Some(v) => v.parse().map_err(|_| {
-                CliError::usage(format!("{name} must be a whole number, not {v:?}"))
-            }),
+            Some(v) => v
+                .parse()
+                .map_err(|_| CliError::usage(format!("{name} must be a whole number, not {v:?}"))),
         }
     }
 
@@ -359,19 +365,29 @@ impl Opts {
             .ok()
             .filter(|s| *s > 0.0)
             .and_then(|s| Duration::try_from_secs_f64(s).ok())
-            .ok_or_else(|| CliError::usage(format!("{name} must be a positive number of seconds, not {v:?}")))
+            .ok_or_else(|| {
+                CliError::usage(format!(
+                    "{name} must be a positive number of seconds, not {v:?}"
+                ))
+            })
     }
 
     /// Anything not consumed is a mistake.
     fn finish(&self, word: &str) -> Result<(), CliError> {
         if let Some((n, _)) = self.values.first() {
-            return Err(CliError::usage(format!("`hrts {word}` does not take {n} here")));
+            return Err(CliError::usage(format!(
+                "`hrts {word}` does not take {n} here"
+            )));
         }
         if let Some(f) = self.flags.first() {
-            return Err(CliError::usage(format!("unknown option {f} for `hrts {word}`")));
+            return Err(CliError::usage(format!(
+                "unknown option {f} for `hrts {word}`"
+            )));
         }
         if let Some(w) = self.words.first() {
-            return Err(CliError::usage(format!("`hrts {word}` does not take the argument {w:?}")));
+            return Err(CliError::usage(format!(
+                "`hrts {word}` does not take the argument {w:?}"
+            )));
         }
         Ok(())
     }
@@ -395,7 +411,16 @@ mod tests {
 
     #[test]
     fn sync_commands_parse() {
-        let (c, seg) = p(&["sync", "serve", "--listen", "0.0.0.0:7700", "--idle-exit=2.5", "--segment", "/s"]).unwrap();
+        let (c, seg) = p(&[
+            "sync",
+            "serve",
+            "--listen",
+            "0.0.0.0:7700",
+            "--idle-exit=2.5",
+            "--segment",
+            "/s",
+        ])
+        .unwrap();
         assert_eq!(seg.as_deref(), Some("/s"));
         assert_eq!(
             c,
@@ -406,7 +431,18 @@ mod tests {
                 max_exchanges: 10_000_000
             }
         );
-        let (c, _) = p(&["sync", "--master", "m:1", "--out", "f", "--phase", "end", "--exchanges", "20"]).unwrap();
+        let (c, _) = p(&[
+            "sync",
+            "--master",
+            "m:1",
+            "--out",
+            "f",
+            "--phase",
+            "end",
+            "--exchanges",
+            "20",
+        ])
+        .unwrap();
         assert_eq!(
             c,
             TraceCommand::Sync {
@@ -419,24 +455,52 @@ mod tests {
         );
         assert!(usage(&["sync"]).contains("--master"));
         assert!(usage(&["sync", "serve"]).contains("--listen"));
-        assert!(usage(&["sync", "--master", "m:1", "--phase", "middle"]).contains("start, periodic or end"));
+        assert!(usage(&["sync", "--master", "m:1", "--phase", "middle"])
+            .contains("start, periodic or end"));
         assert!(usage(&["sync", "--master", "m:1", "--exchanges", "0"]).contains("1..10000"));
         assert!(usage(&["sync", "--master", "m:1", "--bogus"]).contains("unknown option --bogus"));
         assert!(usage(&["sync", "--master", "m:1", "extra"]).contains("\"extra\""));
-        assert!(usage(&["sync", "serve", "--listen", "x", "--idle-exit", "0"]).contains("positive"));
+        assert!(
+            usage(&["sync", "serve", "--listen", "x", "--idle-exit", "0"]).contains("positive")
+        );
         assert!(usage(&["sync", "--master"]).contains("needs a value"));
     }
 
     #[test]
     fn trace_and_merge_commands_parse() {
         let (c, _) = p(&["trace", "record", "--out", "a.htr", "--master=m:1"]).unwrap();
-        assert!(matches!(c, TraceCommand::Record { master: Some(_), exchanges: 50, .. }));
-        assert_eq!(p(&["trace", "info", "x"]).unwrap().0, TraceCommand::Info("x".into()));
+        assert!(matches!(
+            c,
+            TraceCommand::Record {
+                master: Some(_),
+                exchanges: 50,
+                ..
+            }
+        ));
+        assert_eq!(
+            p(&["trace", "info", "x"]).unwrap().0,
+            TraceCommand::Info("x".into())
+        );
         assert!(usage(&["trace", "dump"]).contains("hrts trace dump FILE"));
         assert!(usage(&["trace", "record"]).contains("--out"));
         assert!(usage(&["trace", "fly"]).contains("record, info or dump"));
-        let (c, _) = p(&["merge", "a", "b", "--out", "g", "--json", "g.json", "--extrapolate"]).unwrap();
-        let TraceCommand::Merge { inputs, json, opts, .. } = c else { panic!() };
+        let (c, _) = p(&[
+            "merge",
+            "a",
+            "b",
+            "--out",
+            "g",
+            "--json",
+            "g.json",
+            "--extrapolate",
+        ])
+        .unwrap();
+        let TraceCommand::Merge {
+            inputs, json, opts, ..
+        } = c
+        else {
+            panic!()
+        };
         assert_eq!(inputs.len(), 2);
         assert_eq!(json, Some("g.json".into()));
         assert!(opts.extrapolate && !opts.allow_unsynced);
@@ -444,7 +508,10 @@ mod tests {
         assert!(usage(&["merge", "--out", "g"]).contains("process trace files"));
         assert!(usage(&["merge", "a"]).contains("--out"));
         assert!(usage(&["merge", "a", "--out", "g", "--max-drift-ppm", "-1"]).contains("positive"));
-        assert!(matches!(p(&["merge", "--help"]).unwrap().0, TraceCommand::Help(_)));
+        assert!(matches!(
+            p(&["merge", "--help"]).unwrap().0,
+            TraceCommand::Help(_)
+        ));
         assert!(owns("merge") && !owns("now"));
     }
 }
