@@ -64,6 +64,22 @@ unsafe fn optional<'a>(
     unsafe { text(p, arg, function) }.map(Some)
 }
 
+/// A numeric code (`HRTS_TRACE_*`, `HRTS_SYNC_*`) as its Rust value.
+fn code<T>(
+    v: u32,
+    parse: fn(u8) -> Option<T>,
+    function: &str,
+    arg: &str,
+    range: &str,
+) -> Result<T, Failure> {
+    u8::try_from(v).ok().and_then(parse).ok_or_else(|| {
+        Failure::new(
+            HrtsStatus::E_INVALID_ARGUMENT,
+            format!("{function}: {arg} {v} is not one of {range}"),
+        )
+    })
+}
+
 /// The writer behind a handle.
 ///
 /// # Safety
@@ -143,15 +159,13 @@ pub unsafe extern "C" fn hrts_trace_event(
         const F: &str = "hrts_trace_event";
         // SAFETY: by this function's contract.
         let (w, name) = unsafe { (writer(trace, F)?, text(name, "name", F)?) };
-        let kind = u8::try_from(kind)
-            .ok()
-            .and_then(EventKind::from_u8)
-            .ok_or_else(|| {
-                Failure::new(
-                    HrtsStatus::E_INVALID_ARGUMENT,
-                    format!("{F}: kind {kind} is not one of HRTS_TRACE_INSTANT..HRTS_TRACE_RECV"),
-                )
-            })?;
+        let kind = code(
+            kind,
+            EventKind::from_u8,
+            F,
+            "kind",
+            "HRTS_TRACE_INSTANT..HRTS_TRACE_RECV",
+        )?;
         let data: &[u8] = if len == 0 {
             &[]
         } else if payload.is_null() {
@@ -192,15 +206,13 @@ pub unsafe extern "C" fn hrts_trace_sync(
         const F: &str = "hrts_trace_sync";
         // SAFETY: by this function's contract.
         let (w, master) = unsafe { (writer(trace, F)?, text(master, "master", F)?) };
-        let phase = u8::try_from(phase)
-            .ok()
-            .and_then(SyncPhase::from_u8)
-            .ok_or_else(|| {
-                Failure::new(
-                    HrtsStatus::E_INVALID_ARGUMENT,
-                    format!("{F}: phase {phase} is not one of HRTS_SYNC_START..HRTS_SYNC_END"),
-                )
-            })?;
+        let phase = code(
+            phase,
+            SyncPhase::from_u8,
+            F,
+            "phase",
+            "HRTS_SYNC_START..HRTS_SYNC_END",
+        )?;
         let opts = SyncOptions {
             exchanges: if exchanges == 0 { 50 } else { exchanges },
             ..SyncOptions::default()

@@ -46,6 +46,16 @@ fn required(env: *mut JNIEnv, array: jbyteArray, what: &str) -> Result<String, F
     })
 }
 
+/// An enum's ordinal from Java as its Rust value.
+fn code<T>(v: jint, parse: fn(u8) -> Option<T>, what: &str) -> Result<T, Failure> {
+    u8::try_from(v).ok().and_then(parse).ok_or_else(|| {
+        Failure::from(Error::new(
+            ErrorKind::InvalidArgument,
+            format!("hrts trace: {what} {v} is unknown"),
+        ))
+    })
+}
+
 /// The writer behind a live handle (the Java side never passes a closed one).
 fn writer<'a>(handle: jlong) -> Result<&'a TraceWriter, Failure> {
     if handle == 0 {
@@ -95,15 +105,7 @@ pub extern "system" fn Java_io_hrts_trace_TraceNatives_nEvent(
 ) -> jlong {
     guarded(env, 0, || {
         let w = writer(handle)?;
-        let kind = u8::try_from(kind)
-            .ok()
-            .and_then(EventKind::from_u8)
-            .ok_or_else(|| {
-                Failure::from(Error::new(
-                    ErrorKind::InvalidArgument,
-                    format!("hrts trace: event kind {kind} is unknown"),
-                ))
-            })?;
+        let kind = code(kind, EventKind::from_u8, "event kind")?;
         let name = required(env, name, "event name")?;
         let stamp = w.event(kind, &name, id as u64, &bytes(env, payload))?;
         Ok(stamp as jlong)
@@ -126,15 +128,7 @@ pub extern "system" fn Java_io_hrts_trace_TraceNatives_nSync(
     guarded(env, (), || {
         let w = writer(handle)?;
         let master = required(env, master, "master address")?;
-        let phase = u8::try_from(phase)
-            .ok()
-            .and_then(SyncPhase::from_u8)
-            .ok_or_else(|| {
-                Failure::from(Error::new(
-                    ErrorKind::InvalidArgument,
-                    format!("hrts trace: sync phase {phase} is unknown"),
-                ))
-            })?;
+        let phase = code(phase, SyncPhase::from_u8, "sync phase")?;
         let opts = SyncOptions {
             exchanges: u32::try_from(exchanges).unwrap_or(0),
             ..SyncOptions::default()

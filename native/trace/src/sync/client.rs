@@ -112,16 +112,7 @@ pub fn sync_round(master: &str, clock: &dyn Clock, opts: SyncOptions) -> Result<
                         _ => continue, // late reply to an earlier request, or noise
                     }
                 }
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        std::io::ErrorKind::WouldBlock
-                            | std::io::ErrorKind::TimedOut
-                            | std::io::ErrorKind::Interrupted
-                    ) =>
-                {
-                    continue
-                }
+                Err(e) if super::is_wait(&e) => continue,
                 Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
                     // Nobody listens yet: wait a little, as for a lost reply.
                     std::thread::sleep(wait.min(Duration::from_millis(50)));

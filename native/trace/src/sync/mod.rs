@@ -17,6 +17,17 @@ mod wire;
 pub use client::{sync_round, SyncOptions};
 pub use server::{bind, serve, ServeOptions, ServeSummary};
 
+/// Whether a socket error only means "nothing arrived in time" (retry or stop
+/// waiting), not a failure.
+pub(crate) fn is_wait(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::WouldBlock
+            | std::io::ErrorKind::TimedOut
+            | std::io::ErrorKind::Interrupted
+    )
+}
+
 /// The four clock readings of one exchange, plus the master's wall clock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Exchange {

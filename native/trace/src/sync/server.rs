@@ -88,16 +88,7 @@ pub fn serve(
             .map_err(|e| io("setting the receive timeout", e))?;
         let (n, from) = match socket.recv_from(&mut buf) {
             Ok(r) => r,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock
-                        | std::io::ErrorKind::TimedOut
-                        | std::io::ErrorKind::Interrupted
-                ) =>
-            {
-                continue
-            }
+            Err(e) if super::is_wait(&e) => continue,
             Err(e) => return Err(io("receiving", e)),
         };
         let t1 = clock.now_ns();
