@@ -65,8 +65,9 @@ fn writer<'a>(handle: jlong) -> Result<&'a TraceWriter, Failure> {
         )));
     }
     // SAFETY: a non-zero handle is a Box<TraceWriter> from nOpen that the
-    // Java side has not passed to nClose yet (TraceWriter's lock guarantees
-    // it); only shared access is taken (TraceWriter is Sync).
+    // Java side has not passed to nClose yet (io.hrts.trace.TraceWriter calls
+    // here under its read lock and closes under its write lock, zeroing the
+    // handle); only shared access is taken (TraceWriter is Sync).
     Ok(unsafe { &*(handle as *const TraceWriter) })
 }
 
