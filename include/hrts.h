@@ -39,6 +39,46 @@
 #define HRTS_VERSION_LAYOUT 3
 
 /**
+ * Event kind: a point in time.
+ */
+#define HRTS_TRACE_INSTANT 0
+
+/**
+ * Event kind: a span begins (matched with the next END of the same name).
+ */
+#define HRTS_TRACE_BEGIN 1
+
+/**
+ * Event kind: a span ends.
+ */
+#define HRTS_TRACE_END 2
+
+/**
+ * Event kind: a message leaves; its `id` names it.
+ */
+#define HRTS_TRACE_SEND 3
+
+/**
+ * Event kind: the message `id` arrives.
+ */
+#define HRTS_TRACE_RECV 4
+
+/**
+ * Sync phase: at the start of the run.
+ */
+#define HRTS_SYNC_START 0
+
+/**
+ * Sync phase: during the run.
+ */
+#define HRTS_SYNC_PERIODIC 1
+
+/**
+ * Sync phase: at the end of the run.
+ */
+#define HRTS_SYNC_END 2
+
+/**
  * What every status-returning hrts function returns (as an `int`).
  *
  * `HRTS_SUCCESS` is 0, as IBMTS's `IBMTS_SUCCESS`; every failure is positive and
@@ -125,6 +165,12 @@ typedef enum hrts_status {
  * threads at once; close it with `hrts_segment_close` once no thread uses it.
  */
 typedef struct hrts_segment hrts_segment;
+
+/**
+ * An open trace file (opaque). Any thread may record to it at once; only
+ * `hrts_trace_close` must not race with the other calls on the same handle.
+ */
+typedef struct hrts_trace hrts_trace;
 
 #ifdef __cplusplus
 extern "C" {
@@ -511,6 +557,70 @@ int hrts_segment_next_sequence(const struct hrts_segment *seg,
 int hrts_segment_name(const struct hrts_segment *seg,
                       char *buf,
                       size_t len);
+
+/**
+ * Creates (or replaces) the trace file `path` of this process, stamped with
+ * the process's segment clock (`HRTS_SEGMENT`). `host` names this host in the
+ * header (NULL: `HRTS_TRACE_HOST`, else the hostname); `label` names the
+ * writer (NULL: none). On success `*out` receives the handle; close it with
+ * `hrts_trace_close`.
+ *
+ * # Safety
+ * `path` must be a NUL-terminated string, `host` and `label` NULL or
+ * NUL-terminated strings, `out` NULL (`HRTS_E_NULL_POINTER`) or valid for
+ * writing one pointer.
+ */
+int hrts_trace_open(const char *path,
+                    const char *host,
+                    const char *label,
+                    struct hrts_trace **out);
+
+/**
+ * Records an event stamped now: `kind` one of `HRTS_TRACE_*`, `name` its
+ * name, `id` the message id of a SEND/RECV pair (or any correlation, 0 if
+ * none), `payload` `len` bytes of data (NULL if `len` is 0). Writes the
+ * event's local ITC stamp to `*stamp` unless it is NULL.
+ *
+ * # Safety
+ * `trace` must be an open handle (or NULL), `name` a NUL-terminated string,
+ * `payload` valid for reading `len` bytes (or NULL with `len` 0), `stamp`
+ * NULL or valid for writing one `uint64_t`.
+ */
+int hrts_trace_event(struct hrts_trace *trace,
+                     uint32_t kind,
+                     const char *name,
+                     uint64_t id,
+                     const uint8_t *payload,
+                     size_t len,
+                     uint64_t *stamp);
+
+/**
+ * Runs one sync round of `exchanges` ping-pongs (0: 50) with the master at
+ * `master` ("HOST:PORT", where `hrts sync serve` listens) and records it in
+ * the trace; `phase` is one of `HRTS_SYNC_*`. Writes the master-minus-local
+ * offset in ns and its error bound (half the fastest round trip) to
+ * `*offset_ns` and `*bound_ns` unless NULL. `HRTS_E_TIMEOUT` if the master
+ * does not answer.
+ *
+ * # Safety
+ * `trace` must be an open handle (or NULL), `master` a NUL-terminated string,
+ * `offset_ns` and `bound_ns` NULL or valid for writing one `double`.
+ */
+int hrts_trace_sync(struct hrts_trace *trace,
+                    const char *master,
+                    uint32_t phase,
+                    uint32_t exchanges,
+                    double *offset_ns,
+                    double *bound_ns);
+
+/**
+ * Writes the trace's end record, closes the file and frees the handle (also
+ * when closing fails: the handle is gone either way). NULL is a no-op.
+ *
+ * # Safety
+ * `trace` must be NULL or an open handle, not used again afterwards.
+ */
+int hrts_trace_close(struct hrts_trace *trace);
 
 #ifdef __cplusplus
 }  // extern "C"

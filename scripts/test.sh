@@ -132,6 +132,9 @@ count junit "$jpassed" "$jfailed"
 [ "$rc" -eq 0 ] || exit "$rc"
 [ "$jfailed" -eq 0 ] && [ "$jpassed" -gt 0 ] || exit 1
 
+# After JUnit: the release libhrts and hrts are built.
+run_optional tests/trace/run.sh
+
 # After JUnit: it needs the jar, the JUnit classes and the C test program.
 run_stage "fuzz: 100,000 damages of a live segment with C, Rust and Java readers (tests/fuzz/run.sh)" \
     tests/fuzz/run.sh 100000

@@ -14,10 +14,12 @@ mod calls;
 mod ffi;
 mod handle;
 mod status;
+mod trace;
 
 pub use ffi::*;
 pub use handle::*;
 pub use status::HrtsStatus;
+pub use trace::*;
 
 #[cfg(test)]
 mod header_test;

@@ -70,6 +70,8 @@ pub enum Command {
     FuzzRead {
         ms: u64,
     },
+    /// `sync ...`, `trace ...`, `merge ...` (parsed by their own module).
+    Trace(crate::commands::trace_args::TraceCommand),
     Help,
     Version,
 }
@@ -89,8 +91,16 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Invocation, CliE
     let mut version = false;
     let mut words = Vec::new();
     let mut options: Vec<(String, String)> = Vec::new();
+    let mut traced = None;
     let mut it = args.into_iter();
     while let Some(arg) = it.next() {
+        if words.is_empty() && crate::commands::trace_args::owns(&arg) {
+            let rest: Vec<String> = it.by_ref().collect();
+            let (cmd, seg) = crate::commands::trace_args::parse(&arg, &rest)?;
+            segment = seg.or(segment);
+            traced = Some(cmd);
+            break;
+        }
         let (flag, inline) = match arg.split_once('=') {
             Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
             _ => (arg.clone(), None),
@@ -125,6 +135,8 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Invocation, CliE
         Command::Help
     } else if version {
         Command::Version
+    } else if let Some(cmd) = traced {
+        Command::Trace(cmd)
     } else {
         command(&words, &options)?
     };

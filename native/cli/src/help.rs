@@ -33,6 +33,16 @@ Commands:
                        $HRTS_SEQ_INTERVAL numbers, default 1000)
   unique [N]           print N (default 1) unique stamps: epoch ns, each greater
                        than every unique stamp any process got before
+  sync serve --listen HOST:PORT   be the clock-sync master of a traced run
+  sync --master HOST:PORT [--out FILE]
+                       one ping-pong sync round: this host's offset and its
+                       bound; --out records it in a trace file of this clock
+  trace record --out FILE [--master HOST:PORT]
+                       record stdin lines `KIND NAME [ID [PAYLOAD]]` as events
+  trace info|dump FILE show a trace file's header / records
+  merge FILE... --out GLOBAL [--json FILE]
+                       put process traces of several hosts on one timeline
+                       (`hrts sync --help`, `hrts trace --help`, `hrts merge --help`)
   help                 print this help
 
 Options:
@@ -54,6 +64,9 @@ Environment:
   HRTS_SEQ_FILE        where `seq` persists its high-water mark
                        (default ~/.local/state/hrts/<segment>.seq)
   HRTS_SEQ_INTERVAL    numbers issued between two writes of that file
+  HRTS_TRACE_HOST      this host's name in trace files (default: hostname)
+  HRTS_TEST_CLOCK_SKEW tests only: OFFSET_NS,DRIFT_PPM[,REF_NS] skews the
+                       clock of traces and sync, to play several hosts
 
 Exit status:
   0  success

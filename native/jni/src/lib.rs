@@ -36,3 +36,4 @@ mod boundary;
 mod calls;
 mod exports;
 mod objects;
+mod trace;

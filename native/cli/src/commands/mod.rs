@@ -7,9 +7,13 @@ mod eval;
 #[cfg(feature = "testing")]
 mod fuzz;
 mod info;
+mod merge;
 mod reset;
 mod seq;
+mod sync;
 mod test_loop;
+mod trace;
+pub mod trace_args;
 mod track;
 
 use crate::args::{Command, Invocation};
@@ -46,6 +50,7 @@ pub fn run(inv: &Invocation) -> Result<(), CliError> {
         Command::FuzzRead { ms } => fuzz::fuzz_read(&open(segment)?, *ms),
         #[cfg(feature = "testing")]
         Command::HoldWriter => debug::hold_writer(&open(segment)?),
+        Command::Trace(cmd) => trace::run(cmd, segment),
     }
 }
 

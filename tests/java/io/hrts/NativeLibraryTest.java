@@ -129,13 +129,22 @@ public class NativeLibraryTest {
             }
         }
         exported.remove("JNI_OnLoad");
-        Set<String> natives = Arrays.stream(Native.class.getDeclaredMethods())
-                .filter(m -> Modifier.isNative(m.getModifiers()))
-                .map(Method::getName)
-                .map(name -> "Java_io_hrts_Native_" + name) // no '_' or non-ASCII to escape
-                .collect(Collectors.toCollection(TreeSet::new));
-        assertEquals("the 21 natives of io.hrts.Native", 21, natives.size());
+        assertEquals("the 21 natives of io.hrts.Native", 21, nativesOf(Native.class).size());
+        // Every class that declares natives, in the main package and its subpackages.
+        Set<String> natives = new TreeSet<>();
+        for (String cls : new String[] {"io.hrts.Native", "io.hrts.trace.TraceNatives"}) {
+            natives.addAll(nativesOf(Class.forName(cls)));
+        }
         assertEquals(lib + " exports", natives, exported);
+    }
+
+    /** The JNI symbols of a class's natives (their names need no escaping). */
+    private static Set<String> nativesOf(Class<?> c) {
+        String prefix = "Java_" + c.getName().replace('.', '_') + "_";
+        return Arrays.stream(c.getDeclaredMethods())
+                .filter(m -> Modifier.isNative(m.getModifiers()))
+                .map(m -> prefix + m.getName())
+                .collect(Collectors.toCollection(TreeSet::new));
     }
 
     @Test

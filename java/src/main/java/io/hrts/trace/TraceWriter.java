@@ -1,0 +1,138 @@
+package io.hrts.trace;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.Objects;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+
+/**
+ * A trace file of this process for {@code hrts merge}: events with local Intel Trace Collector
+ * stamps from this JVM's hrts segment, and sync rounds with a master ({@code hrts sync serve})
+ * that let the merge put the events of several hosts on one timeline. The file format is the
+ * one the Rust and C writers write (native/trace/FORMAT.md).
+ *
+ * <pre>{@code
+ * try (TraceWriter w = TraceWriter.open(Paths.get("rank1.htr"), null, "rank 1")) {
+ *     w.sync("10.0.0.1:7700", SyncPhase.START);
+ *     w.event(EventKind.BEGIN, "compute");
+ *     w.event(EventKind.END, "compute");
+ *     w.sync("10.0.0.1:7700", SyncPhase.END);
+ * }
+ * }</pre>
+ *
+ * <p>Any thread may record events at once. Failures are thrown as {@link io.hrts.HrtsException}
+ * with the native message and kind ({@code INVALID_ARGUMENT}, {@code OS}, {@code TIMEOUT}, ...).
+ */
+public final class TraceWriter implements AutoCloseable {
+    /** Exchanges in a sync round unless told otherwise. */
+    public static final int DEFAULT_EXCHANGES = 50;
+
+    private static final byte[] EMPTY = new byte[0];
+
+    private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
+    private final String path;
+    private long handle; // 0 once closed; guarded by lock
+
+    private TraceWriter(long handle, String path) {
+        this.handle = handle;
+        this.path = path;
+    }
+
+    /**
+     * Creates (or replaces) the trace file {@code path}.
+     *
+     * @param host this host's name in the file (null: {@code HRTS_TRACE_HOST}, else the hostname)
+     * @param label free text naming this writer (null: none)
+     * @throws io.hrts.HrtsException if the library, the segment or the file cannot be opened
+     */
+    public static TraceWriter open(Path path, String host, String label) {
+        Objects.requireNonNull(path, "path");
+        TraceNatives.ensureOpen();
+        String p = path.toString();
+        long h = TraceNatives.nOpen(utf8(p), host == null ? null : utf8(host),
+                label == null ? null : utf8(label));
+        return new TraceWriter(h, p);
+    }
+
+    /** Records an event stamped now with no id and no payload; returns its local stamp. */
+    public long event(EventKind kind, String name) {
+        return event(kind, name, 0, null);
+    }
+
+    /**
+     * Records an event stamped now.
+     *
+     * @param id the message id of a SEND/RECEIVE pair, or any correlation (0 if none)
+     * @param payload data stored with the event (null: none)
+     * @return the event's local ITC stamp (clock tick in the high bits, event counter in the low)
+     */
+    public long event(EventKind kind, String name, long id, byte[] payload) {
+        Objects.requireNonNull(kind, "kind");
+        Objects.requireNonNull(name, "name");
+        lock.readLock().lock();
+        try {
+            return TraceNatives.nEvent(live(), kind.code(), utf8(name), id,
+                    payload == null ? EMPTY : payload);
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    /** One sync round of {@value #DEFAULT_EXCHANGES} exchanges with the master, recorded in the file. */
+    public SyncResult sync(String master, SyncPhase phase) {
+        return sync(master, phase, DEFAULT_EXCHANGES);
+    }
+
+    /**
+     * One sync round with the master at {@code master} ("HOST:PORT", where {@code hrts sync
+     * serve} listens), recorded in the file. Events from other threads go on meanwhile.
+     *
+     * @throws io.hrts.HrtsException {@code TIMEOUT} if the master does not answer
+     */
+    public SyncResult sync(String master, SyncPhase phase, int exchanges) {
+        Objects.requireNonNull(master, "master");
+        Objects.requireNonNull(phase, "phase");
+        if (exchanges < 1 || exchanges > 10_000) {
+            throw new IllegalArgumentException("exchanges must be 1..10000, not " + exchanges);
+        }
+        double[] out = new double[2];
+        lock.readLock().lock();
+        try {
+            TraceNatives.nSync(live(), utf8(master), phase.code(), exchanges, out);
+        } finally {
+            lock.readLock().unlock();
+        }
+        return new SyncResult(out[0], out[1]);
+    }
+
+    /** Writes the file's end record and closes it. Closing twice does nothing. */
+    @Override
+    public void close() {
+        lock.writeLock().lock();
+        try {
+            long h = handle;
+            if (h != 0) {
+                handle = 0;
+                TraceNatives.nClose(h);
+            }
+        } finally {
+            lock.writeLock().unlock();
+        }
+    }
+
+    /** The file's path. */
+    public String getPath() {
+        return path;
+    }
+
+    private long live() {
+        if (handle == 0) {
+            throw new IllegalStateException("trace writer for " + path + " is closed");
+        }
+        return handle;
+    }
+
+    private static byte[] utf8(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+}

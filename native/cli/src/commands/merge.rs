@@ -1,0 +1,127 @@
+//! `hrts merge`: process traces in, one global trace (and JSON) out, with a
+//! report of every fit, fallback and check.
+
+use super::print;
+use super::trace_args::MergeFlags;
+use crate::exit::CliError;
+use hrts_trace::format::map_flag_names;
+use hrts_trace::merge::{
+    causality, check_order, merge, naive_causality, read_inputs, write_chrome_json, write_global,
+    Causality, MappingKind,
+};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+pub fn run(
+    inputs: &[PathBuf],
+    out: &Path,
+    json: Option<&Path>,
+    flags: &MergeFlags,
+) -> Result<(), CliError> {
+    let opts = flags.options();
+    let started = Instant::now();
+    let files = read_inputs(inputs, &opts)?;
+    let read_s = started.elapsed().as_secs_f64();
+    let naive = naive_causality(&files);
+    let t = Instant::now();
+    let merged = merge(files, &opts)?;
+    write_global(&merged, out)?;
+    let merge_s = read_s + t.elapsed().as_secs_f64();
+    let json_s = match json {
+        None => None,
+        Some(p) => {
+            let t = Instant::now();
+            write_chrome_json(&merged, p)?;
+            Some(t.elapsed().as_secs_f64())
+        }
+    };
+    let hrts = causality(&merged);
+    let (shared, out_of_order) = check_order(&merged);
+
+    let n = merged.events.len();
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "merged: {} traces, {n} events, {} clocks -> {}",
+        merged.procs.len(),
+        merged.domains.len(),
+        out.display()
+    );
+    if let Some(p) = json {
+        let _ = writeln!(s, "json: {}", p.display());
+    }
+    let k = merged.ticks_per_ns;
+    let _ = writeln!(
+        s,
+        "run: {} ns by the master's gettimeofday (host {}), global ticks {}..{} of 1/{k} ns, \
+         event bits {}, clock rate to gettimeofday {:.9}",
+        merged.run.wall_end_ns - merged.run.wall_start_ns,
+        merged.run.master_host,
+        merged.run.start_tick,
+        merged.run.end_tick,
+        merged.header.event_bits,
+        merged.wall_rate
+    );
+    for d in &merged.domains {
+        let flags = map_flag_names(d.flags).join(",");
+        let fit = &d.fit;
+        let (rate, rate_bound) = match d.kind {
+            MappingKind::Fit => (fit.local_rate_ppm(), fit.drift_bound * 1e6),
+            _ => (0.0, fit.drift_bound * 1e6),
+        };
+        let _ = writeln!(
+            s,
+            "clock host={} processes={} mapping={} rounds={} exchanges={} dropped={} \
+             local_minus_master_ns={:.1} at_master_ns={:.0} rate_ppm={:.4} bound_ns={:.1} \
+             rate_bound_ppm={:.4} window_s={:.3} flags={}",
+            d.host,
+            d.files.len(),
+            d.kind.name(),
+            d.rounds,
+            d.exchanges,
+            d.dropped,
+            d.local_minus_master_ns(),
+            d.ref_master_ns(),
+            rate,
+            fit.bound_ns,
+            rate_bound,
+            fit.span_ns() as f64 / 1e9,
+            if flags.is_empty() { "-" } else { &flags }
+        );
+    }
+    for note in &merged.notes {
+        let _ = writeln!(s, "note: {note}");
+    }
+    let _ = writeln!(s, "{}", causality_line("causality hrts", &hrts));
+    let _ = writeln!(
+        s,
+        "{}",
+        causality_line("causality naive (local stamps as global)", &naive)
+    );
+    let _ = writeln!(
+        s,
+        "unique: {n} events, {shared} sharing a global stamp, {out_of_order} out of their \
+         process's order"
+    );
+    let _ = writeln!(
+        s,
+        "throughput: {n} events read, merged and written in {merge_s:.3} s: {:.0} events/s{}",
+        n as f64 / merge_s.max(1e-9),
+        json_s.map_or(String::new(), |j| format!(" (JSON {j:.3} s more)"))
+    );
+    print(&s)
+}
+
+fn causality_line(what: &str, c: &Causality) -> String {
+    format!(
+        "{what}: {} messages, {} violations, {} unmatched sends, {} unmatched receives, \
+         min latency {}",
+        c.messages,
+        c.violations,
+        c.unmatched_sends,
+        c.unmatched_receives,
+        c.min_latency_ns
+            .map_or("-".to_string(), |l| format!("{:.1} us", l / 1e3))
+    )
+}
