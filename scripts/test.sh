@@ -93,6 +93,7 @@ run_stage "cargo fmt --all --check" cargo fmt --all --check
 run_stage "cargo clippy --workspace --all-targets --all-features -- -D warnings" \
     cargo clippy --workspace --all-targets --all-features -- -D warnings
 run_stage "minimum Rust version (scripts/msrv.sh)" scripts/msrv.sh
+run_stage "docs: rustdoc and javadoc without warnings (scripts/docs-check.sh)" scripts/docs-check.sh
 
 stage "cargo test --workspace --all-features (the testing feature adds the multi-process hooks)"
 set +e

@@ -49,7 +49,8 @@
 //! - [`clock`], [`process`], [`ibmts`], [`env`](mod@env): see above.
 //!
 //! With the `testing` feature, test hooks that break the protocol on purpose
-//! (`SharedBase::force_move`, `SharedBase::hold_writer_role_for_test`) are public;
+//! (`SharedBase::force_move`, `SharedBase::hold_writer_role_for_test`,
+//! `SharedBase::page_words_for_test`) are public;
 //! no production build enables it.
 
 pub mod clock;

@@ -32,6 +32,9 @@
 //! `io.hrts.HrtsException` by the one error policy,
 //! [`boundary::ThrowHrtsException`], with the kind from [`boundary::kind_name`].
 
+// A cdylib with no Rust API: its docs are a map of its private modules.
+#![allow(rustdoc::private_intra_doc_links)]
+
 mod boundary;
 mod calls;
 mod exports;

@@ -4,7 +4,7 @@
 //! - A process records events (kind, name, id, payload) with local ITC stamps
 //!   to a trace file of its own ([`TraceWriter`]); the header carries what
 //!   converting them needs: host, clock identity and calibration, tick length,
-//!   event bits ([`format`], specified byte for byte in `FORMAT.md`).
+//!   event bits ([`format`](mod@format), specified byte for byte in `FORMAT.md`).
 //! - At the start and the end of the run (optionally in between) it exchanges
 //!   ping-pong messages with a master ([`sync`]) and records them.
 //! - [`merge`] fits each host's offset and drift to the master by regression

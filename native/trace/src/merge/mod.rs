@@ -3,7 +3,7 @@
 //! As the Intel Trace Collector does it, local stamps are replaced with global
 //! ones by modifying their clock tick:
 //! - each clock domain's local time is mapped to the master's by its fitted
-//!   offset and drift ([`domains`]);
+//!   offset and drift (`domains`);
 //! - master time is scaled so that the run (first to last sync exchange) lasts
 //!   exactly what the master's gettimeofday measured;
 //! - the global tick is finer than every local one (`1/K` ns, K a power of two

@@ -14,12 +14,20 @@ public final class SyncResult {
         this.boundNanos = boundNanos;
     }
 
-    /** The master's clock minus this host's clock, in nanoseconds. */
+    /**
+     * The master's clock minus this host's clock.
+     *
+     * @return the offset in nanoseconds
+     */
     public double getOffsetNanos() {
         return offsetNanos;
     }
 
-    /** The bound on {@link #getOffsetNanos()}'s error, in nanoseconds. */
+    /**
+     * The bound on {@link #getOffsetNanos()}'s error.
+     *
+     * @return the bound in nanoseconds
+     */
     public double getBoundNanos() {
         return boundNanos;
     }

@@ -41,8 +41,10 @@ public final class TraceWriter implements AutoCloseable {
     /**
      * Creates (or replaces) the trace file {@code path}.
      *
+     * @param path the trace file to write
      * @param host this host's name in the file (null: {@code HRTS_TRACE_HOST}, else the hostname)
      * @param label free text naming this writer (null: none)
+     * @return the writer; close it to write the file's end record
      * @throws io.hrts.HrtsException if the library, the segment or the file cannot be opened
      */
     public static TraceWriter open(Path path, String host, String label) {
@@ -54,7 +56,13 @@ public final class TraceWriter implements AutoCloseable {
         return new TraceWriter(h, p);
     }
 
-    /** Records an event stamped now with no id and no payload; returns its local stamp. */
+    /**
+     * Records an event stamped now, with no id and no payload.
+     *
+     * @param kind what the event marks
+     * @param name the event's name
+     * @return the event's local ITC stamp
+     */
     public long event(EventKind kind, String name) {
         return event(kind, name, 0, null);
     }
@@ -62,6 +70,8 @@ public final class TraceWriter implements AutoCloseable {
     /**
      * Records an event stamped now.
      *
+     * @param kind what the event marks
+     * @param name the event's name
      * @param id the message id of a SEND/RECEIVE pair, or any correlation (0 if none)
      * @param payload data stored with the event (null: none)
      * @return the event's local ITC stamp (clock tick in the high bits, event counter in the low)
@@ -78,7 +88,13 @@ public final class TraceWriter implements AutoCloseable {
         }
     }
 
-    /** One sync round of {@value #DEFAULT_EXCHANGES} exchanges with the master, recorded in the file. */
+    /**
+     * One sync round of {@value #DEFAULT_EXCHANGES} exchanges with the master, recorded in the file.
+     *
+     * @param master "HOST:PORT" where {@code hrts sync serve} listens
+     * @param phase where in the run this round is (start, end, periodic)
+     * @return the offset from the master and its bound
+     */
     public SyncResult sync(String master, SyncPhase phase) {
         return sync(master, phase, DEFAULT_EXCHANGES);
     }
@@ -87,6 +103,10 @@ public final class TraceWriter implements AutoCloseable {
      * One sync round with the master at {@code master} ("HOST:PORT", where {@code hrts sync
      * serve} listens), recorded in the file. Events from other threads go on meanwhile.
      *
+     * @param master "HOST:PORT" of the master
+     * @param phase where in the run this round is (start, end, periodic)
+     * @param exchanges ping-pong exchanges in the round, 1..10000
+     * @return the offset from the master and its bound
      * @throws io.hrts.HrtsException {@code TIMEOUT} if the master does not answer
      */
     public SyncResult sync(String master, SyncPhase phase, int exchanges) {
@@ -120,7 +140,11 @@ public final class TraceWriter implements AutoCloseable {
         }
     }
 
-    /** The file's path. */
+    /**
+     * The file's path.
+     *
+     * @return the path given to {@link #open}
+     */
     public String getPath() {
         return path;
     }
