@@ -464,9 +464,8 @@ int hrts_get_offset_nanoseconds(int64_t *out);
 /**
  * Checks the process's segment as attaching does: its header must be the one
  * this process attached to and its active base line must be intact.
- * `HRTS_SUCCESS` if so, `HRTS_E_CORRUPT` if another process damaged it (the
- * message says what; `hrts unlink` and a fresh start replace a damaged
- * segment).
+ * `HRTS_SUCCESS` if so, `HRTS_E_CORRUPT` if another process damaged it since
+ * (the message says what).
  */
 int hrts_validate(void);
 

@@ -321,9 +321,8 @@ pub unsafe extern "C" fn hrts_get_offset_nanoseconds(out: *mut i64) -> c_int {
 
 /// Checks the process's segment as attaching does: its header must be the one
 /// this process attached to and its active base line must be intact.
-/// `HRTS_SUCCESS` if so, `HRTS_E_CORRUPT` if another process damaged it (the
-/// message says what; `hrts unlink` and a fresh start replace a damaged
-/// segment).
+/// `HRTS_SUCCESS` if so, `HRTS_E_CORRUPT` if another process damaged it since
+/// (the message says what).
 #[no_mangle]
 pub extern "C" fn hrts_validate() -> c_int {
     calls::validate(base)
