@@ -79,6 +79,12 @@
 #define HRTS_SYNC_END 2
 
 /**
+ * The `hrts_open_options` layout this library was built with: set
+ * `version` to it.
+ */
+#define HRTS_OPEN_OPTIONS_VERSION 1
+
+/**
  * What every status-returning hrts function returns (as an `int`).
  *
  * `HRTS_SUCCESS` is 0, as IBMTS's `IBMTS_SUCCESS`; every failure is positive and
@@ -159,6 +165,27 @@ typedef enum hrts_status {
 } hrts_status;
 
 /**
+ * How a segment's timeline follows the calendar clock (`CLOCK_REALTIME`).
+ * The creator of a segment chooses it; every process of the segment uses the
+ * creator's. The functions that report a mode write it as a `uint32_t` holding
+ * one of these values (0 is never a mode: in `hrts_open_options` it means
+ * "the default").
+ */
+typedef enum hrts_mode {
+  /**
+   * The timeline follows `CLOCK_REALTIME`: every tie interval it is paired
+   * with the calendar again and slewed toward it, never backward (the
+   * default).
+   */
+  HRTS_MODE_TRACKING = 1,
+  /**
+   * IBMTS semantics: the calendar is read when the base is made; later
+   * changes of the system clock do not move the timeline.
+   */
+  HRTS_MODE_FROZEN = 2,
+} hrts_mode;
+
+/**
  * An open hrts segment, from `hrts_segment_open`.
  *
  * Opaque: C holds only pointers to it. A handle may be used by several
@@ -171,6 +198,115 @@ typedef struct hrts_segment hrts_segment;
  * `hrts_trace_close` must not race with the other calls on the same handle.
  */
 typedef struct hrts_trace hrts_trace;
+
+/**
+ * How a segment follows the calendar and what its ties have done so far, as
+ * `hrts info` shows it: the same for every process of the segment (it lives
+ * in the segment). Times are nanoseconds, rates parts per billion (ppb) of the
+ * calibrated counter rate; "calendar" is `CLOCK_REALTIME`, "timeline" the
+ * segment's stamps. A frozen segment never ties: `ties` and `last_tie_ns`
+ * are 0.
+ */
+typedef struct hrts_tracking_state {
+  /**
+   * `HRTS_MODE_TRACKING` or `HRTS_MODE_FROZEN`.
+   */
+  uint32_t mode;
+  /**
+   * Time between ties (tracking), ns.
+   */
+  uint64_t tie_interval_ns;
+  /**
+   * Bound on the slew and on the learned frequency error, ppb.
+   */
+  uint64_t max_slew_ppb;
+  /**
+   * A calendar ahead of the timeline by more than this is followed by a
+   * step forward, ns.
+   */
+  uint64_t step_threshold_ns;
+  /**
+   * Ties so far, by all processes together.
+   */
+  uint64_t ties;
+  /**
+   * The calendar's reading at the last tie, ns since the Unix epoch (before
+   * the first tie: at the pairing that made the base); 0 in frozen mode.
+   */
+  uint64_t last_tie_ns;
+  /**
+   * Calendar minus timeline measured by the last tie, before its
+   * correction, ns.
+   */
+  int64_t last_offset_ns;
+  /**
+   * Calendar minus timeline still to absorb by slewing, as of the last tie,
+   * ns (negative: the timeline is ahead, after a backward step of the clock).
+   */
+  int64_t pending_ns;
+  /**
+   * The learned rate of the calendar against the calibrated counter, ppb.
+   */
+  int64_t frequency_ppb;
+  /**
+   * The slew in force on top of it, ppb.
+   */
+  int64_t slew_ppb;
+  /**
+   * The slope's whole correction (frequency + slew), ppb.
+   */
+  int64_t correction_ppb;
+  /**
+   * Steps forward so far (calendar steps, counter resets).
+   */
+  uint64_t steps;
+  /**
+   * Size of the last step, ns.
+   */
+  int64_t last_step_ns;
+  /**
+   * Size of the largest step, ns.
+   */
+  int64_t largest_step_ns;
+  /**
+   * Damaged lines or header fields a tie or base move found and repaired.
+   */
+  uint64_t repairs;
+} hrts_tracking_state;
+
+/**
+ * How `hrts_segment_open_with` creates a segment that does not exist yet.
+ * Zero-initialise it, set `version` to `HRTS_OPEN_OPTIONS_VERSION` and the
+ * fields you want: a field left 0 takes the environment's value
+ * (`HRTS_MODE`, `HRTS_TIE_INTERVAL_MS`, `HRTS_MAX_SLEW_PPM`,
+ * `HRTS_STEP_THRESHOLD_MS`), else the default. Like those variables, the
+ * options only shape a segment this call creates: an existing segment keeps
+ * its creator's mode and settings (`hrts_segment_mode` says which it has).
+ */
+typedef struct hrts_open_options {
+  /**
+   * `HRTS_OPEN_OPTIONS_VERSION`: the layout the caller filled in.
+   */
+  uint32_t version;
+  /**
+   * `HRTS_MODE_TRACKING` or `HRTS_MODE_FROZEN`; 0: default (tracking).
+   */
+  uint32_t mode;
+  /**
+   * Time between ties, ms, 1 ..= 60000; 0: default (1000).
+   */
+  uint32_t tie_interval_ms;
+  /**
+   * Largest slew and learned frequency error, ppm, 1 ..= 50000; 0:
+   * default (500).
+   */
+  uint32_t max_slew_ppm;
+  /**
+   * A calendar ahead of the timeline by more than this many ms is followed
+   * by a step forward, at least 1; 0: default (100).
+   */
+  uint64_t step_threshold_ms;
+} hrts_open_options;
 
 #ifdef __cplusplus
 extern "C" {
@@ -339,6 +475,47 @@ int hrts_itc_to_epoch_nanoseconds(uint64_t stamp,
 int hrts_itc_max_events_per_tick(uint64_t *out);
 
 /**
+ * The mode of the process's segment, `HRTS_MODE_TRACKING` or
+ * `HRTS_MODE_FROZEN` (an `hrts_mode` value): its creator's choice
+ * (`HRTS_MODE`, default tracking).
+ *
+ * # Safety
+ * `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint32_t`.
+ */
+int hrts_get_mode(uint32_t *out);
+
+/**
+ * The tracking state of the process's segment (mode, tie settings, the
+ * slope's correction, tie and step counts; see `hrts_tracking_state`), one
+ * snapshot of what `hrts info` shows.
+ *
+ * # Safety
+ * `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one
+ * `hrts_tracking_state`.
+ */
+int hrts_get_tracking_state(struct hrts_tracking_state *out);
+
+/**
+ * How far the process's segment is from the system clock now:
+ * `CLOCK_REALTIME` minus the segment's stamp, in nanoseconds, measured with
+ * the narrowest of several brackets (`offset ns` in `hrts info`). A tracking
+ * segment keeps it small; a frozen one drifts by its calibration error and
+ * does not follow steps of the clock.
+ *
+ * # Safety
+ * `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `int64_t`.
+ */
+int hrts_get_offset_nanoseconds(int64_t *out);
+
+/**
+ * Checks the process's segment as attaching does: its header must be the one
+ * this process attached to and its active base line must be intact.
+ * `HRTS_SUCCESS` if so, `HRTS_E_CORRUPT` if another process damaged it since
+ * (the message says what).
+ */
+int hrts_validate(void);
+
+/**
  * The calling process's id (IBMTS `getOSProcessID`). Never fails.
  */
 uint32_t hrts_get_pid(void);
@@ -386,9 +563,10 @@ const char *hrts_copyright(void);
  * if it does not exist yet, and writes a handle on it to `*out`. A NULL `name`
  * means the default segment's name (`HRTS_SEGMENT`, else `/hrts-<uid>`).
  * The rest of the configuration comes from the environment (`HRTS_GROUP`,
- * `HRTS_WRAP_THRESHOLD`, `HRTS_SEQ_INTERVAL`, ...), except that `HRTS_SEQ_FILE`
- * applies only to the default segment's name: any other segment persists its
- * sequence numbers to `<state dir>/hrts/<name>.seq`.
+ * `HRTS_MODE`, `HRTS_WRAP_THRESHOLD`, `HRTS_SEQ_INTERVAL`, ...), except that
+ * `HRTS_SEQ_FILE` applies only to the default segment's name: any other
+ * segment persists its sequence numbers to `<state dir>/hrts/<name>.seq`.
+ * `hrts_segment_open_with` chooses the mode of a segment it creates.
  *
  * Every successful open gives a new handle, also for a name that is already
  * open in this process; each must be closed with `hrts_segment_close`. On
@@ -403,6 +581,23 @@ const char *hrts_copyright(void);
  */
 int hrts_segment_open(const char *name,
                       struct hrts_segment **out);
+
+/**
+ * `hrts_segment_open` with options for a segment this call creates: its mode
+ * and tracking settings (see `hrts_open_options`; a NULL `opts` is
+ * `hrts_segment_open`). A segment that exists keeps its creator's mode, so
+ * check `hrts_segment_mode` if it matters. Options out of range, or a
+ * `version` this library does not know, give `HRTS_E_INVALID_ARGUMENT` and
+ * set `*out` to NULL.
+ *
+ * # Safety
+ * `name` must be NULL or a NUL-terminated string; `opts` NULL or valid for
+ * reading one `hrts_open_options`; `out` NULL (`HRTS_E_NULL_POINTER`) or valid
+ * for writing one pointer.
+ */
+int hrts_segment_open_with(const char *name,
+                           const struct hrts_open_options *opts,
+                           struct hrts_segment **out);
 
 /**
  * Removes the segment `name` (NULL: the default name, as `hrts_segment_open`
@@ -557,6 +752,47 @@ int hrts_segment_next_sequence(const struct hrts_segment *seg,
 int hrts_segment_name(const struct hrts_segment *seg,
                       char *buf,
                       size_t len);
+
+/**
+ * `hrts_get_mode` on the segment `seg`: `HRTS_MODE_TRACKING` or
+ * `HRTS_MODE_FROZEN`, its creator's choice.
+ *
+ * # Safety
+ * `seg` must be NULL or an open handle; `out` NULL or valid for writing one
+ * `uint32_t`. NULL gives `HRTS_E_NULL_POINTER`.
+ */
+int hrts_segment_mode(const struct hrts_segment *seg,
+                      uint32_t *out);
+
+/**
+ * `hrts_get_tracking_state` on the segment `seg`.
+ *
+ * # Safety
+ * `seg` must be NULL or an open handle; `out` NULL or valid for writing one
+ * `hrts_tracking_state`. NULL gives `HRTS_E_NULL_POINTER`.
+ */
+int hrts_segment_tracking_state(const struct hrts_segment *seg,
+                                struct hrts_tracking_state *out);
+
+/**
+ * `hrts_get_offset_nanoseconds` on the segment `seg`: `CLOCK_REALTIME` minus
+ * its stamp now, ns.
+ *
+ * # Safety
+ * `seg` must be NULL or an open handle; `out` NULL or valid for writing one
+ * `int64_t`. NULL gives `HRTS_E_NULL_POINTER`.
+ */
+int hrts_segment_offset_nanoseconds(const struct hrts_segment *seg,
+                                    int64_t *out);
+
+/**
+ * `hrts_validate` on the segment `seg`: `HRTS_E_CORRUPT` if its header or
+ * active base line was damaged since this handle attached.
+ *
+ * # Safety
+ * `seg` must be NULL (`HRTS_E_NULL_POINTER`) or an open handle.
+ */
+int hrts_segment_validate(const struct hrts_segment *seg);
 
 /**
  * Creates (or replaces) the trace file `path` of this process, stamped with

@@ -202,6 +202,9 @@ static void check_null_pointers(void) {
       {"hrts_itc_to_epoch_nanoseconds", hrts_itc_to_epoch_nanoseconds(1, NULL)},
       {"hrts_itc_max_events_per_tick", hrts_itc_max_events_per_tick(NULL)},
       {"hrts_get_segment_name", hrts_get_segment_name(NULL, 64)},
+      {"hrts_get_mode", hrts_get_mode(NULL)},
+      {"hrts_get_tracking_state", hrts_get_tracking_state(NULL)},
+      {"hrts_get_offset_nanoseconds", hrts_get_offset_nanoseconds(NULL)},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     char what[128];
@@ -350,7 +353,8 @@ static void check_handle_stamps(hrts_segment *seg, const char *label) {
   check_labelled(backwards == 0, label, "epoch us, ns and ordered ns never go backwards", NULL);
   check_labelled(absdiff(ord, now) < 5000000u, label, "epoch ns within 5 ms of CLOCK_REALTIME",
                  detail);
-  check_labelled(ord / 1000u >= us && ord / 1000u - us < 1000000u, label, "ns and us agree", NULL);
+  /* us was read after ord: within the same microsecond or later. */
+  check_labelled(absdiff(ord / 1000u, us) < 1000000u, label, "ns and us agree", NULL);
 
   uint32_t sec = 0, usec = 0, usec64 = 0;
   uint64_t sec64 = 0;
@@ -388,7 +392,13 @@ static void check_name_is(hrts_segment *seg, const char *want, const char *label
 static void check_handle_null_pointers(hrts_segment *live) {
   uint64_t v = 0;
   uint32_t w = 0;
+  int64_t i = 0;
   char buf[256];
+  hrts_tracking_state st;
+  memset(&st, 0, sizeof st);
+  hrts_open_options opts;
+  memset(&opts, 0, sizeof opts);
+  opts.version = HRTS_OPEN_OPTIONS_VERSION;
   /* A NULL handle with valid outputs, then a live handle with a NULL output. */
   struct {
     const char *name;
@@ -407,6 +417,12 @@ static void check_handle_null_pointers(hrts_segment *live) {
       {"hrts_segment_unique_nanoseconds(NULL, &v)", hrts_segment_unique_nanoseconds(NULL, &v)},
       {"hrts_segment_next_sequence(NULL, &v)", hrts_segment_next_sequence(NULL, &v)},
       {"hrts_segment_name(NULL, buf, 256)", hrts_segment_name(NULL, buf, sizeof buf)},
+      {"hrts_segment_open_with(name, &opts, NULL)",
+       hrts_segment_open_with("/hrts-ctest-never-opened", &opts, NULL)},
+      {"hrts_segment_mode(NULL, &w)", hrts_segment_mode(NULL, &w)},
+      {"hrts_segment_tracking_state(NULL, &st)", hrts_segment_tracking_state(NULL, &st)},
+      {"hrts_segment_offset_nanoseconds(NULL, &i)", hrts_segment_offset_nanoseconds(NULL, &i)},
+      {"hrts_segment_validate(NULL)", hrts_segment_validate(NULL)},
       {"hrts_segment_epoch_nanoseconds(seg, NULL)", hrts_segment_epoch_nanoseconds(live, NULL)},
       {"hrts_segment_epoch_nanoseconds_ordered(seg, NULL)",
        hrts_segment_epoch_nanoseconds_ordered(live, NULL)},
@@ -419,12 +435,16 @@ static void check_handle_null_pointers(hrts_segment *live) {
       {"hrts_segment_unique_nanoseconds(seg, NULL)", hrts_segment_unique_nanoseconds(live, NULL)},
       {"hrts_segment_next_sequence(seg, NULL)", hrts_segment_next_sequence(live, NULL)},
       {"hrts_segment_name(seg, NULL, 256)", hrts_segment_name(live, NULL, 256)},
+      {"hrts_segment_mode(seg, NULL)", hrts_segment_mode(live, NULL)},
+      {"hrts_segment_tracking_state(seg, NULL)", hrts_segment_tracking_state(live, NULL)},
+      {"hrts_segment_offset_nanoseconds(seg, NULL)", hrts_segment_offset_nanoseconds(live, NULL)},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     check_labelled(cases[i].rc == HRTS_E_NULL_POINTER, cases[i].name, "HRTS_E_NULL_POINTER",
                    hrts_status_name(cases[i].rc));
   }
-  check(v == 0 && w == 0, "nothing is written when a pointer is NULL", NULL);
+  check(v == 0 && w == 0 && i == 0 && st.mode == 0, "nothing is written when a pointer is NULL",
+        NULL);
   hrts_segment_generation(NULL, &v);
   check(strstr(hrts_last_error(), "hrts_segment_generation: the segment handle is NULL") != NULL,
         "a NULL handle's message names the function and the handle", hrts_last_error());
@@ -738,6 +758,174 @@ static void check_handles(void) {
         "hrts_segment_unlink refuses an invalid name", NULL);
 }
 
+/* ---------------------------------------------------------------- mode and tracking state */
+
+/* A whole number from the environment (the creator's HRTS_* settings), else `fallback`. */
+static uint64_t env_or(const char *var, uint64_t fallback) {
+  const char *v = getenv(var);
+  return v && *v ? strtoull(v, NULL, 10) : fallback;
+}
+
+static uint64_t abs64(int64_t v) { return v < 0 ? 0u - (uint64_t)v : (uint64_t)v; }
+
+/* The state of a fresh, undamaged segment: the settings it was created with, ties and
+   steps that fit them, a slope correction within its bounds, no repairs. */
+static void check_tracking_state(const hrts_tracking_state *st, uint32_t mode, uint64_t tie_ms,
+                                 uint64_t slew_ppm, const char *label) {
+  char detail[320];
+  snprintf(detail, sizeof detail,
+           "mode %" PRIu32 " tie %" PRIu64 " ns slew %" PRIu64 " ppb step %" PRIu64
+           " ns ties %" PRIu64 " last tie %" PRIu64 " correction %" PRId64 " = %" PRId64
+           " + %" PRId64 " ppb steps %" PRIu64 " repairs %" PRIu64,
+           st->mode, st->tie_interval_ns, st->max_slew_ppb, st->step_threshold_ns, st->ties,
+           st->last_tie_ns, st->correction_ppb, st->frequency_ppb, st->slew_ppb, st->steps,
+           st->repairs);
+  check_labelled(st->mode == mode, label, "the tracking state carries the segment's mode", detail);
+  check_labelled(st->tie_interval_ns == tie_ms * 1000000u &&
+                     st->max_slew_ppb == slew_ppm * 1000u &&
+                     st->step_threshold_ns == env_or("HRTS_STEP_THRESHOLD_MS", 100) * 1000000u,
+                 label, "tie interval, largest slew and step threshold are the creator's",
+                 detail);
+  uint64_t now = realtime_ns();
+  /* Before the first tie, the pairing that made the base is the last one. */
+  check_labelled(mode == HRTS_MODE_FROZEN ? st->last_tie_ns == 0
+                                          : st->last_tie_ns <= now + 5000000u &&
+                                                st->last_tie_ns + 600000000000u > now,
+                 label, "the last tie is a recent time (frozen: none)", detail);
+  check_labelled(abs64(st->frequency_ppb) <= st->max_slew_ppb &&
+                     abs64(st->correction_ppb) <= 2 * st->max_slew_ppb + 2 &&
+                     abs64(st->correction_ppb - st->frequency_ppb - st->slew_ppb) <= 2,
+                 label, "the slope's correction is frequency plus slew, within the bounds",
+                 detail);
+  check_labelled(st->steps > 0 || (st->last_step_ns == 0 && st->largest_step_ns == 0), label,
+                 "no step sizes without steps", detail);
+  check_labelled(st->repairs == 0, label, "a fresh segment has had no repairs", detail);
+}
+
+/* The default segment: created by this run, with the environment's mode (run.sh sets none:
+   tracking) and settings. */
+static void check_mode_and_tracking_state(void) {
+  const char *env_mode = getenv("HRTS_MODE");
+  uint32_t want = env_mode && strcmp(env_mode, "frozen") == 0 ? HRTS_MODE_FROZEN
+                                                              : HRTS_MODE_TRACKING;
+  uint32_t mode = 0;
+  if (check_ok(hrts_get_mode(&mode), "hrts_get_mode")) {
+    check(mode == want, "the default segment's mode is HRTS_MODE (default tracking)",
+          mode == HRTS_MODE_FROZEN ? "frozen" : "not frozen");
+  }
+  hrts_tracking_state st;
+  memset(&st, 0xA5, sizeof st); /* every field must be written */
+  if (check_ok(hrts_get_tracking_state(&st), "hrts_get_tracking_state")) {
+    check_tracking_state(&st, want, env_or("HRTS_TIE_INTERVAL_MS", 1000),
+                         env_or("HRTS_MAX_SLEW_PPM", 500), "default segment");
+  }
+  int64_t offset = INT64_MIN;
+  if (check_ok(hrts_get_offset_nanoseconds(&offset), "hrts_get_offset_nanoseconds")) {
+    char detail[64];
+    snprintf(detail, sizeof detail, "offset %" PRId64 " ns", offset);
+    check(abs64(offset) < 5000000u, "the default segment is within 5 ms of CLOCK_REALTIME",
+          detail);
+  }
+  check_ok(hrts_validate(), "hrts_validate: the default segment is undamaged");
+}
+
+static hrts_segment *open_with(const char *name, const hrts_open_options *opts,
+                               const char *what) {
+  hrts_segment *seg = NULL;
+  if (check_ok(hrts_segment_open_with(name, opts, &seg), what)) {
+    check(seg != NULL, "a successful hrts_segment_open_with gives a handle", what);
+  }
+  return seg;
+}
+
+/* hrts_segment_open_with: the creator chooses the mode and tracking settings. Uses the
+   names of check_handles (which removed them), so run.sh's cleanup covers a crash. */
+static void check_open_with_mode(void) {
+  char frozen_name[256], tracked_name[256];
+  test_segment_name(frozen_name, sizeof frozen_name, "a");
+  test_segment_name(tracked_name, sizeof tracked_name, "b");
+  hrts_open_options opts;
+  memset(&opts, 0, sizeof opts);
+  opts.version = HRTS_OPEN_OPTIONS_VERSION;
+  opts.mode = HRTS_MODE_FROZEN;
+  hrts_segment *frozen = open_with(frozen_name, &opts, "hrts_segment_open_with(frozen)");
+  /* It exists now: an open without options (the environment says tracking) keeps it frozen. */
+  hrts_segment *again = open_handle(frozen_name, "hrts_segment_open(the frozen segment)");
+  opts.mode = HRTS_MODE_TRACKING;
+  opts.tie_interval_ms = 20;
+  opts.max_slew_ppm = 100;
+  hrts_segment *tracked = open_with(tracked_name, &opts, "hrts_segment_open_with(tracking, 20 ms)");
+  if (frozen && again && tracked) {
+    uint32_t m1 = 0, m2 = 0, m3 = 0;
+    check_ok(hrts_segment_mode(frozen, &m1), "hrts_segment_mode(frozen)");
+    check_ok(hrts_segment_mode(again, &m2), "hrts_segment_mode(second handle)");
+    check_ok(hrts_segment_mode(tracked, &m3), "hrts_segment_mode(tracked)");
+    check(m1 == HRTS_MODE_FROZEN && m2 == HRTS_MODE_FROZEN,
+          "a segment created frozen reports frozen through every handle", NULL);
+    check(m3 == HRTS_MODE_TRACKING, "a segment created tracking reports tracking", NULL);
+
+    hrts_tracking_state st;
+    memset(&st, 0xA5, sizeof st);
+    if (check_ok(hrts_segment_tracking_state(frozen, &st), "hrts_segment_tracking_state(frozen)")) {
+      check_tracking_state(&st, HRTS_MODE_FROZEN, env_or("HRTS_TIE_INTERVAL_MS", 1000),
+                           env_or("HRTS_MAX_SLEW_PPM", 500), "frozen segment");
+      check(st.ties == 0 && st.last_tie_ns == 0, "a frozen segment never ties", NULL);
+    }
+
+    /* The first stamp past a tie interval ties. */
+    hrts_tracking_state before, after;
+    memset(&before, 0, sizeof before);
+    memset(&after, 0, sizeof after);
+    uint64_t ns = 0;
+    check_ok(hrts_segment_tracking_state(tracked, &before), "hrts_segment_tracking_state before");
+    struct timespec pause = {0, 50000000};
+    nanosleep(&pause, NULL);
+    check_ok(hrts_segment_epoch_nanoseconds(tracked, &ns), "a stamp past the tie interval");
+    check_ok(hrts_segment_tracking_state(tracked, &after), "hrts_segment_tracking_state after");
+    check_tracking_state(&after, HRTS_MODE_TRACKING, 20, 100, "tracked segment");
+    char detail[128];
+    snprintf(detail, sizeof detail, "ties %" PRIu64 " -> %" PRIu64 ", last tie %" PRIu64
+             " offset %" PRId64, before.ties, after.ties, after.last_tie_ns, after.last_offset_ns);
+    check(after.ties > before.ties && absdiff(after.last_tie_ns, ns) < 5000000u &&
+              abs64(after.last_offset_ns) < 5000000u,
+          "a stamp 50 ms after creation ties a 20 ms segment to the clock", detail);
+
+    hrts_segment *both[2] = {frozen, tracked};
+    for (int k = 0; k < 2; k++) {
+      int64_t offset = INT64_MIN;
+      const char *label = k ? "tracked segment" : "frozen segment";
+      check_labelled(hrts_segment_offset_nanoseconds(both[k], &offset) == HRTS_SUCCESS &&
+                         abs64(offset) < 5000000u,
+                     label, "within 5 ms of CLOCK_REALTIME", hrts_last_error());
+      check_labelled(hrts_segment_validate(both[k]) == HRTS_SUCCESS, label,
+                     "hrts_segment_validate: undamaged", hrts_last_error());
+    }
+  }
+
+  /* Options of an unknown version or out of range are refused, *out NULL. */
+  hrts_open_options bad[3];
+  memset(bad, 0, sizeof bad);
+  bad[1].version = bad[2].version = HRTS_OPEN_OPTIONS_VERSION;
+  bad[1].mode = 7;
+  bad[2].tie_interval_ms = 60001;
+  const char *why[3] = {"version 0", "mode 7", "tie interval 60001 ms"};
+  for (int k = 0; k < 3; k++) {
+    hrts_segment *seg = (hrts_segment *)(uintptr_t)1;
+    int rc = hrts_segment_open_with(tracked_name, &bad[k], &seg);
+    check_labelled(rc == HRTS_E_INVALID_ARGUMENT && seg == NULL &&
+                       strstr(hrts_last_error(), "hrts_segment_open_with") != NULL,
+                   why[k], "hrts_segment_open_with refuses it (HRTS_E_INVALID_ARGUMENT)",
+                   hrts_last_error());
+    if (rc == HRTS_SUCCESS) hrts_segment_close(seg);
+  }
+  hrts_segment_close(frozen);
+  hrts_segment_close(again);
+  hrts_segment_close(tracked);
+  check(hrts_segment_unlink(frozen_name, NULL) == HRTS_SUCCESS &&
+            hrts_segment_unlink(tracked_name, NULL) == HRTS_SUCCESS,
+        "remove the frozen and tracked segments", hrts_last_error());
+}
+
 static int stamp_events(const char *path, const char *count_arg) {
   char *end;
   long count = strtol(count_arg, &end, 10);
@@ -872,6 +1060,8 @@ int main(int argc, char **argv) {
   check_threads();
   check_handle_refusals();
   check_handles();
+  check_mode_and_tracking_state();
+  check_open_with_mode();
   printf("c: %d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;
 }

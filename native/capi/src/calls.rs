@@ -118,6 +118,13 @@ pub(crate) fn narrow_seconds<S: TryFrom<u64>>(seconds: u64, function: &str) -> R
     })
 }
 
+/// Runs the attach checks again on the segment `base` yields: its header and
+/// active line, as this process attached to them. `HRTS_E_CORRUPT` (the
+/// message says what is damaged) if they no longer hold.
+pub(crate) fn validate<'a>(base: impl FnOnce() -> Result<&'a SharedBase, Failure>) -> c_int {
+    status_call(|| Ok(base()?.validate()?))
+}
+
 /// Copies the name of the segment `base` yields into `buf` as a C string, or
 /// says how large `buf` must be.
 ///

@@ -7,6 +7,7 @@
 use crate::boundary::{status_call, value_call};
 use crate::calls::{self, out_call, put, required};
 use crate::status::{last_error_ptr, Failure, HrtsStatus};
+use crate::tracking::{self, HrtsTrackingState};
 use hrts_core::SharedBase;
 use hrts_core::{ibmts, process};
 use std::ffi::{c_char, c_int, CString};
@@ -271,6 +272,62 @@ pub unsafe extern "C" fn hrts_itc_max_events_per_tick(out: *mut u64) -> c_int {
     }
 }
 
+/// The mode of the process's segment, `HRTS_MODE_TRACKING` or
+/// `HRTS_MODE_FROZEN` (an `hrts_mode` value): its creator's choice
+/// (`HRTS_MODE`, default tracking).
+///
+/// # Safety
+/// `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint32_t`.
+#[no_mangle]
+pub unsafe extern "C" fn hrts_get_mode(out: *mut u32) -> c_int {
+    // SAFETY: `out` is NULL or valid for one write, by this function's contract.
+    unsafe { out_call(out, "hrts_get_mode", || Ok(tracking::mode_of(base()?))) }
+}
+
+/// The tracking state of the process's segment (mode, tie settings, the
+/// slope's correction, tie and step counts; see `hrts_tracking_state`), one
+/// snapshot of what `hrts info` shows.
+///
+/// # Safety
+/// `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one
+/// `hrts_tracking_state`.
+#[no_mangle]
+pub unsafe extern "C" fn hrts_get_tracking_state(out: *mut HrtsTrackingState) -> c_int {
+    // SAFETY: `out` is NULL or valid for one write, by this function's contract.
+    unsafe {
+        out_call(out, "hrts_get_tracking_state", || {
+            Ok(tracking::tracking_state_of(base()?))
+        })
+    }
+}
+
+/// How far the process's segment is from the system clock now:
+/// `CLOCK_REALTIME` minus the segment's stamp, in nanoseconds, measured with
+/// the narrowest of several brackets (`offset ns` in `hrts info`). A tracking
+/// segment keeps it small; a frozen one drifts by its calibration error and
+/// does not follow steps of the clock.
+///
+/// # Safety
+/// `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `int64_t`.
+#[no_mangle]
+pub unsafe extern "C" fn hrts_get_offset_nanoseconds(out: *mut i64) -> c_int {
+    // SAFETY: `out` is NULL or valid for one write, by this function's contract.
+    unsafe {
+        out_call(out, "hrts_get_offset_nanoseconds", || {
+            Ok(base()?.offset_now())
+        })
+    }
+}
+
+/// Checks the process's segment as attaching does: its header must be the one
+/// this process attached to and its active base line must be intact.
+/// `HRTS_SUCCESS` if so, `HRTS_E_CORRUPT` if another process damaged it since
+/// (the message says what).
+#[no_mangle]
+pub extern "C" fn hrts_validate() -> c_int {
+    calls::validate(base)
+}
+
 /// The calling process's id (IBMTS `getOSProcessID`). Never fails.
 #[no_mangle]
 pub extern "C" fn hrts_get_pid() -> u32 {
@@ -394,12 +451,17 @@ mod tests {
                 hrts_calc_time_stamp(null_mut(), null_mut()),
                 hrts_calc_time_stamp64(&mut v, null_mut()),
                 hrts_get_segment_name(null_mut(), 10),
+                hrts_get_mode(null_mut()),
+                hrts_get_tracking_state(null_mut()),
+                hrts_get_offset_nanoseconds(null_mut()),
             ]
         };
         for rc in rcs {
             assert_eq!(rc, HrtsStatus::E_NULL_POINTER as c_int);
         }
-        assert!(c_str(hrts_last_error()).contains("hrts_get_segment_name"));
+        assert!(c_str(hrts_last_error()).contains("hrts_get_offset_nanoseconds"));
+        // SAFETY: NULL is refused before anything is written.
+        unsafe { hrts_get_segment_name(null_mut(), 10) };
         assert!(c_str(hrts_last_error()).contains("`buf` is NULL"));
         assert_eq!(v, 0, "nothing is written on failure");
     }
@@ -450,6 +512,22 @@ mod segment_tests {
                 assert!(us >= ns / 1000 && us - ns / 1000 < 1_000_000);
                 let real = hrts_core::clock::realtime_ns();
                 assert!(real.abs_diff(ns) < 50_000_000, "{real} vs {ns}");
+
+                // HRTS_MODE is unset here: the default, tracking.
+                let mut mode = 0u32;
+                assert_eq!(hrts_get_mode(&mut mode), 0);
+                assert_eq!(mode, crate::HrtsMode::MODE_TRACKING as u32);
+                let mut state = std::mem::MaybeUninit::<HrtsTrackingState>::uninit();
+                assert_eq!(hrts_get_tracking_state(state.as_mut_ptr()), 0);
+                let state = state.assume_init();
+                assert_eq!(state.mode, mode);
+                assert_eq!(state.tie_interval_ns, 1_000_000_000);
+                assert_eq!(state.max_slew_ppb, 500_000);
+                assert_eq!(state.step_threshold_ns, 100_000_000);
+                let mut offset = i64::MIN;
+                assert_eq!(hrts_get_offset_nanoseconds(&mut offset), 0);
+                assert!(offset.abs() < 50_000_000, "{offset}");
+                assert_eq!(hrts_validate(), 0, "{}", c_str(hrts_last_error()));
             }
         });
         let _ = SharedBase::unlink(&name);

@@ -7,9 +7,10 @@
 use crate::boundary::{status_call, value_call};
 use crate::calls::{self, out_call, put, required};
 use crate::status::{Failure, HrtsStatus};
+use crate::tracking::{self, HrtsOpenOptions, HrtsTrackingState};
 use hrts_core::{Config, SharedBase};
 use std::ffi::{c_char, c_int, CStr};
-use std::ptr::null_mut;
+use std::ptr::{null, null_mut};
 
 // C knows this type as `hrts_segment` (cbindgen.toml renames it).
 /// An open hrts segment, from `hrts_segment_open`.
@@ -77,9 +78,10 @@ unsafe fn segment_out_call<T>(
 /// if it does not exist yet, and writes a handle on it to `*out`. A NULL `name`
 /// means the default segment's name (`HRTS_SEGMENT`, else `/hrts-<uid>`).
 /// The rest of the configuration comes from the environment (`HRTS_GROUP`,
-/// `HRTS_WRAP_THRESHOLD`, `HRTS_SEQ_INTERVAL`, ...), except that `HRTS_SEQ_FILE`
-/// applies only to the default segment's name: any other segment persists its
-/// sequence numbers to `<state dir>/hrts/<name>.seq`.
+/// `HRTS_MODE`, `HRTS_WRAP_THRESHOLD`, `HRTS_SEQ_INTERVAL`, ...), except that
+/// `HRTS_SEQ_FILE` applies only to the default segment's name: any other
+/// segment persists its sequence numbers to `<state dir>/hrts/<name>.seq`.
+/// `hrts_segment_open_with` chooses the mode of a segment it creates.
 ///
 /// Every successful open gives a new handle, also for a name that is already
 /// open in this process; each must be closed with `hrts_segment_close`. On
@@ -96,15 +98,55 @@ pub unsafe extern "C" fn hrts_segment_open(
     name: *const c_char,
     out: *mut *mut HrtsSegment,
 ) -> c_int {
+    // SAFETY: `name` and `out` as this function's contract says; no options.
+    unsafe { open_with("hrts_segment_open", name, null(), out) }
+}
+
+/// `hrts_segment_open` with options for a segment this call creates: its mode
+/// and tracking settings (see `hrts_open_options`; a NULL `opts` is
+/// `hrts_segment_open`). A segment that exists keeps its creator's mode, so
+/// check `hrts_segment_mode` if it matters. Options out of range, or a
+/// `version` this library does not know, give `HRTS_E_INVALID_ARGUMENT` and
+/// set `*out` to NULL.
+///
+/// # Safety
+/// `name` must be NULL or a NUL-terminated string; `opts` NULL or valid for
+/// reading one `hrts_open_options`; `out` NULL (`HRTS_E_NULL_POINTER`) or valid
+/// for writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn hrts_segment_open_with(
+    name: *const c_char,
+    opts: *const HrtsOpenOptions,
+    out: *mut *mut HrtsSegment,
+) -> c_int {
+    // SAFETY: every pointer as this function's contract says.
+    unsafe { open_with("hrts_segment_open_with", name, opts, out) }
+}
+
+/// The body of both opens.
+///
+/// # Safety
+/// As for `hrts_segment_open_with`.
+unsafe fn open_with(
+    function: &str,
+    name: *const c_char,
+    opts: *const HrtsOpenOptions,
+    out: *mut *mut HrtsSegment,
+) -> c_int {
     status_call(|| {
-        const F: &str = "hrts_segment_open";
-        let out = required(out, "out", F)?;
+        let out = required(out, "out", function)?;
         // SAFETY: non-NULL and valid by this function's contract. NULL first, so
         // the caller never finds a stale pointer there after a failure.
         unsafe { put(out, null_mut()) };
         // SAFETY: `name` is NULL or NUL-terminated, by this function's contract.
-        let name = unsafe { name_arg(name, F) }?;
-        let base = SharedBase::open(&config_for(Config::from_env()?, name))?;
+        let name = unsafe { name_arg(name, function) }?;
+        let mut cfg = config_for(Config::from_env()?, name);
+        // SAFETY: `opts` is NULL or valid for one read, by this function's
+        // contract; the options are copied out before use.
+        if let Some(opts) = unsafe { opts.as_ref() } {
+            cfg = opts.apply(cfg, function)?;
+        }
+        let base = SharedBase::open(&cfg)?;
         let handle = Box::into_raw(Box::new(HrtsSegment { base }));
         // SAFETY: as above.
         unsafe { put(out, handle) };
@@ -385,12 +427,75 @@ pub unsafe extern "C" fn hrts_segment_name(
     unsafe { calls::segment_name(F, || segment(seg, F), buf, len) }
 }
 
+/// `hrts_get_mode` on the segment `seg`: `HRTS_MODE_TRACKING` or
+/// `HRTS_MODE_FROZEN`, its creator's choice.
+///
+/// # Safety
+/// `seg` must be NULL or an open handle; `out` NULL or valid for writing one
+/// `uint32_t`. NULL gives `HRTS_E_NULL_POINTER`.
+#[no_mangle]
+pub unsafe extern "C" fn hrts_segment_mode(seg: *const HrtsSegment, out: *mut u32) -> c_int {
+    // SAFETY: `seg` and `out` as this function's contract says.
+    unsafe { segment_out_call(seg, out, "hrts_segment_mode", |b| Ok(tracking::mode_of(b))) }
+}
+
+/// `hrts_get_tracking_state` on the segment `seg`.
+///
+/// # Safety
+/// `seg` must be NULL or an open handle; `out` NULL or valid for writing one
+/// `hrts_tracking_state`. NULL gives `HRTS_E_NULL_POINTER`.
+#[no_mangle]
+pub unsafe extern "C" fn hrts_segment_tracking_state(
+    seg: *const HrtsSegment,
+    out: *mut HrtsTrackingState,
+) -> c_int {
+    // SAFETY: `seg` and `out` as this function's contract says.
+    unsafe {
+        segment_out_call(seg, out, "hrts_segment_tracking_state", |b| {
+            Ok(tracking::tracking_state_of(b))
+        })
+    }
+}
+
+/// `hrts_get_offset_nanoseconds` on the segment `seg`: `CLOCK_REALTIME` minus
+/// its stamp now, ns.
+///
+/// # Safety
+/// `seg` must be NULL or an open handle; `out` NULL or valid for writing one
+/// `int64_t`. NULL gives `HRTS_E_NULL_POINTER`.
+#[no_mangle]
+pub unsafe extern "C" fn hrts_segment_offset_nanoseconds(
+    seg: *const HrtsSegment,
+    out: *mut i64,
+) -> c_int {
+    // SAFETY: `seg` and `out` as this function's contract says.
+    unsafe {
+        segment_out_call(seg, out, "hrts_segment_offset_nanoseconds", |b| {
+            Ok(b.offset_now())
+        })
+    }
+}
+
+/// `hrts_validate` on the segment `seg`: `HRTS_E_CORRUPT` if its header or
+/// active base line was damaged since this handle attached.
+///
+/// # Safety
+/// `seg` must be NULL (`HRTS_E_NULL_POINTER`) or an open handle.
+#[no_mangle]
+pub unsafe extern "C" fn hrts_segment_validate(seg: *const HrtsSegment) -> c_int {
+    calls::validate(|| {
+        // SAFETY: `seg` as this function's contract says.
+        unsafe { segment(seg, "hrts_segment_validate") }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::ffi::{c_str, hrts_last_error};
+    use crate::tracking::HrtsMode;
     use std::ffi::CString;
-    use std::ptr::{null, NonNull};
+    use std::ptr::NonNull;
 
     const NULL_POINTER: c_int = HrtsStatus::E_NULL_POINTER as c_int;
 
@@ -439,12 +544,18 @@ mod tests {
 
     #[test]
     fn a_null_handle_or_output_is_refused_before_anything_else() {
-        let (mut v, mut w) = (0u64, 0u32);
+        let (mut v, mut w, mut i) = (0u64, 0u32, 0i64);
         let mut buf = [0 as c_char; 8];
+        let mut state = std::mem::MaybeUninit::<HrtsTrackingState>::uninit();
         // SAFETY: every pointer is NULL or points at a live local.
         let rcs = unsafe {
             [
                 hrts_segment_open(null(), null_mut()),
+                hrts_segment_open_with(null(), null(), null_mut()),
+                hrts_segment_mode(null(), &mut w),
+                hrts_segment_tracking_state(null(), state.as_mut_ptr()),
+                hrts_segment_offset_nanoseconds(null(), &mut i),
+                hrts_segment_validate(null()),
                 hrts_segment_epoch_nanoseconds(null(), &mut v),
                 hrts_segment_epoch_nanoseconds_ordered(null(), &mut v),
                 hrts_segment_epoch_microseconds(null(), &mut v),
@@ -466,7 +577,11 @@ mod tests {
             "hrts_segment_name: the segment handle is NULL; pass the handle \
              hrts_segment_open gave you (and check that call's status)"
         );
-        assert_eq!((v, w, buf[0]), (0, 0, 0), "nothing is written on failure");
+        assert_eq!(
+            (v, w, i, buf[0]),
+            (0, 0, 0, 0),
+            "nothing is written on failure"
+        );
         // SAFETY: NULL is documented as a no-op.
         unsafe { hrts_segment_close(null_mut()) };
     }
@@ -506,6 +621,120 @@ mod tests {
         let other = config_for(env.clone(), Some("/hrts-other"));
         assert_eq!((other.name.as_str(), other.seq_file), ("/hrts-other", None));
         assert_eq!(other.seq_interval, env.seq_interval);
+    }
+
+    fn open_with(seg: &TestSegment, opts: &HrtsOpenOptions) -> *mut HrtsSegment {
+        let name = CString::new(seg.0.as_str()).unwrap();
+        let mut handle = null_mut();
+        // SAFETY: a C string, options and an out pointer, all locals.
+        let rc = unsafe { hrts_segment_open_with(name.as_ptr(), opts, &mut handle) };
+        assert_eq!(rc, 0, "{}", c_str(hrts_last_error()));
+        handle
+    }
+
+    fn mode(seg: *const HrtsSegment) -> u32 {
+        let mut m = 0;
+        // SAFETY: `seg` is an open handle of the calling test; `m` a local.
+        assert_eq!(unsafe { hrts_segment_mode(seg, &mut m) }, 0);
+        m
+    }
+
+    fn tracking_state(seg: *const HrtsSegment) -> HrtsTrackingState {
+        let mut state = std::mem::MaybeUninit::uninit();
+        // SAFETY: `seg` is an open handle of the calling test; `state` a local,
+        // written in full on success.
+        unsafe {
+            assert_eq!(hrts_segment_tracking_state(seg, state.as_mut_ptr()), 0);
+            state.assume_init()
+        }
+    }
+
+    fn options(mode: HrtsMode) -> HrtsOpenOptions {
+        HrtsOpenOptions {
+            version: crate::HRTS_OPEN_OPTIONS_VERSION,
+            mode: mode as u32,
+            ..HrtsOpenOptions::default()
+        }
+    }
+
+    #[test]
+    fn the_creator_chooses_the_mode_and_every_handle_reports_it() {
+        let (frozen, tracked) = (TestSegment::new("frozen"), TestSegment::new("tracked"));
+        let f = open_with(&frozen, &options(HrtsMode::MODE_FROZEN));
+        assert_eq!(mode(f), HrtsMode::MODE_FROZEN as u32);
+        // The segment exists now: a later open keeps the creator's mode.
+        let f2 = open_with(&frozen, &options(HrtsMode::MODE_TRACKING));
+        assert_eq!(mode(f2), HrtsMode::MODE_FROZEN as u32);
+        let fs = tracking_state(f);
+        assert_eq!((fs.mode, fs.ties, fs.last_tie_ns), (mode(f), 0, 0));
+
+        let t = open_with(
+            &tracked,
+            &HrtsOpenOptions {
+                tie_interval_ms: 20,
+                max_slew_ppm: 100,
+                ..options(HrtsMode::MODE_TRACKING)
+            },
+        );
+        assert_eq!(mode(t), HrtsMode::MODE_TRACKING as u32);
+        let before = tracking_state(t);
+        assert_eq!(before.tie_interval_ns, 20_000_000);
+        assert_eq!(before.max_slew_ppb, 100_000);
+        assert_eq!(before.step_threshold_ns, 100_000_000);
+        // The first stamp past a tie interval ties.
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let mut ns = 0;
+        // SAFETY: `t` is open; `ns` a local.
+        assert_eq!(unsafe { hrts_segment_epoch_nanoseconds(t, &mut ns) }, 0);
+        let after = tracking_state(t);
+        assert!(after.ties > before.ties, "{before:?} -> {after:?}");
+        assert!(
+            after.last_tie_ns.abs_diff(ns) < 1_000_000_000,
+            "{after:?} at {ns}"
+        );
+
+        for seg in [f, t] {
+            let mut offset = i64::MIN;
+            // SAFETY: `seg` is open; `offset` a local.
+            unsafe {
+                assert_eq!(hrts_segment_offset_nanoseconds(seg, &mut offset), 0);
+                assert_eq!(
+                    hrts_segment_validate(seg),
+                    0,
+                    "{}",
+                    c_str(hrts_last_error())
+                );
+            }
+            assert!(offset.abs() < 50_000_000, "{offset}");
+        }
+
+        // Options that are not version 1, or out of range, are refused before
+        // anything is opened, and *out is NULL.
+        let name = CString::new(tracked.0.as_str()).unwrap();
+        for bad in [
+            HrtsOpenOptions::default(),
+            HrtsOpenOptions {
+                mode: 7,
+                ..options(HrtsMode::MODE_FROZEN)
+            },
+            HrtsOpenOptions {
+                tie_interval_ms: 60_001,
+                ..options(HrtsMode::MODE_TRACKING)
+            },
+        ] {
+            let mut seg = NonNull::<HrtsSegment>::dangling().as_ptr();
+            // SAFETY: a C string, options and an out pointer, all locals.
+            let rc = unsafe { hrts_segment_open_with(name.as_ptr(), &bad, &mut seg) };
+            assert_eq!(rc, HrtsStatus::E_INVALID_ARGUMENT as c_int, "{bad:?}");
+            assert!(seg.is_null());
+            assert!(c_str(hrts_last_error()).starts_with("hrts_segment_open_with: "));
+        }
+        // SAFETY: each handle is open, closed once, and not used afterwards.
+        unsafe {
+            hrts_segment_close(f);
+            hrts_segment_close(f2);
+            hrts_segment_close(t);
+        }
     }
 
     #[test]

@@ -5,7 +5,8 @@
 //! return `HRTS_SUCCESS` (0) or an `HRTS_E_*` code and leave a message for
 //! `hrts_last_error()`. The functions in `ffi` work on the process's default
 //! segment; the `hrts_segment_*` ones in `handle` on handles the caller opens
-//! on segments of its choice; `calls` holds what both share.
+//! on segments of its choice; `calls` holds what both share, `tracking` the
+//! types of a segment's mode and tracking state.
 //! The header `include/hrts.h` is generated from this crate
 //! by cbindgen and checked by the `header_is_fresh` test.
 
@@ -15,11 +16,13 @@ mod ffi;
 mod handle;
 mod status;
 mod trace;
+mod tracking;
 
 pub use ffi::*;
 pub use handle::*;
 pub use status::HrtsStatus;
 pub use trace::*;
+pub use tracking::{HrtsMode, HrtsOpenOptions, HrtsTrackingState, HRTS_OPEN_OPTIONS_VERSION};
 
 #[cfg(test)]
 mod header_test;

@@ -1,4 +1,4 @@
-//! The 21 native methods of `io.hrts.Native`, one export each
+//! The 25 native methods of `io.hrts.Native`, one export each
 //! (`Java_io_hrts_Native_<name>`: `#[jni_mangle]` turns `epoch_nanos` into
 //! `epochNanos`). Each is its JNI signature, the boundary and a call into
 //! [`crate::calls`]; nothing else is exported.
@@ -12,13 +12,19 @@ use jni::{jni_mangle, EnvUnowned};
 
 // ---------------------------------------------------------------- setup
 
-/// `static native void openSegment(byte[] utf8NameOrNull)`: opens the process's
-/// segment; throws HrtsException with the core's message on failure.
+/// `static native void openSegment(byte[] utf8NameOrNull, int mode, long
+/// tieIntervalMs, long maxSlewPpm, long stepThresholdMs)`: opens the process's
+/// segment, creating it with these settings (0: the environment's) if it does
+/// not exist; throws HrtsException with the core's message on failure.
 #[jni_mangle("io.hrts.Native")]
 pub fn open_segment<'local>(
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
     name: JByteArray<'local>,
+    mode: jint,
+    tie_interval_ms: jlong,
+    max_slew_ppm: jlong,
+    step_threshold_ms: jlong,
 ) {
     env.with_env(|env| -> Result<(), Failure> {
         let name = if name.is_null() {
@@ -26,7 +32,13 @@ pub fn open_segment<'local>(
         } else {
             Some(env.convert_byte_array(&name)?)
         };
-        calls::open(name)
+        let creation = calls::Creation {
+            mode,
+            tie_interval_ms,
+            max_slew_ppm,
+            step_threshold_ms,
+        };
+        calls::open(name, creation)
     })
     .resolve::<ThrowHrtsException>()
 }
@@ -209,4 +221,35 @@ pub fn segment_info<'local>(
         Ok(objects::segment_info(env, &info)?)
     })
     .resolve::<ThrowHrtsException>()
+}
+
+/// `static native int mode()`: the segment's mode, as an `io.hrts.Mode` code.
+#[jni_mangle("io.hrts.Native")]
+pub fn mode<'local>(mut env: EnvUnowned<'local>, _class: JClass<'local>) -> jint {
+    direct(&mut env, calls::mode)
+}
+
+/// `static native TrackingState trackingState()`: the segment's tracking state, typed.
+#[jni_mangle("io.hrts.Native")]
+pub fn tracking_state<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+) -> JObject<'local> {
+    env.with_env(|env| -> Result<_, Failure> {
+        let state = base()?.tracking_state();
+        Ok(objects::tracking_state(env, &state)?)
+    })
+    .resolve::<ThrowHrtsException>()
+}
+
+/// `static native long offsetNanos()`: CLOCK_REALTIME minus the timeline now.
+#[jni_mangle("io.hrts.Native")]
+pub fn offset_nanos<'local>(mut env: EnvUnowned<'local>, _class: JClass<'local>) -> jlong {
+    direct(&mut env, calls::offset_nanos)
+}
+
+/// `static native void validate()`: the attach checks again; CORRUPT on damage.
+#[jni_mangle("io.hrts.Native")]
+pub fn validate<'local>(mut env: EnvUnowned<'local>, _class: JClass<'local>) {
+    direct(&mut env, calls::validate)
 }

@@ -4,12 +4,13 @@
 //!
 //! # Layout
 //!
-//! - [`exports`]: the 21 `Java_io_hrts_Native_*` functions, one per native
+//! - [`exports`]: the 25 `Java_io_hrts_Native_*` functions, one per native
 //!   method, and nothing else (a JUnit test checks the library's dynamic
 //!   symbols against the class);
 //! - [`calls`]: what each does in Rust terms, unit-tested without a JVM;
 //! - [`objects`]: the Java objects the cold paths return (`BaseInfo`,
-//!   `SegmentInfo`), built through their constructors from typed values;
+//!   `SegmentInfo`, `TrackingState`), built from typed values through their
+//!   constructors or factories;
 //! - [`boundary`]: the one panic/error boundary and error → exception table.
 //!
 //! # Export pattern
@@ -21,8 +22,10 @@
 //! [`boundary::stamp`] reads the segment through `process::global_if_open`, which
 //! the Java side guarantees is open (`Native.open()` runs before the first stamp).
 //!
-//! Cold paths (open, base info, segment info, copyright, fill) use the `jni`
-//! crate's typed API inside `EnvUnowned::with_env`.
+//! Cold paths (open, base info, segment info, tracking state, copyright,
+//! fill) use the `jni` crate's typed API inside `EnvUnowned::with_env`; the
+//! cold ones that return a primitive or nothing (mode, offset, validate,
+//! sequence, ITC) need no JNI call and use [`boundary::direct`].
 //!
 //! Every export runs its body inside `catch_unwind`: the cold ones through
 //! `with_env`, the others through [`boundary::direct`] (a `catch_unwind` that is

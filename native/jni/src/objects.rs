@@ -1,9 +1,10 @@
 //! The Java objects the cold paths return, built from typed values through
-//! their constructors (`FindClass` resolves `io.hrts` classes with the loader of
-//! `io.hrts.Native`, whose method is running).
+//! their constructors or static factories (`FindClass` resolves `io.hrts`
+//! classes with the loader of `io.hrts.Native`, whose method is running).
 
-use crate::calls::to_jlong;
-use hrts_core::SegmentInfo;
+use crate::calls::{mode_code, to_jlong};
+use hrts_core::clock::Pace;
+use hrts_core::{SegmentInfo, TrackingState};
 use jni::objects::{JObject, JString, JValue};
 use jni::sys::jlong;
 use jni::{jni_sig, jni_str, Env};
@@ -39,9 +40,73 @@ pub(crate) fn base_info<'local>(
     )
 }
 
+/// `io.hrts.TrackingState.fromNative(mode, ...)`: every field of
+/// [`TrackingState`], the mode as its `io.hrts.Mode` code (the factory turns it
+/// into the constant). Unsigned values are passed as their bits.
+pub(crate) fn tracking_state<'local>(
+    env: &mut Env<'local>,
+    t: &TrackingState,
+) -> jni::errors::Result<JObject<'local>> {
+    let class = env.find_class(jni_str!("io/hrts/TrackingState"))?;
+    env.call_static_method(
+        &class,
+        jni_str!("fromNative"),
+        jni_sig!(
+            (
+                mode: jint,
+                tie_interval_ns: jlong,
+                max_slew_ppb: jlong,
+                step_threshold_ns: jlong,
+                ties: jlong,
+                last_tie_epoch_ns: jlong,
+                last_offset_ns: jlong,
+                pending_ns: jlong,
+                frequency_ppb: jlong,
+                slew_ppb: jlong,
+                correction_ppb: jlong,
+                steps: jlong,
+                last_step_ns: jlong,
+                largest_step_ns: jlong,
+                repairs: jlong,
+            ) -> io.hrts.TrackingState
+        ),
+        &[
+            JValue::Int(mode_code(t.mode)),
+            JValue::Long(t.tie_interval_ns as jlong),
+            JValue::Long(t.max_slew_ppb as jlong),
+            JValue::Long(t.step_threshold_ns as jlong),
+            JValue::Long(t.ties as jlong),
+            JValue::Long(t.last_tie_ns as jlong),
+            JValue::Long(t.last_offset_ns),
+            JValue::Long(t.pending_ns),
+            JValue::Long(t.frequency_ppb),
+            JValue::Long(t.slew_ppb),
+            JValue::Long(t.correction_ppb),
+            JValue::Long(t.steps as jlong),
+            JValue::Long(t.last_step_ns),
+            JValue::Long(t.largest_step_ns),
+            JValue::Long(t.repairs as jlong),
+        ],
+    )?
+    .l()
+}
+
+/// An evaluation's pace check as `io.hrts.SegmentInfo.Pace.fromCode` takes
+/// it: the constant's code and its ppb (the bound for `SAME`, the difference
+/// for `DIFFERS`, -1 for the others).
+fn pace_code(pace: &Pace) -> (i32, jlong) {
+    match *pace {
+        Pace::Same { bound_ppb } => (1, to_jlong(bound_ppb)),
+        Pace::Differs { ppb } => (2, to_jlong(ppb)),
+        Pace::Stuck => (3, -1),
+        Pace::Unknown => (4, -1),
+    }
+}
+
 /// `new io.hrts.SegmentInfo(...)`: every fact of [`SegmentInfo`], typed. The
 /// unsigned 64-bit values are passed as their bits (Java shows them with
-/// `Long.toUnsignedString`); an evaluation's unbounded shift is -1.
+/// `Long.toUnsignedString`); an evaluation's unbounded shift is -1, its pace
+/// code 0 when none ran.
 pub(crate) fn segment_info<'local>(
     env: &mut Env<'local>,
     info: &SegmentInfo,
@@ -50,13 +115,15 @@ pub(crate) fn segment_info<'local>(
     let name = JString::from_str(env, &info.name)?;
     let source = JString::from_str(env, info.source.name())?;
     let reason = JString::from_str(env, &info.reason)?;
-    let (evaluated, monotonic, max_shift_ns, cpus) = match info.evaluation {
-        None => (false, false, -1, 0),
+    let tracking = tracking_state(env, &info.tracking)?;
+    let (evaluated, monotonic, max_shift_ns, cpus, (pace, pace_ppb)) = match info.evaluation {
+        None => (false, false, -1, 0, (0, -1)),
         Some(e) => (
             true,
             e.monotonic,
             e.max_shift_ns.map_or(-1, to_jlong),
             e.cpus as i32,
+            pace_code(&e.pace),
         ),
     };
     env.new_object(
@@ -75,6 +142,8 @@ pub(crate) fn segment_info<'local>(
                 evaluation_monotonic: jboolean,
                 evaluation_max_shift_ns: jlong,
                 evaluation_cpus: jint,
+                evaluation_pace: jint,
+                evaluation_pace_ppb: jlong,
                 creator_pid: jlong,
                 creator_uid: jlong,
                 created_epoch_ns: jlong,
@@ -85,6 +154,8 @@ pub(crate) fn segment_info<'local>(
                 shift: jint,
                 wrap_threshold_ticks: jlong,
                 moves: jlong,
+                offset_ns: jlong,
+                tracking: io.hrts.TrackingState,
             ) -> void
         ),
         &[
@@ -100,6 +171,8 @@ pub(crate) fn segment_info<'local>(
             JValue::Bool(monotonic),
             JValue::Long(max_shift_ns),
             JValue::Int(cpus),
+            JValue::Int(pace),
+            JValue::Long(pace_ppb),
             JValue::Long(info.creator_pid.into()),
             JValue::Long(info.creator_uid.into()),
             JValue::Long(info.created_realtime_ns as jlong),
@@ -110,6 +183,8 @@ pub(crate) fn segment_info<'local>(
             JValue::Int(info.shift as i32),
             JValue::Long(info.wrap_threshold as jlong),
             JValue::Long(info.moves as jlong),
+            JValue::Long(info.offset_ns),
+            JValue::Object(&tracking),
         ],
     )
 }

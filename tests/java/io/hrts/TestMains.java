@@ -29,8 +29,11 @@ public final class TestMains {
             case "stamp-for":
                 stampFor(Long.parseLong(args[1]));
                 return;
+            case "mode":
+                mode();
+                return;
             default:
-                System.err.println("usage: TestMains echo|open-twice|next-sequence|fill-scaling|stamp-for MS|fuzz-read MS");
+                System.err.println("usage: TestMains echo|open-twice|next-sequence|fill-scaling|stamp-for MS|fuzz-read MS|mode");
                 System.exit(2);
         }
     }
@@ -58,6 +61,30 @@ public final class TestMains {
             } catch (Throwable t) {
                 System.out.println("attempt " + i + ": " + t);
             }
+        }
+    }
+
+    /**
+     * Opens the segment (name, mode and tracking settings from the system properties) and prints
+     * what it reports as {@code key: value} lines (mode, the tracking state's mode, tie interval,
+     * ties and last tie, SegmentInfo's mode, "valid: yes" once validate() passed), or
+     * "HrtsException KIND: message".
+     */
+    static void mode() {
+        try {
+            Mode mode = HighResTimestamp.getMode();
+            TrackingState t = HighResTimestamp.getTrackingState();
+            System.out.println("mode: " + mode);
+            System.out.println("state mode: " + t.mode());
+            System.out.println("tie interval ns: " + t.tieIntervalNs());
+            System.out.println("max slew ppb: " + t.maxSlewPpb());
+            System.out.println("ties: " + t.ties());
+            System.out.println("last tie epoch ns: " + t.lastTieEpochNs());
+            System.out.println("info mode: " + HighResTimestamp.getSegmentInfo().getMode());
+            HighResTimestamp.validate();
+            System.out.println("valid: yes");
+        } catch (HrtsException e) {
+            System.out.println("HrtsException " + e.getKind() + ": " + e.getMessage());
         }
     }
 

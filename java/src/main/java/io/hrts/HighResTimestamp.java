@@ -22,6 +22,15 @@ import java.util.Objects;
  * fails, the call throws {@link HrtsException} with the native message, and the next call
  * tries again (no {@link ExceptionInInitializerError}).
  *
+ * <h2>Mode</h2>
+ * A JVM that creates the segment (it did not exist yet) gives it the {@link Mode} of the system
+ * property {@value #MODE_PROPERTY} ({@code tracking} or {@code frozen}), else of the environment
+ * variable {@code HRTS_MODE}, else {@link Mode#TRACKING}; likewise the tracking settings
+ * {@value #TIE_INTERVAL_PROPERTY}, {@value #MAX_SLEW_PROPERTY} and {@value
+ * #STEP_THRESHOLD_PROPERTY} (else {@code HRTS_TIE_INTERVAL_MS}, {@code HRTS_MAX_SLEW_PPM},
+ * {@code HRTS_STEP_THRESHOLD_MS}). A segment that exists keeps its creator's mode: {@link
+ * #getMode()} and {@link #getTrackingState()} say what it has.
+ *
  * <h2>Cost</h2>
  * The hot paths &mdash; {@link #getEpochNanoseconds()}, {@link #getEpochMicroseconds()},
  * {@link #ticks()}, {@link #ticksToNanos(long)}, {@link UniqueStamps#next()} &mdash; are a
@@ -41,6 +50,31 @@ public final class HighResTimestamp {
 
     /** Environment variable naming the segment when the system property is not set. */
     public static final String SEGMENT_ENV = "HRTS_SEGMENT";
+
+    /**
+     * System property choosing the {@link Mode} of a segment this JVM creates ({@code tracking}
+     * or {@code frozen}; overrides {@code HRTS_MODE}).
+     */
+    public static final String MODE_PROPERTY = "hrts.mode";
+
+    /**
+     * System property setting the tie interval of a tracking segment this JVM creates, in
+     * milliseconds, 1..60000 (overrides {@code HRTS_TIE_INTERVAL_MS}; default 1000).
+     */
+    public static final String TIE_INTERVAL_PROPERTY = "hrts.tieIntervalMs";
+
+    /**
+     * System property setting the largest slew (and learned frequency error) of a tracking segment
+     * this JVM creates, in ppm, 1..50000 (overrides {@code HRTS_MAX_SLEW_PPM}; default 500).
+     */
+    public static final String MAX_SLEW_PROPERTY = "hrts.maxSlewPpm";
+
+    /**
+     * System property setting the step threshold of a tracking segment this JVM creates, in
+     * milliseconds (overrides {@code HRTS_STEP_THRESHOLD_MS}; default 100): a system clock this far
+     * ahead of the timeline is followed by a step forward.
+     */
+    public static final String STEP_THRESHOLD_PROPERTY = "hrts.stepThresholdMs";
 
     /** IBMTS-style instance; every method is static, so instances carry no state. */
     public HighResTimestamp() {}
@@ -342,13 +376,60 @@ public final class HighResTimestamp {
     }
 
     /**
-     * What the segment records: name, counter source and why, calibration, evaluation.
+     * What the segment records: name, counter source and why, calibration, evaluation, mode,
+     * tracking state, offset from the system clock; what {@code hrts info} shows.
      *
      * @return the segment's facts
      */
     public static SegmentInfo getSegmentInfo() {
         Native.open();
         return Native.segmentInfo();
+    }
+
+    /**
+     * The segment's mode, chosen by the process that created it (see "Mode" above).
+     *
+     * @return {@link Mode#TRACKING} or {@link Mode#FROZEN}
+     */
+    public static Mode getMode() {
+        Native.open();
+        return Mode.fromCode(Native.mode());
+    }
+
+    /**
+     * The segment's tracking state: its mode, tie settings, the slope's correction, tie and step
+     * counts, repairs; one snapshot of what {@code hrts info} shows.
+     *
+     * @return the state, the same for every process of the segment
+     */
+    public static TrackingState getTrackingState() {
+        Native.open();
+        return Native.trackingState();
+    }
+
+    /**
+     * How far the shared timeline is from the system clock now: {@code CLOCK_REALTIME} minus the
+     * segment's stamp, measured with the narrowest of several brackets ({@code offset ns} in
+     * {@code hrts info}). A tracking segment keeps it small; a frozen one drifts by its
+     * calibration error and does not follow steps of the clock.
+     *
+     * @return nanoseconds; positive when the timeline is behind the system clock
+     */
+    public static long getOffsetNanoseconds() {
+        Native.open();
+        return Native.offsetNanos();
+    }
+
+    /**
+     * Checks the segment as attaching does: its header must be the one this JVM attached to and
+     * its active base line must be intact.
+     *
+     * @throws HrtsException of kind {@link HrtsException.Kind#CORRUPT} if another process damaged
+     *     it (the message says what)
+     */
+    public static void validate() {
+        Native.open();
+        Native.validate();
     }
 
     // ------------------------------------------------------------------ delegates

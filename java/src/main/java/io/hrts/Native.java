@@ -3,7 +3,7 @@ package io.hrts;
 import java.nio.charset.StandardCharsets;
 
 /**
- * The native library: loading it, opening the segment once per JVM, and its 21 native methods
+ * The native library: loading it, opening the segment once per JVM, and its 25 native methods
  * (implemented by {@code native/jni}, exported as {@code Java_io_hrts_Native_<name>}). Not an
  * API: the public classes ({@link HighResTimestamp}, {@link UniqueStamps}, {@link Sequences},
  * {@link ItcStamps}) call it.
@@ -53,14 +53,21 @@ final class Native {
         }
         load();
         String name = HighResTimestamp.configuredSegmentName();
-        openSegment(name == null ? null : name.getBytes(StandardCharsets.UTF_8));
+        CreatorSettings creator = CreatorSettings.fromProperties();
+        openSegment(name == null ? null : name.getBytes(StandardCharsets.UTF_8), creator.modeCode(),
+                creator.tieIntervalMs(), creator.maxSlewPpm(), creator.stepThresholdMs());
         open = true;
     }
 
     // ------------------------------------------------------------------ setup (no segment)
 
-    /** Opens the process's segment: this name (UTF-8), or the environment's if null. */
-    static native void openSegment(byte[] utf8NameOrNull);
+    /**
+     * Opens the process's segment: this name (UTF-8), or the environment's if null. If this call
+     * creates it, it gets this mode ({@link Mode} code) and these tracking settings; 0 for each
+     * means the environment's ({@code HRTS_MODE}, ...) or the default.
+     */
+    static native void openSegment(byte[] utf8NameOrNull, int mode, long tieIntervalMs, long maxSlewPpm,
+            long stepThresholdMs);
 
     static native long logicVersion();
 
@@ -106,4 +113,15 @@ final class Native {
     static native void fillEpochNanos(long[] dst, int off, int len);
 
     static native SegmentInfo segmentInfo();
+
+    /** The segment's {@link Mode} code. */
+    static native int mode();
+
+    static native TrackingState trackingState();
+
+    /** CLOCK_REALTIME minus the timeline now, ns. */
+    static native long offsetNanos();
+
+    /** The attach checks again; {@link HrtsException.Kind#CORRUPT} on damage. */
+    static native void validate();
 }

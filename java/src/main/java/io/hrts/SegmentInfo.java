@@ -1,13 +1,16 @@
 package io.hrts;
 
+import java.math.BigDecimal;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Objects;
 
 /**
  * What a segment records (as {@code hrts info} shows it): its name, the counter source every
- * process uses and why it was chosen, the calibrated frequency, the base and its generation, and
- * the creation-time reliability evaluation of the counter.
+ * process uses and why it was chosen, the calibrated frequency, the base and its generation, the
+ * creation-time reliability evaluation of the counter, the segment's {@link Mode} and {@link
+ * TrackingState}, and how far it was from the system clock when the snapshot was taken.
  *
  * <p>Values the core keeps as unsigned 64-bit numbers (frequency, counter, times) are returned
  * as their bits in a {@code long}: read them with {@link Long#toUnsignedString(long)} if they can
@@ -26,6 +29,8 @@ public final class SegmentInfo {
     private final boolean evaluationMonotonic;
     private final long evaluationMaxShiftNs;
     private final int evaluationCpus;
+    private final Pace evaluationPace;
+    private final long evaluationPacePpb;
     private final long creatorPid;
     private final long creatorUid;
     private final long createdEpochNs;
@@ -36,6 +41,42 @@ public final class SegmentInfo {
     private final int shift;
     private final long wrapThresholdTicks;
     private final long moves;
+    private final long offsetNs;
+    private final TrackingState tracking;
+
+    /**
+     * What the evaluation's pace check found: whether the counter runs at one pace on every CPU
+     * (WTMLIB's check; a counter that fails it is not chosen).
+     */
+    public enum Pace {
+        /** Consistent with one pace; a difference larger than {@link SegmentInfo#getEvaluationPacePpb()} would have been seen. */
+        SAME,
+        /** Two CPUs' counters drift apart by at least {@link SegmentInfo#getEvaluationPacePpb()}. */
+        DIFFERS,
+        /** A counter did not change. */
+        STUCK,
+        /** Too few hand-overs between CPUs to compare. */
+        UNKNOWN;
+
+        /** The pace of a native code (native/jni {@code objects::pace_code}); 0 for none. */
+        static Pace fromCode(int code) {
+            return code >= 1 && code <= values().length ? values()[code - 1] : null;
+        }
+
+        /** The words of {@code hrts info}'s {@code evaluation pace} (the core's {@code pace_text}). */
+        String describe(long ppb) {
+            switch (this) {
+                case SAME:
+                    return "same on every CPU (within " + ppb + " ppb)";
+                case DIFFERS:
+                    return "differs between CPUs (by at least " + ppb + " ppb)";
+                case STUCK:
+                    return "stuck (the counter did not change)";
+                default:
+                    return "unknown (too few hand-overs between CPUs)";
+            }
+        }
+    }
 
     /**
      * Called by the native library (native/jni, {@code objects::segment_info}) with every fact of
@@ -43,9 +84,10 @@ public final class SegmentInfo {
      */
     SegmentInfo(String name, long layoutVersion, String source, String reason, long frequency,
             long calibrationSpreadPpb, long calibrationElapsedNs, long calibrations, boolean evaluated,
-            boolean evaluationMonotonic, long evaluationMaxShiftNs, int evaluationCpus, long creatorPid,
-            long creatorUid, long createdEpochNs, long generation, long baseCounter, long baseNs, long mult,
-            int shift, long wrapThresholdTicks, long moves) {
+            boolean evaluationMonotonic, long evaluationMaxShiftNs, int evaluationCpus, int evaluationPace,
+            long evaluationPacePpb, long creatorPid, long creatorUid, long createdEpochNs, long generation,
+            long baseCounter, long baseNs, long mult, int shift, long wrapThresholdTicks, long moves, long offsetNs,
+            TrackingState tracking) {
         this.name = name;
         this.layoutVersion = layoutVersion;
         this.source = source;
@@ -59,6 +101,9 @@ public final class SegmentInfo {
         this.evaluationMonotonic = evaluated && evaluationMonotonic;
         this.evaluationMaxShiftNs = evaluated ? evaluationMaxShiftNs : -1;
         this.evaluationCpus = evaluated ? evaluationCpus : 0;
+        this.evaluationPace = evaluated ? Pace.fromCode(evaluationPace) : null;
+        this.evaluationPacePpb = this.evaluationPace == Pace.SAME || this.evaluationPace == Pace.DIFFERS
+                ? evaluationPacePpb : -1;
         this.creatorPid = creatorPid;
         this.creatorUid = creatorUid;
         this.createdEpochNs = createdEpochNs;
@@ -69,6 +114,8 @@ public final class SegmentInfo {
         this.shift = shift;
         this.wrapThresholdTicks = wrapThresholdTicks;
         this.moves = moves;
+        this.offsetNs = offsetNs;
+        this.tracking = Objects.requireNonNull(tracking, "tracking");
     }
 
     /** @return the segment's name, e.g. {@code /hrts-1000} */
@@ -181,6 +228,40 @@ public final class SegmentInfo {
         return evaluationCpus;
     }
 
+    /**
+     * @return the pace check's verdict; null if no evaluation ran (or the native library knows a
+     *     verdict this jar does not)
+     */
+    public Pace getEvaluationPace() {
+        return evaluationPace;
+    }
+
+    /**
+     * @return for {@link Pace#SAME} the largest pace difference that would have gone unseen, for
+     *     {@link Pace#DIFFERS} the smallest difference seen, ppb; -1 otherwise
+     */
+    public long getEvaluationPacePpb() {
+        return evaluationPacePpb;
+    }
+
+    /** @return the segment's mode, its creator's choice */
+    public Mode getMode() {
+        return tracking.mode();
+    }
+
+    /** @return the segment's tracking state when the snapshot was taken */
+    public TrackingState getTrackingState() {
+        return tracking;
+    }
+
+    /**
+     * @return the system clock minus the segment's timeline when the snapshot was taken, ns
+     *     (measured as {@link HighResTimestamp#getOffsetNanoseconds()} does)
+     */
+    public long getOffsetNanoseconds() {
+        return offsetNs;
+    }
+
     /** @return one line summing up the evaluation */
     public String evaluationSummary() {
         if (!hasEvaluation()) {
@@ -212,7 +293,12 @@ public final class SegmentInfo {
             m.put("evaluation", evaluationMonotonic ? "monotonic" : "not monotonic");
             m.put("evaluation max shift ns", evaluationMaxShiftNs < 0 ? "unbounded" : u(evaluationMaxShiftNs));
             m.put("evaluation cpus", Integer.toString(evaluationCpus));
+            if (evaluationPace != null) {
+                m.put("evaluation pace", evaluationPace.describe(evaluationPacePpb));
+            }
         }
+        TrackingState t = tracking;
+        m.put("mode", t.mode().label());
         m.put("creator pid", u(creatorPid));
         m.put("creator uid", u(creatorUid));
         m.put("created epoch ns", u(createdEpochNs));
@@ -223,11 +309,33 @@ public final class SegmentInfo {
         m.put("shift", Integer.toString(shift));
         m.put("wrap threshold ticks", u(wrapThresholdTicks));
         m.put("moves", u(moves));
+        m.put("offset ns", Long.toString(offsetNs));
+        if (t.mode() == Mode.TRACKING) {
+            m.put("tie interval ns", u(t.tieIntervalNs()));
+            m.put("max slew ppm", BigDecimal.valueOf(t.maxSlewPpb(), 3).stripTrailingZeros().toPlainString());
+            m.put("step threshold ns", u(t.stepThresholdNs()));
+            m.put("ties", u(t.ties()));
+            m.put("last tie epoch ns", u(t.lastTieEpochNs()));
+            m.put("last tie offset ns", Long.toString(t.lastOffsetNs()));
+            m.put("pending ns", Long.toString(t.pendingNs()));
+            m.put("frequency ppm", ppm(t.frequencyPpb()));
+            m.put("slew ppm", ppm(t.slewPpb()));
+            m.put("slope correction ppm", ppm(t.correctionPpb()));
+            m.put("steps", u(t.steps()));
+            m.put("last step ns", Long.toString(t.lastStepNs()));
+            m.put("largest step ns", Long.toString(t.largestStepNs()));
+        }
+        m.put("repairs", u(t.repairs()));
         return Collections.unmodifiableMap(m);
     }
 
     private static String u(long v) {
         return Long.toUnsignedString(v);
+    }
+
+    /** ppb as ppm with three decimals, as {@code hrts info} prints it. */
+    private static String ppm(long ppb) {
+        return BigDecimal.valueOf(ppb, 3).toPlainString();
     }
 
     /** @return {@code SegmentInfo} followed by {@link #asMap()} */

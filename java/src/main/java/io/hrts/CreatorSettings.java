@@ -1,0 +1,57 @@
+package io.hrts;
+
+/**
+ * What this JVM's system properties say about a segment it creates: {@value
+ * HighResTimestamp#MODE_PROPERTY}, {@value HighResTimestamp#TIE_INTERVAL_PROPERTY}, {@value
+ * HighResTimestamp#MAX_SLEW_PROPERTY} and {@value HighResTimestamp#STEP_THRESHOLD_PROPERTY}. A
+ * property not set is 0, which the native side reads as "the environment's value ({@code
+ * HRTS_MODE}, {@code HRTS_TIE_INTERVAL_MS}, ...), else the default". Ranges are checked natively,
+ * with the core's limits.
+ */
+record CreatorSettings(int modeCode, long tieIntervalMs, long maxSlewPpm, long stepThresholdMs) {
+
+    static CreatorSettings fromProperties() {
+        String mode = property(HighResTimestamp.MODE_PROPERTY);
+        int modeCode = 0;
+        if (mode != null) {
+            try {
+                modeCode = Mode.fromLabel(mode).code();
+            } catch (IllegalArgumentException e) {
+                throw invalid(HighResTimestamp.MODE_PROPERTY, mode, "is neither tracking nor frozen");
+            }
+        }
+        return new CreatorSettings(modeCode, number(HighResTimestamp.TIE_INTERVAL_PROPERTY),
+                number(HighResTimestamp.MAX_SLEW_PROPERTY), number(HighResTimestamp.STEP_THRESHOLD_PROPERTY));
+    }
+
+    /** The property's value, or null if it is unset or blank. */
+    private static String property(String name) {
+        String v = System.getProperty(name);
+        return v == null || v.trim().isEmpty() ? null : v;
+    }
+
+    /** A positive whole number, or 0 if the property is not set. */
+    private static long number(String name) {
+        String v = property(name);
+        if (v == null) {
+            return 0;
+        }
+        try {
+            long n = Long.parseLong(v.trim());
+            if (n > 0) {
+                return n;
+            }
+        } catch (NumberFormatException e) {
+            // reported below, with the property's name
+        }
+        throw invalid(name, v, "is not a positive whole number");
+    }
+
+    private static HrtsException invalid(String name, String value, String why) {
+        return new HrtsException(HrtsException.Kind.INVALID_ARGUMENT, "hrts: system property " + name + "=\""
+                + value + "\" " + why + "; fix or remove it (-D" + HighResTimestamp.MODE_PROPERTY
+                + "=tracking|frozen, -D" + HighResTimestamp.TIE_INTERVAL_PROPERTY + "=MS, -D"
+                + HighResTimestamp.MAX_SLEW_PROPERTY + "=PPM, -D" + HighResTimestamp.STEP_THRESHOLD_PROPERTY
+                + "=MS)");
+    }
+}

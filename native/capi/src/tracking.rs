@@ -1,0 +1,295 @@
+//! The C types of a segment's mode and tracking state, and the options a
+//! creator opens a segment with: typed values, not the text `hrts info` prints.
+//!
+//! The values of `hrts_mode` and the layouts of `hrts_tracking_state` and
+//! version 1 of `hrts_open_options` are ABI: they never change. A later version
+//! of the options only adds fields at the end (and raises
+//! `HRTS_OPEN_OPTIONS_VERSION`); tracking facts added later come in a new
+//! struct and function rather than growing `hrts_tracking_state`.
+
+use crate::status::{Failure, HrtsStatus};
+use hrts_core::{Config, Mode, SharedBase, TrackingState};
+use std::time::Duration;
+
+// C knows this type as `hrts_mode` (cbindgen.toml renames it).
+/// How a segment's timeline follows the calendar clock (`CLOCK_REALTIME`).
+/// The creator of a segment chooses it; every process of the segment uses the
+/// creator's. The functions that report a mode write it as a `uint32_t` holding
+/// one of these values (0 is never a mode: in `hrts_open_options` it means
+/// "the default").
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(non_camel_case_types)]
+pub enum HrtsMode {
+    /// The timeline follows `CLOCK_REALTIME`: every tie interval it is paired
+    /// with the calendar again and slewed toward it, never backward (the
+    /// default).
+    MODE_TRACKING = 1,
+    /// IBMTS semantics: the calendar is read when the base is made; later
+    /// changes of the system clock do not move the timeline.
+    MODE_FROZEN = 2,
+}
+
+impl HrtsMode {
+    /// The C value of a core mode.
+    pub(crate) fn of(mode: Mode) -> HrtsMode {
+        match mode {
+            Mode::Tracking => HrtsMode::MODE_TRACKING,
+            Mode::Frozen => HrtsMode::MODE_FROZEN,
+        }
+    }
+
+    /// The core mode of a C value, `None` for a value that is no mode.
+    fn to_core(value: u32) -> Option<Mode> {
+        match value {
+            1 => Some(Mode::Tracking),
+            2 => Some(Mode::Frozen),
+            _ => None,
+        }
+    }
+}
+
+/// The segment's mode as `hrts_get_mode` and `hrts_segment_mode` write it.
+pub(crate) fn mode_of(b: &SharedBase) -> u32 {
+    HrtsMode::of(b.mode()) as u32
+}
+
+// C knows this type as `hrts_tracking_state` (cbindgen.toml renames it).
+/// How a segment follows the calendar and what its ties have done so far, as
+/// `hrts info` shows it: the same for every process of the segment (it lives
+/// in the segment). Times are nanoseconds, rates parts per billion (ppb) of the
+/// calibrated counter rate; "calendar" is `CLOCK_REALTIME`, "timeline" the
+/// segment's stamps. A frozen segment never ties: `ties` and `last_tie_ns`
+/// are 0.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HrtsTrackingState {
+    /// `HRTS_MODE_TRACKING` or `HRTS_MODE_FROZEN`.
+    pub mode: u32,
+    /// Time between ties (tracking), ns.
+    pub tie_interval_ns: u64,
+    /// Bound on the slew and on the learned frequency error, ppb.
+    pub max_slew_ppb: u64,
+    /// A calendar ahead of the timeline by more than this is followed by a
+    /// step forward, ns.
+    pub step_threshold_ns: u64,
+    /// Ties so far, by all processes together.
+    pub ties: u64,
+    /// The calendar's reading at the last tie, ns since the Unix epoch (before
+    /// the first tie: at the pairing that made the base); 0 in frozen mode.
+    pub last_tie_ns: u64,
+    /// Calendar minus timeline measured by the last tie, before its
+    /// correction, ns.
+    pub last_offset_ns: i64,
+    /// Calendar minus timeline still to absorb by slewing, as of the last tie,
+    /// ns (negative: the timeline is ahead, after a backward step of the clock).
+    pub pending_ns: i64,
+    /// The learned rate of the calendar against the calibrated counter, ppb.
+    pub frequency_ppb: i64,
+    /// The slew in force on top of it, ppb.
+    pub slew_ppb: i64,
+    /// The slope's whole correction (frequency + slew), ppb.
+    pub correction_ppb: i64,
+    /// Steps forward so far (calendar steps, counter resets).
+    pub steps: u64,
+    /// Size of the last step, ns.
+    pub last_step_ns: i64,
+    /// Size of the largest step, ns.
+    pub largest_step_ns: i64,
+    /// Damaged lines or header fields a tie or base move found and repaired.
+    pub repairs: u64,
+}
+
+impl From<TrackingState> for HrtsTrackingState {
+    fn from(t: TrackingState) -> HrtsTrackingState {
+        HrtsTrackingState {
+            mode: HrtsMode::of(t.mode) as u32,
+            tie_interval_ns: t.tie_interval_ns,
+            max_slew_ppb: t.max_slew_ppb,
+            step_threshold_ns: t.step_threshold_ns,
+            ties: t.ties,
+            last_tie_ns: t.last_tie_ns,
+            last_offset_ns: t.last_offset_ns,
+            pending_ns: t.pending_ns,
+            frequency_ppb: t.frequency_ppb,
+            slew_ppb: t.slew_ppb,
+            correction_ppb: t.correction_ppb,
+            steps: t.steps,
+            last_step_ns: t.last_step_ns,
+            largest_step_ns: t.largest_step_ns,
+            repairs: t.repairs,
+        }
+    }
+}
+
+/// The tracking state as `hrts_get_tracking_state` and
+/// `hrts_segment_tracking_state` write it.
+pub(crate) fn tracking_state_of(b: &SharedBase) -> HrtsTrackingState {
+    b.tracking_state().into()
+}
+
+/// The `hrts_open_options` layout this library was built with: set
+/// `version` to it.
+pub const HRTS_OPEN_OPTIONS_VERSION: u32 = 1;
+
+// C knows this type as `hrts_open_options` (cbindgen.toml renames it).
+/// How `hrts_segment_open_with` creates a segment that does not exist yet.
+/// Zero-initialise it, set `version` to `HRTS_OPEN_OPTIONS_VERSION` and the
+/// fields you want: a field left 0 takes the environment's value
+/// (`HRTS_MODE`, `HRTS_TIE_INTERVAL_MS`, `HRTS_MAX_SLEW_PPM`,
+/// `HRTS_STEP_THRESHOLD_MS`), else the default. Like those variables, the
+/// options only shape a segment this call creates: an existing segment keeps
+/// its creator's mode and settings (`hrts_segment_mode` says which it has).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HrtsOpenOptions {
+    /// `HRTS_OPEN_OPTIONS_VERSION`: the layout the caller filled in.
+    pub version: u32,
+    /// `HRTS_MODE_TRACKING` or `HRTS_MODE_FROZEN`; 0: default (tracking).
+    pub mode: u32,
+    /// Time between ties, ms, 1 ..= 60000; 0: default (1000).
+    pub tie_interval_ms: u32,
+    /// Largest slew and learned frequency error, ppm, 1 ..= 50000; 0:
+    /// default (500).
+    pub max_slew_ppm: u32,
+    /// A calendar ahead of the timeline by more than this many ms is followed
+    /// by a step forward, at least 1; 0: default (100).
+    pub step_threshold_ms: u64,
+}
+
+impl HrtsOpenOptions {
+    /// `cfg` with these options applied, every value checked (also for a
+    /// segment that exists: a bad option is refused, not ignored).
+    pub(crate) fn apply(&self, mut cfg: Config, function: &str) -> Result<Config, Failure> {
+        let invalid = |what: String| {
+            Failure::new(
+                HrtsStatus::E_INVALID_ARGUMENT,
+                format!("{function}: {what}"),
+            )
+        };
+        if self.version != HRTS_OPEN_OPTIONS_VERSION {
+            return Err(invalid(format!(
+                "hrts_open_options version {} is not {HRTS_OPEN_OPTIONS_VERSION}, the one this \
+                 libhrts knows; zero the struct and set version = HRTS_OPEN_OPTIONS_VERSION \
+                 (and build against the hrts.h of this libhrts)",
+                self.version
+            )));
+        }
+        if self.mode != 0 {
+            cfg.mode = HrtsMode::to_core(self.mode).ok_or_else(|| {
+                invalid(format!(
+                    "mode {} is neither HRTS_MODE_TRACKING (1) nor HRTS_MODE_FROZEN (2); \
+                     0 takes the default",
+                    self.mode
+                ))
+            })?;
+        }
+        if self.tie_interval_ms != 0 {
+            cfg.tracking.interval = Duration::from_millis(self.tie_interval_ms.into());
+        }
+        if self.max_slew_ppm != 0 {
+            cfg.tracking.max_slew_ppm = self.max_slew_ppm;
+        }
+        if self.step_threshold_ms != 0 {
+            cfg.tracking.step_threshold = Duration::from_millis(self.step_threshold_ms);
+        }
+        cfg.tracking
+            .check()
+            .map_err(|e| invalid(e.message().to_string()))?;
+        Ok(cfg)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options() -> HrtsOpenOptions {
+        HrtsOpenOptions {
+            version: HRTS_OPEN_OPTIONS_VERSION,
+            ..HrtsOpenOptions::default()
+        }
+    }
+
+    #[test]
+    fn zero_options_keep_the_environment_and_set_ones_override_it() {
+        let mut env = Config::named("/hrts-options");
+        env.mode = Mode::Frozen;
+        env.tracking.max_slew_ppm = 42;
+        let same = options().apply(env.clone(), "f").unwrap();
+        assert_eq!((same.mode, same.tracking), (env.mode, env.tracking));
+
+        let set = HrtsOpenOptions {
+            mode: HrtsMode::MODE_TRACKING as u32,
+            tie_interval_ms: 250,
+            max_slew_ppm: 100,
+            step_threshold_ms: 7,
+            ..options()
+        }
+        .apply(env, "f")
+        .unwrap();
+        assert_eq!(set.mode, Mode::Tracking);
+        assert_eq!(set.tracking.interval, Duration::from_millis(250));
+        assert_eq!(set.tracking.max_slew_ppm, 100);
+        assert_eq!(set.tracking.step_threshold, Duration::from_millis(7));
+        assert_eq!(set.name, "/hrts-options");
+    }
+
+    #[test]
+    fn bad_options_are_refused_saying_what_to_do() {
+        let env = Config::named("/hrts-options");
+        let cases = [
+            (HrtsOpenOptions::default(), "version 0 is not 1"),
+            (
+                HrtsOpenOptions {
+                    version: 2,
+                    ..options()
+                },
+                "build against the hrts.h of this libhrts",
+            ),
+            (
+                HrtsOpenOptions {
+                    mode: 3,
+                    ..options()
+                },
+                "mode 3 is neither HRTS_MODE_TRACKING (1) nor HRTS_MODE_FROZEN (2)",
+            ),
+            (
+                HrtsOpenOptions {
+                    tie_interval_ms: 60_001,
+                    ..options()
+                },
+                "outside 1 ms ..= 60 s",
+            ),
+            (
+                HrtsOpenOptions {
+                    max_slew_ppm: 50_001,
+                    ..options()
+                },
+                "outside 1 ..= 50000 ppm",
+            ),
+        ];
+        for (opts, message) in cases {
+            let e = opts
+                .apply(env.clone(), "hrts_segment_open_with")
+                .unwrap_err();
+            assert_eq!(e.status, HrtsStatus::E_INVALID_ARGUMENT, "{opts:?}");
+            assert!(
+                e.message.starts_with("hrts_segment_open_with: ") && e.message.contains(message),
+                "{opts:?}: {}",
+                e.message
+            );
+        }
+    }
+
+    #[test]
+    fn c_modes_are_the_core_modes() {
+        for m in [Mode::Tracking, Mode::Frozen] {
+            assert_eq!(HrtsMode::to_core(HrtsMode::of(m) as u32), Some(m));
+        }
+        assert_eq!(HrtsMode::MODE_TRACKING as u32, 1);
+        assert_eq!(HrtsMode::MODE_FROZEN as u32, 2);
+        assert_eq!(HrtsMode::to_core(0), None);
+        assert_eq!(HrtsMode::to_core(3), None);
+    }
+}
