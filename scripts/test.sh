@@ -174,9 +174,31 @@ else
     exit 1
 fi
 
+stage "published artifacts: jar, sources, Javadoc and POM of hrts and each adapter in ~/.m2"
+hrts_version=$(scripts/version.sh)
+pub_ok=0
+pub_bad=0
+for a in hrts hrts-log4j2 hrts-micrometer hrts-opentelemetry; do
+    dir="$HOME/.m2/repository/io/hrts/$a/$hrts_version"
+    missing=()
+    for f in "$a-$hrts_version.jar" "$a-$hrts_version-sources.jar" "$a-$hrts_version-javadoc.jar" "$a-$hrts_version.pom"; do
+        [ -s "$dir/$f" ] || missing+=("$f")
+    done
+    for tag in '<name>' '<description>' '<licenses>'; do
+        grep -q "$tag" "$dir/$a-$hrts_version.pom" 2>/dev/null || missing+=("$tag in the POM")
+    done
+    if [ "${#missing[@]}" -eq 0 ]; then
+        pub_ok=$((pub_ok + 1))
+    else
+        echo "$a: missing in $dir: ${missing[*]}"
+        pub_bad=$((pub_bad + 1))
+    fi
+done
+count published "$pub_ok" "$pub_bad"
+[ "$pub_bad" -eq 0 ] || exit 1
+
 stage "Maven consumer project (tests/consumer-maven, mvn)"
 # The sample writes the version as a user would: it must be the one this build published.
-hrts_version=$(scripts/version.sh)
 if ! grep -q "<hrts.version>$hrts_version</hrts.version>" tests/consumer-maven/pom.xml; then
     echo "tests/consumer-maven/pom.xml: <hrts.version> is not $hrts_version (the version in Cargo.toml)"
     count maven-consumer 0 1
