@@ -47,11 +47,6 @@ final class ExtractedCopies {
 
     private ExtractedCopies() {}
 
-    /** Whether {@code name} is how the loader names an extracted copy. */
-    static boolean isCopyName(String name) {
-        return COPY.matcher(name).matches();
-    }
-
     /**
      * Takes a shared lock on {@code copy} for the rest of this JVM's life, and checks that the
      * path still names the file that is locked (a cleanup may have removed it just before).
@@ -136,7 +131,7 @@ final class ExtractedCopies {
                 String name = dir.getFileName().toString();
                 boolean current = name.equals(version);
                 if (!(current || (VERSION.matcher(name).matches() && isOlder(name, version)))
-                        || !ownedDirectory(dir, uid)) {
+                        || !owned(dir, true, uid)) {
                     continue;
                 }
                 removeCopies(dir, keep, uid, removed);
@@ -162,7 +157,7 @@ final class ExtractedCopies {
         try (DirectoryStream<Path> files = Files.newDirectoryStream(dir)) {
             for (Path f : files) {
                 String name = f.getFileName().toString();
-                if (f.toAbsolutePath().equals(keepAbs) || !ownedRegularFile(f, uid)) {
+                if (f.toAbsolutePath().equals(keepAbs) || !owned(f, false, uid)) {
                     continue;
                 }
                 if (COPY.matcher(name).matches()) {
@@ -209,19 +204,12 @@ final class ExtractedCopies {
         }
     }
 
-    private static boolean ownedDirectory(Path dir, Object uid) {
+    /** A real directory (or regular file), not a link, owned by {@code uid}. */
+    private static boolean owned(Path p, boolean directory, Object uid) {
         try {
-            return Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)
-                    && uid.equals(Files.getAttribute(dir, "unix:uid", LinkOption.NOFOLLOW_LINKS));
-        } catch (IOException | RuntimeException e) {
-            return false;
-        }
-    }
-
-    private static boolean ownedRegularFile(Path f, Object uid) {
-        try {
-            return Files.isRegularFile(f, LinkOption.NOFOLLOW_LINKS)
-                    && uid.equals(Files.getAttribute(f, "unix:uid", LinkOption.NOFOLLOW_LINKS));
+            boolean kind = directory ? Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)
+                    : Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS);
+            return kind && uid.equals(Files.getAttribute(p, "unix:uid", LinkOption.NOFOLLOW_LINKS));
         } catch (IOException | RuntimeException e) {
             return false;
         }
