@@ -4,6 +4,7 @@ import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertTrue;
 
 import io.hrts.HighResTimestamp;
+import io.hrts.testing.ShiftedDrive;
 import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -89,10 +90,29 @@ public class HrtsLog4jClockTest {
     }
 
     @Test
+    public void eventsAgreeWithStampsOfACProcess() throws Exception {
+        // The C test program stamps, sends a line to a child JVM that logs an event for it
+        // (LogDriveChild), reads back the event's instant, stamps again and checks before <=
+        // instant <= after for every round. The child's system clock is an hour ahead
+        // (ShiftedDrive): only hrts instants can agree.
+        int rounds = 1000;
+        String clock = "-Dlog4j2.clock=" + HrtsLog4jClock.class.getName();
+        ShiftedDrive.Result r = ShiftedDrive.run(rounds, LogDriveChild.class, clock);
+        assertTrue(r.toString(), r.childClockShifted());
+        assertTrue(r.toString(), r.output.contains("log4j clock: " + HrtsLog4jClock.class.getName()));
+        assertTrue(r.toString(), r.allOrdered(rounds));
+
+        // The control: the same child on Log4j2's default clock is an hour off in every round.
+        ShiftedDrive.Result control = ShiftedDrive.run(20, LogDriveChild.class);
+        assertTrue(control.toString(), control.childClockShifted());
+        assertTrue(control.toString(), control.output.contains("drive: 20 rounds, 0 ordered, 20 violations"));
+    }
+
+    @Test
     public void withoutHrtsLog4jKeepsLoggingOnItsOwnClock() throws Exception {
         // A segment name hrts refuses: the clock cannot be made, Log4j says why on its status
         // logger and stamps with its default clock.
-        List<String> cmd = new ArrayList<>(Arrays.asList(prop("hrts.test.java"), "-Xcheck:jni",
+        List<String> cmd = new ArrayList<>(Arrays.asList(ShiftedDrive.prop("hrts.test.java"), "-Xcheck:jni",
                 "-Dlog4j2.clock=" + HrtsLog4jClock.class.getName(), "-Dhrts.segment=no-leading-slash",
                 "-cp", System.getProperty("java.class.path"), LogOneEvent.class.getName()));
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
@@ -112,13 +132,5 @@ public class HrtsLog4jClockTest {
 
     static long epochNanos(Instant i) {
         return i.getEpochSecond() * 1_000_000_000L + i.getNanoOfSecond();
-    }
-
-    static String prop(String name) {
-        String v = System.getProperty(name);
-        if (v == null) {
-            throw new IllegalStateException("system property " + name + " not set (run with ./gradlew :hrts-log4j2:test)");
-        }
-        return v;
     }
 }

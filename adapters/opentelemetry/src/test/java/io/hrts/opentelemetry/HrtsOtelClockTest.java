@@ -5,17 +5,13 @@ import static org.junit.Assert.assertSame;
 import static org.junit.Assert.assertTrue;
 
 import io.hrts.HighResTimestamp;
+import io.hrts.testing.ShiftedDrive;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.Tracer;
 import io.opentelemetry.context.Scope;
 import io.opentelemetry.sdk.trace.SdkTracerProvider;
 import io.opentelemetry.sdk.trace.data.SpanData;
-import java.io.ByteArrayOutputStream;
-import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.After;
 import org.junit.Before;
 import org.junit.Test;
@@ -113,40 +109,17 @@ public class HrtsOtelClockTest {
     public void spansAgreeWithStampsOfACProcess() throws Exception {
         // The C test program stamps, sends a line to a child JVM (SpanDriveChild), reads back the
         // start (even rounds) or end (odd rounds) of the span the line made, stamps again, and
-        // checks before <= span time <= after for every round.
-        // (An end is the anchored reading: a round fails only if the child JVM was preempted for
-        // longer than a round trip between the two anchor reads, a few ns apart; rare enough
-        // at this count.)
-        int rounds = 600;
-        List<String> cmd = new ArrayList<>();
-        cmd.add(prop("hrts.test.cTest"));
-        cmd.add("drive");
-        cmd.add(Integer.toString(rounds));
-        cmd.add(prop("hrts.test.java"));
-        cmd.add("-Xcheck:jni");
-        cmd.add("-cp");
-        cmd.add(System.getProperty("java.class.path"));
-        cmd.add(SpanDriveChild.class.getName());
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        p.getOutputStream().close();
-        String out = readAll(p.getInputStream());
-        assertTrue("timed out: " + out, p.waitFor(180, TimeUnit.SECONDS));
-        assertEquals(out, 0, p.exitValue());
-        assertTrue(out, out.contains("drive: " + rounds + " rounds, " + rounds + " ordered, 0 violations"));
-        assertTrue(out, out.contains("spans: " + rounds / 2 + " started and ended on the hrts timeline"));
-    }
+        // checks before <= span time <= after for every round. The child's system clock is an
+        // hour ahead (ShiftedDrive): only hrts time stamps can agree.
+        int rounds = 2000;
+        ShiftedDrive.Result r = ShiftedDrive.run(rounds, SpanDriveChild.class);
+        assertTrue(r.toString(), r.childClockShifted());
+        assertTrue(r.toString(), r.allOrdered(rounds));
+        assertTrue(r.toString(), r.output.contains("spans: " + rounds / 2 + " started and ended"));
 
-    static String prop(String name) {
-        String v = System.getProperty(name);
-        if (v == null) {
-            throw new IllegalStateException("system property " + name + " not set (run with ./gradlew :hrts-opentelemetry:test)");
-        }
-        return v;
-    }
-
-    private static String readAll(InputStream in) throws Exception {
-        ByteArrayOutputStream b = new ByteArrayOutputStream();
-        in.transferTo(b);
-        return b.toString(StandardCharsets.UTF_8.name());
+        // The control: the same child on the SDK's default clock is an hour off in every round.
+        ShiftedDrive.Result control = ShiftedDrive.run(20, SpanDriveChild.class, "-Dhrts.test.otelClock=default");
+        assertTrue(control.toString(), control.childClockShifted());
+        assertTrue(control.toString(), control.output.contains("drive: 20 rounds, 0 ordered, 20 violations"));
     }
 }
