@@ -206,8 +206,9 @@ if ! grep -q "<hrts.version>$hrts_version</hrts.version>" tests/consumer-maven/p
 fi
 consumer_segment="/hrts-maven-consumer-$$"
 set +e
+# (Debian's mvn writes colour resets even in batch mode: dropped.)
 HRTS_SEGMENT="$consumer_segment" mvn -B -q -Dstyle.color=never -f tests/consumer-maven/pom.xml \
-    compile exec:exec 2>&1 | tee "$LOG_DIR/maven-consumer.log"
+    compile exec:exec 2>&1 | sed 's/\x1b\[[0-9;]*m//g' | tee "$LOG_DIR/maven-consumer.log"
 rc=${PIPESTATUS[0]}
 target/release/hrts --segment "$consumer_segment" unlink >/dev/null 2>&1
 set -e
