@@ -14,7 +14,7 @@ fi
 
 # ---- Debian packages
 # faketime: the multi-process tracking tests run hrts under a faked CLOCK_REALTIME.
-pkgs=(gradle junit4 libhamcrest-java python3 faketime
+pkgs=(gradle junit4 libhamcrest-java python3 faketime maven
       gcc-aarch64-linux-gnu gcc-powerpc64le-linux-gnu
       libc6-dev-arm64-cross libc6-dev-ppc64el-cross qemu-user-static)
 if command -v dpkg-query >/dev/null 2>&1; then
@@ -34,7 +34,7 @@ if command -v dpkg-query >/dev/null 2>&1; then
         log "Debian packages present"
     fi
 else
-    log "no dpkg: install yourself: JDK 17+, Gradle (4.4 or 8.x), JUnit 4, python3, aarch64/ppc64le cross gcc + libc, qemu-user"
+    log "no dpkg: install yourself: JDK 17+, Gradle (4.4 or 8.x), JUnit 4, python3, Maven, aarch64/ppc64le cross gcc + libc, qemu-user"
 fi
 
 # ---- Rust toolchain

@@ -39,6 +39,10 @@ READING = """
   on the shared segment.
 - B/op is `gc.alloc.rate.norm` from `-prof gc`: 0 on every hot path; `hrtsNow` and
   `jdkInstantNow` allocate the returned `Instant` (24 B).
+- Adapter rows are whole library operations, each on the library's default clock and on the
+  hrts adapter in the same run (Log4j2 picks its clock once per JVM: each in a fork of its
+  own). "extra B/op" is what the adapter allocates beyond the default (negative: it saves).
+  The `/ System.nanoTime` and `/ Instant.now` columns mean little for them.
 """
 
 
@@ -125,7 +129,42 @@ def report(results, mtime, jmh_version):
     alloc_free = all(r["alloc"] is not None and r["alloc"] < 0.01 for r in hot)
     out.append("- zero allocation on every hot path (gc.alloc.rate.norm < 0.01 B/op): {}\n".format(
         "met" if alloc_free else "NOT met"))
+    out.append(adapters_section(by))
     out.append(READING)
+    return "".join(out)
+
+
+# Adapter benchmarks come in pairs: <what>DefaultClock (the library's own clock) and
+# <what>HrtsClock (the hrts adapter), from java/benchmarks/src/io/hrts/adapters.
+ADAPTER_PAIRS = (
+    ("Log4j2 log event (io.hrts.log4j2.HrtsLog4jClock)", "log4j2Event"),
+    ("Micrometer Timer.record (io.hrts.micrometer.HrtsMicrometerClock)", "micrometerTimerRecord"),
+    ("OpenTelemetry span start + end (io.hrts.opentelemetry.HrtsOtelClock)", "otelSpanStartEnd"),
+)
+
+
+def adapters_section(by):
+    pairs = [(label, by.get(stem + "DefaultClock"), by.get(stem + "HrtsClock")) for label, stem in ADAPTER_PAIRS]
+    pairs = [p for p in pairs if p[1] and p[2]]
+    if not pairs:
+        return ""
+    out = ["\n## Adapters: hrts next to each library's default clock\n\n"]
+    out.append("| what | default clock ns/op | hrts ns/op | hrts / default | default B/op | hrts B/op | extra B/op |\n")
+    out.append("|---|---:|---:|---:|---:|---:|---:|\n")
+    extra_free = True
+    for label, d, h in pairs:
+        if d["alloc"] is None or h["alloc"] is None:
+            extra = None
+            extra_free = False
+        else:
+            extra = h["alloc"] - d["alloc"]
+            extra_free = extra_free and extra < 0.01
+        out.append("| {} | {} ± {} | {} ± {} | {} | {} | {} | {} |\n".format(
+            label, f(d["score"]), f(d["error"]), f(h["score"]), f(h["error"]), f(h["score"] / d["score"]),
+            "n/a" if d["alloc"] is None else f(d["alloc"]), "n/a" if h["alloc"] is None else f(h["alloc"]),
+            "n/a" if extra is None else f(extra)))
+    out.append("\n- no extra allocation with the hrts adapters (extra B/op < 0.01): {}\n".format(
+        "met" if extra_free else "NOT met"))
     return "".join(out)
 
 

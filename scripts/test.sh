@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The one test command for hrts: Rust (fmt, clippy, minimum Rust version, tests),
-# version consistency, cross-architecture tests, C tests, JUnit through the packaged jar,
-# and a consumer project using the published Maven artifact. Exits non-zero if any
-# stage fails.
+# version consistency, cross-architecture tests, C tests, JUnit through the packaged jar
+# (with every platform's library checked), the Log4j2, Micrometer and OpenTelemetry
+# adapters' tests, and Gradle and Maven consumer projects using the published artifact.
+# Exits non-zero if any stage fails.
 #
 # Every stage that runs tests prints `word: N passed, N failed`; the summary at the end
 # repeats those lines and adds the total. A new stage: a `run_stage` line below, or a
@@ -108,27 +109,32 @@ count cargo "$passed" "$failed"
 run_optional scripts/cross-test.sh
 run_optional tests/c/run.sh
 
-stage "JUnit: ./gradlew cleanTest test (through the packaged jar)"
+# junit_counts DIR: prints "passed failed" of the JUnit XML results in DIR; nothing if
+# there are none (so that `read` fails).
+junit_counts() {
+    local results
+    shopt -s nullglob
+    results=("$1"/TEST-*.xml)
+    shopt -u nullglob
+    [ "${#results[@]}" -gt 0 ] || return 0
+    grep -h -o '<testsuite [^>]*>' "${results[@]}" | awk '
+        { for (i = 1; i <= NF; i++) {
+            split($i, kv, "="); v = kv[2]; gsub(/[^0-9]/, "", v)
+            if (kv[1] == "tests") t += v; else if (kv[1] == "failures") f += v
+            else if (kv[1] == "errors") e += v; else if (kv[1] == "skipped") s += v } }
+        END { print t - f - e - s, f + e }'
+}
+
+stage "JUnit: ./gradlew :cleanTest :test (through the packaged jar)"
 set +e
-"${GRADLE[@]}" cleanTest test
+"${GRADLE[@]}" :cleanTest :test
 rc=$?
 set -e
-shopt -s nullglob
-results=(build/test-results/test/TEST-*.xml)
-shopt -u nullglob
-if [ "${#results[@]}" -eq 0 ]; then
+if ! read -r jpassed jfailed < <(junit_counts build/test-results/test); then
     echo "junit: no test results in build/test-results/test"
     [ "$rc" -ne 0 ] || rc=1
     exit "$rc"
 fi
-read -r tests failures errors skipped < <(grep -h -o '<testsuite [^>]*>' "${results[@]}" | awk '
-    { for (i = 1; i <= NF; i++) {
-        split($i, kv, "="); v = kv[2]; gsub(/[^0-9]/, "", v)
-        if (kv[1] == "tests") t += v; else if (kv[1] == "failures") f += v
-        else if (kv[1] == "errors") e += v; else if (kv[1] == "skipped") s += v } }
-    END { print t + 0, f + 0, e + 0, s + 0 }')
-jpassed=$((tests - failures - errors - skipped))
-jfailed=$((failures + errors))
 count junit "$jpassed" "$jfailed"
 [ "$rc" -eq 0 ] || exit "$rc"
 [ "$jfailed" -eq 0 ] && [ "$jpassed" -gt 0 ] || exit 1
@@ -139,6 +145,25 @@ run_optional tests/trace/run.sh
 # After JUnit: it needs the jar, the JUnit classes and the C test program.
 run_stage "fuzz: 100,000 damages of a live segment with C, Rust and Java readers (tests/fuzz/run.sh)" \
     tests/fuzz/run.sh 100000
+
+# Each adapter's JUnit suite, against the real library (adapters/*/build.gradle).
+ADAPTERS=(log4j2 micrometer opentelemetry)
+stage "adapters: ${ADAPTERS[*]} (./gradlew :hrts-<adapter>:test)"
+tasks=()
+for a in "${ADAPTERS[@]}"; do tasks+=(":hrts-$a:cleanTest" ":hrts-$a:test"); done
+set +e
+"${GRADLE[@]}" --continue "${tasks[@]}"
+rc=$?
+set -e
+for a in "${ADAPTERS[@]}"; do
+    if read -r p f < <(junit_counts "adapters/$a/build/test-results/test") && [ "$p" -gt 0 ]; then
+        count "$a" "$p" "$f"
+    else
+        echo "$a: no test results in adapters/$a/build/test-results/test"
+        count "$a" 0 1
+    fi
+done
+[ "$rc" -eq 0 ] || exit "$rc"
 
 stage "publishToMavenLocal + consumer project (tests/consumer)"
 "${GRADLE[@]}" publishToMavenLocal
@@ -154,6 +179,51 @@ if [ "$rc" -eq 0 ] && grep -Eq '^hrts consumer: stamp [0-9]{19} ns' "$LOG_DIR/co
     count consumer 1 0
 else
     count consumer 0 1
+    exit 1
+fi
+
+stage "published artifacts: jar, sources, Javadoc and POM of hrts and each adapter in ~/.m2"
+hrts_version=$(scripts/version.sh)
+pub_ok=0
+pub_bad=0
+for a in hrts hrts-log4j2 hrts-micrometer hrts-opentelemetry; do
+    dir="$HOME/.m2/repository/io/hrts/$a/$hrts_version"
+    missing=()
+    for f in "$a-$hrts_version.jar" "$a-$hrts_version-sources.jar" "$a-$hrts_version-javadoc.jar" "$a-$hrts_version.pom"; do
+        [ -s "$dir/$f" ] || missing+=("$f")
+    done
+    for tag in '<name>' '<description>' '<licenses>'; do
+        grep -q "$tag" "$dir/$a-$hrts_version.pom" 2>/dev/null || missing+=("$tag in the POM")
+    done
+    if [ "${#missing[@]}" -eq 0 ]; then
+        pub_ok=$((pub_ok + 1))
+    else
+        echo "$a: missing in $dir: ${missing[*]}"
+        pub_bad=$((pub_bad + 1))
+    fi
+done
+count published "$pub_ok" "$pub_bad"
+[ "$pub_bad" -eq 0 ] || exit 1
+
+stage "Maven consumer project (tests/consumer-maven, mvn)"
+# The sample writes the version as a user would: it must be the one this build published.
+if ! grep -q "<hrts.version>$hrts_version</hrts.version>" tests/consumer-maven/pom.xml; then
+    echo "tests/consumer-maven/pom.xml: <hrts.version> is not $hrts_version (the version in Cargo.toml)"
+    count maven-consumer 0 1
+    exit 1
+fi
+consumer_segment="/hrts-maven-consumer-$$"
+set +e
+# (Debian's mvn writes colour resets even in batch mode: dropped.)
+HRTS_SEGMENT="$consumer_segment" mvn -B -q -Dstyle.color=never -f tests/consumer-maven/pom.xml \
+    compile exec:exec 2>&1 | sed 's/\x1b\[[0-9;]*m//g' | tee "$LOG_DIR/maven-consumer.log"
+rc=${PIPESTATUS[0]}
+target/release/hrts --segment "$consumer_segment" unlink >/dev/null 2>&1
+set -e
+if [ "$rc" -eq 0 ] && grep -Eq '^hrts maven consumer: stamp [0-9]{19} ns' "$LOG_DIR/maven-consumer.log"; then
+    count maven-consumer 1 0
+else
+    count maven-consumer 0 1
     exit 1
 fi
 

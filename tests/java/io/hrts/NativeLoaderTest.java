@@ -141,6 +141,122 @@ public class NativeLoaderTest {
         assertEquals("linux-ppc64le", NativeLoader.platform("Linux", "ppc64le"));
     }
 
+    @Test
+    public void aPlatformWithoutLibraryNamesThePlatformsTheJarHas() throws Exception {
+        String have = String.join(", ", ChildJvm.prop("hrts.test.platforms").split(","));
+        Properties p = new Properties();
+        p.putAll(System.getProperties());
+        p.setProperty("os.arch", "s390x");
+        p.setProperty("java.library.path", "/nonexistent");
+        HrtsException e = assertThrows(HrtsException.class, () -> NativeLoader.loadWith(p));
+        String msg = e.getMessage();
+        assertTrue(msg, msg.contains("platform linux-s390x (os.name=" + System.getProperty("os.name") + ", os.arch=s390x"));
+        assertTrue(msg, msg.contains("native/linux-s390x/libhrts_jni.so: not packaged in "));
+        assertTrue(msg, msg.contains("this jar has libraries for " + have + ")"));
+
+        // And as a user sees it: a JVM reporting another architecture.
+        Procs r = ChildJvm.runJar(Arrays.asList("-Dos.arch=s390x", "-Djava.library.path=/nonexistent"));
+        assertEquals(r.toString(), 1, r.exit);
+        assertTrue(r.toString(), r.err.contains("this jar has libraries for " + have + ")"));
+    }
+
+    @Test
+    public void versionsCompareByTheirNumbers() {
+        assertTrue(ExtractedCopies.isOlder("0.0.9", "0.1.0"));
+        assertTrue(ExtractedCopies.isOlder("0.9", "0.10"));
+        assertTrue(ExtractedCopies.isOlder("0.1", "0.1.1"));
+        assertTrue(ExtractedCopies.isOlder("0.1.0-rc1", "0.2.0"));
+        assertFalse(ExtractedCopies.isOlder("0.1.0", "0.1.0"));
+        assertFalse(ExtractedCopies.isOlder("0.1.0-rc1", "0.1.0"));
+        assertFalse(ExtractedCopies.isOlder("0.1.0", "0.1"));
+        assertFalse(ExtractedCopies.isOlder("1.0.0", "0.99.99"));
+    }
+
+    /** A copy as the loader names it, with a distinct hash-like suffix. */
+    private static Path copy(Path dir, int n) throws Exception {
+        Files.createDirectories(dir);
+        return Files.write(dir.resolve(String.format("libhrts_jni-%016x.so", n)), new byte[] {(byte) n});
+    }
+
+    @Test
+    public void loadingRemovesTheCopiesOfOlderVersionsItOwns() throws Exception {
+        Path tmpdir = tmp.newFolder("tmpdir").toPath();
+        Path base = tmpdir.resolve("hrts-" + System.getProperty("user.name"));
+        Path outside = tmp.newFolder("outside").toPath();
+        String version = ChildJvm.prop("hrts.test.version");
+        Path current = base.resolve(version);
+
+        Path old = copy(base.resolve("0.0.1"), 1);
+        Path oldTemp = base.resolve("0.0.2/.libhrts_jni-123.tmp");
+        Files.createDirectories(oldTemp.getParent());
+        Files.write(oldTemp, new byte[] {2});
+        Files.setLastModifiedTime(oldTemp, java.nio.file.attribute.FileTime.fromMillis(
+                System.currentTimeMillis() - 2 * 3_600_000L));
+        Path withNotes = copy(base.resolve("0.0.3"), 3);
+        Path notes = Files.write(base.resolve("0.0.3/notes.txt"), new byte[] {3});
+        Path inUse = copy(base.resolve("0.0.4"), 4);
+        Path outsideCopy = copy(outside, 5);
+        Path linkedDir = Files.createSymbolicLink(base.resolve("0.0.5"), outside);
+        Files.createDirectories(base.resolve("0.0.6"));
+        Path linkedFile = Files.createSymbolicLink(base.resolve("0.0.6/libhrts_jni-0000000000000006.so"), outsideCopy);
+        Path newer = copy(base.resolve("99.0.0"), 7);
+        Path notAVersion = copy(base.resolve("mine"), 8);
+        Path otherBuild = copy(current, 9);
+        Path freshTemp = Files.write(current.resolve(".libhrts_jni-456.tmp"), new byte[] {10});
+
+        // A running JVM holds its copy: this one, for the copy of "0.0.4".
+        try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(inUse,
+                java.nio.file.StandardOpenOption.READ);
+                java.nio.channels.FileLock lock = ch.lock(0, Long.MAX_VALUE, true)) {
+            assertTrue(lock.isShared());
+            Procs r = ChildJvm.runJar(Collections.singletonList("-Djava.io.tmpdir=" + tmpdir));
+            assertEquals(r.toString(), 0, r.exit);
+            assertTrue(r.toString(), r.out.contains("native library: " + current + "/libhrts_jni-"));
+        }
+
+        assertFalse("older version's copy", Files.exists(old));
+        assertFalse("older version's directory", Files.exists(old.getParent()));
+        assertFalse("stale temporary file", Files.exists(oldTemp));
+        assertFalse(Files.exists(oldTemp.getParent()));
+        assertFalse("older copy next to a file of someone else's", Files.exists(withNotes));
+        assertTrue("someone else's file", Files.exists(notes));
+        assertTrue("a copy in use", Files.exists(inUse));
+        assertTrue("a symbolic link to a directory", Files.isSymbolicLink(linkedDir));
+        assertTrue("what the link points to", Files.exists(outsideCopy));
+        assertTrue("a symbolic link named like a copy", Files.isSymbolicLink(linkedFile));
+        assertTrue("a newer version's copy", Files.exists(newer));
+        assertTrue("a directory that is not a version", Files.exists(notAVersion));
+        assertFalse("another build of this version", Files.exists(otherBuild));
+        assertTrue("a temporary file being written", Files.exists(freshTemp));
+        List<Path> left = list(current);
+        assertEquals(left.toString(), 2, left.size());
+    }
+
+    @Test
+    public void cleanupLeavesWhatAnotherUserOwns() throws Exception {
+        Path base = tmp.newFolder("base").toPath();
+        Path old = copy(base.resolve("0.0.1"), 1);
+        Object me = Files.getAttribute(base, "unix:uid");
+        Object someoneElse = ((Integer) me) + 1;
+        assertEquals(Collections.emptyList(), ExtractedCopies.removeStale(base, "0.1.0", null, someoneElse));
+        assertTrue(Files.exists(old));
+        assertEquals(Arrays.asList(old, old.getParent()), ExtractedCopies.removeStale(base, "0.1.0", null, me));
+        assertFalse(Files.exists(old.getParent()));
+    }
+
+    @Test
+    public void aCopyThisJvmHoldsIsNotRemoved() throws Exception {
+        Path base = tmp.newFolder("held").toPath();
+        Path held = copy(base.resolve("0.0.1"), 1);
+        assertTrue(ExtractedCopies.holdInUse(held));
+        assertTrue("holding twice is fine", ExtractedCopies.holdInUse(held));
+        Object me = Files.getAttribute(base, "unix:uid");
+        assertEquals(Collections.emptyList(), ExtractedCopies.removeStale(base, "0.1.0", null, me));
+        assertTrue(Files.exists(held));
+        assertFalse("a vanished copy is reported, not held",
+                ExtractedCopies.holdInUse(base.resolve("0.0.1/libhrts_jni-00000000000000ff.so")));
+    }
+
     private static List<Path> list(Path dir) throws Exception {
         try (Stream<Path> s = Files.list(dir)) {
             return s.collect(Collectors.toList());

@@ -17,6 +17,7 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 import java.util.Properties;
@@ -28,15 +29,22 @@ import java.util.Set;
  * <ol>
  *   <li>the system property {@value #LIBRARY_PROPERTY}, naming a library file: if set it wins,
  *       and a file that does not exist (or does not load) is an error, nothing else is tried;
- *   <li>the library packed in the jar at {@code native/<platform>/libhrts_jni.so}, extracted to
- *       the directory named by {@value #DIR_PROPERTY} or by default to a per-user, per-version
- *       directory under {@code java.io.tmpdir} (written to a temporary file and atomically
- *       renamed, so concurrent JVMs never see a partial file) and loaded from there;
+ *   <li>the library packed in the jar at {@code native/<platform>/libhrts_jni.so} (the jar
+ *       carries one for each of {@link #packagedPlatforms()}; the platform is chosen by {@code
+ *       os.name} and {@code os.arch}), extracted to the directory named by {@value #DIR_PROPERTY}
+ *       or by default to a per-user, per-version directory under {@code java.io.tmpdir} (written
+ *       to a temporary file and atomically renamed, so concurrent JVMs never see a partial file)
+ *       and loaded from there;
  *   <li>{@code System.loadLibrary("hrts_jni")}, i.e. {@code java.library.path}.
  * </ol>
  *
- * <p>If nothing loads, {@link HrtsException} names the platform, every path tried with its
- * failure, and how to fix it.
+ * <p>If nothing loads, {@link HrtsException} names the platform, the platforms the jar has, every
+ * path tried with its failure, and how to fix it.
+ *
+ * <p>A JVM holds a shared lock on the copy it loaded while it runs. After loading from the default
+ * directory the loader removes the copies that older hrts versions (and other builds of this
+ * version) extracted there, if no running JVM holds them: only directories and files of its own
+ * naming scheme, owned by this user, never following symbolic links.
  */
 public final class NativeLoader {
     /** System property naming the library file to load; overrides everything else. */
@@ -125,21 +133,41 @@ public final class NativeLoader {
      * @return e.g. {@code 0.1.0}; {@code "dev"} if unknown
      */
     public static String version() {
-        try (InputStream in = NativeLoader.class.getResourceAsStream(VERSION_RESOURCE)) {
-            if (in != null) {
-                Properties p = new Properties();
-                p.load(in);
-                String v = p.getProperty("version");
-                if (v != null && !v.trim().isEmpty()) {
-                    return v.trim();
-                }
-            }
-        } catch (IOException e) {
-            // fall through to the manifest
+        String v0 = buildProperties().getProperty("version");
+        if (v0 != null && !v0.trim().isEmpty()) {
+            return v0.trim();
         }
         Package pkg = NativeLoader.class.getPackage();
         String v = pkg == null ? null : pkg.getImplementationVersion();
         return v == null ? "dev" : v;
+    }
+
+    /**
+     * The platforms this jar carries a native library for, as the build recorded them.
+     *
+     * @return e.g. {@code [linux-x86_64, linux-aarch64, linux-ppc64le]}; empty if unknown
+     */
+    public static List<String> packagedPlatforms() {
+        String list = buildProperties().getProperty("platforms", "");
+        List<String> out = new ArrayList<>();
+        for (String p : list.split(",")) {
+            if (!p.trim().isEmpty()) {
+                out.add(p.trim());
+            }
+        }
+        return Collections.unmodifiableList(out);
+    }
+
+    private static Properties buildProperties() {
+        Properties p = new Properties();
+        try (InputStream in = NativeLoader.class.getResourceAsStream(VERSION_RESOURCE)) {
+            if (in != null) {
+                p.load(in);
+            }
+        } catch (IOException e) {
+            // unknown: callers fall back
+        }
+        return p;
     }
 
     /**
@@ -198,8 +226,10 @@ public final class NativeLoader {
         }
         if (packed == null) {
             if (tried.isEmpty()) {
-                tried.add("jar resource " + resource + ": not packaged in "
-                        + codeSource() + " (no library for this platform)");
+                List<String> have = packagedPlatforms();
+                tried.add("jar resource " + resource + ": not packaged in " + codeSource()
+                        + " (no library for this platform; this jar has libraries for "
+                        + (have.isEmpty() ? "no platform" : String.join(", ", have)) + ")");
             }
         } else {
             Path target = null;
@@ -214,13 +244,16 @@ public final class NativeLoader {
                 if (!explicitDir) {
                     ensurePrivateDir(dir.getParent());
                 }
-                target = extract(packed, dir);
+                target = extractAndHold(packed, dir);
             } catch (IOException | RuntimeException e) {
                 tried.add(label + ": cannot extract: " + e);
             }
             if (target != null) {
                 try {
                     System.load(target.toString());
+                    if (!explicitDir) {
+                        removeStaleCopies(dir, target);
+                    }
                     return target.toString();
                 } catch (UnsatisfiedLinkError | SecurityException e) {
                     tried.add(label + ": System.load(" + target + ") failed: " + e
@@ -256,6 +289,35 @@ public final class NativeLoader {
             throw new HrtsException("hrts: " + resourcePath() + " is not packaged in " + codeSource());
         }
         return extract(packed, dir.toAbsolutePath());
+    }
+
+    /**
+     * Extracts and takes this JVM's shared lock on the copy (see {@link ExtractedCopies}); extracts
+     * again if a cleanup in another JVM removed the copy in between.
+     */
+    private static Path extractAndHold(byte[] packed, Path dir) throws IOException {
+        for (int attempt = 0; attempt < 5; attempt++) {
+            Path target = extract(packed, dir);
+            if (ExtractedCopies.holdInUse(target)) {
+                return target;
+            }
+        }
+        throw new IOException("the extracted copy in " + dir + " kept disappearing (removed by "
+                + "another process?)");
+    }
+
+    /** Best effort, after a successful load: never a reason to fail it. */
+    private static void removeStaleCopies(Path dir, Path loaded) {
+        try {
+            ExtractedCopies.removeStale(dir.getParent(), dir.getFileName().toString(), loaded,
+                    currentUid());
+        } catch (IOException | RuntimeException e) {
+            // the copies stay; the next JVM tries again
+        }
+    }
+
+    private static Object currentUid() throws IOException {
+        return Files.getAttribute(Paths.get("/proc/self"), "unix:uid");
     }
 
     private static Path extract(byte[] packed, Path dir) throws IOException {
@@ -300,7 +362,7 @@ public final class NativeLoader {
             throw new IOException(dir + " is not a directory (or is a symbolic link)");
         }
         Object owner = Files.getAttribute(dir, "unix:uid", LinkOption.NOFOLLOW_LINKS);
-        Object self = Files.getAttribute(Paths.get("/proc/self"), "unix:uid");
+        Object self = currentUid();
         if (!owner.equals(self)) {
             throw new IOException(dir + " is owned by uid " + owner + ", not by this user (uid "
                     + self + ")");

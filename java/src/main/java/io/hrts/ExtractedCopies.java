@@ -1,0 +1,253 @@
+package io.hrts;
+
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.file.DirectoryNotEmptyException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.FileTime;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.regex.Pattern;
+
+/**
+ * The copies of the JNI library that {@link NativeLoader} extracts, and their cleanup.
+ *
+ * <p>Every JVM holds a shared lock on the copy it loaded for as long as it runs (an fcntl lock,
+ * released by the kernel when the process ends). The cleanup removes a copy only when it can
+ * take an exclusive lock on it, so it never removes a copy that a running JVM is about to load;
+ * a JVM that already loaded a copy keeps its mapping even if the file goes.
+ *
+ * <p>The cleanup touches only what the loader made: directories named as versions in the
+ * per-user base directory, owned by this user, not symbolic links, and in them only regular files
+ * named {@code libhrts_jni-<16 hex>.so} (and its own temporary files once they are an hour old).
+ * A directory is removed only once it is empty. Versions newer than this one, and names that are
+ * not versions, are left alone.
+ */
+final class ExtractedCopies {
+    private static final Pattern COPY = Pattern.compile(
+            Pattern.quote("lib" + NativeLoader.LIBRARY_NAME + "-") + "[0-9a-f]{16}\\.so");
+    private static final Pattern TEMP = Pattern.compile(
+            Pattern.quote(".lib" + NativeLoader.LIBRARY_NAME + "-") + "[A-Za-z0-9]*\\.tmp");
+    private static final Pattern VERSION = Pattern.compile("[0-9]+(\\.[0-9]+)*([-+][A-Za-z0-9.+-]*)?");
+    /** A temporary file this old is left by a JVM that died while extracting. */
+    private static final long TEMP_MAX_AGE_MS = 3_600_000L;
+    /** Copies locked by this JVM, by absolute path: held until the JVM exits. */
+    private static final Map<Path, Held> HELD = new HashMap<>(); // guarded by HELD
+
+    private ExtractedCopies() {}
+
+    /**
+     * Takes a shared lock on {@code copy} for the rest of this JVM's life, and checks that the
+     * path still names the file that is locked (a cleanup may have removed it just before).
+     *
+     * @return true if {@code copy} is locked and in place; false if it went away meanwhile (the
+     *     caller extracts it again)
+     */
+    static boolean holdInUse(Path copy) throws IOException {
+        Path path = copy.toAbsolutePath();
+        synchronized (HELD) {
+            Object before;
+            try {
+                before = fileKey(path);
+            } catch (NoSuchFileException e) {
+                return false;
+            }
+            Held held = HELD.get(path);
+            if (held != null && Objects.equals(held.key, before)) {
+                return true; // this JVM holds it already
+            }
+            FileChannel ch = FileChannel.open(path, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS);
+            boolean keep = false;
+            try {
+                // Blocks only while a cleanup holds its exclusive lock (a few system calls).
+                ch.lock(0, Long.MAX_VALUE, true);
+                Object after;
+                try {
+                    after = fileKey(path);
+                } catch (NoSuchFileException e) {
+                    return false;
+                }
+                if (!Objects.equals(before, after)) {
+                    return false;
+                }
+                if (held != null) {
+                    held.channel.close(); // a replaced file: its lock is of no use now
+                }
+                HELD.put(path, new Held(ch, after));
+                keep = true;
+                return true;
+            } finally {
+                if (!keep) {
+                    ch.close();
+                }
+            }
+        }
+    }
+
+    /** A lock this JVM holds: the open channel and the identity (device, inode) of its file. */
+    private static final class Held {
+        final FileChannel channel;
+        final Object key;
+
+        Held(FileChannel channel, Object key) {
+            this.channel = channel;
+            this.key = key;
+        }
+    }
+
+    private static Object fileKey(Path p) throws IOException {
+        return Files.readAttributes(p, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS).fileKey();
+    }
+
+    /**
+     * Removes the copies of older versions (and other builds of this version) under
+     * {@code base} that belong to {@code uid} and that no JVM has locked. Best effort: what
+     * cannot be removed stays.
+     *
+     * @param base the per-user base directory ({@code <java.io.tmpdir>/hrts-<user>})
+     * @param version this jar's version: its directory keeps {@code keep}, newer ones are kept
+     * @param keep the copy this JVM loaded (never removed)
+     * @param uid the owner a directory and file must have ({@code unix:uid})
+     * @return what was removed
+     */
+    static List<Path> removeStale(Path base, String version, Path keep, Object uid) {
+        List<Path> removed = new ArrayList<>();
+        if (!VERSION.matcher(version).matches()) {
+            return removed; // a build without a version cannot tell older from newer
+        }
+        try (DirectoryStream<Path> dirs = Files.newDirectoryStream(base)) {
+            for (Path dir : dirs) {
+                String name = dir.getFileName().toString();
+                boolean current = name.equals(version);
+                if (!(current || (VERSION.matcher(name).matches() && isOlder(name, version)))
+                        || !owned(dir, true, uid)) {
+                    continue;
+                }
+                removeCopies(dir, keep, uid, removed);
+                if (!current) {
+                    try {
+                        Files.delete(dir);
+                        removed.add(dir);
+                    } catch (DirectoryNotEmptyException e) {
+                        // holds something else, or a copy in use: stays
+                    } catch (IOException e) {
+                        // best effort
+                    }
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // best effort: a cleanup problem never stops the library from loading
+        }
+        return removed;
+    }
+
+    private static void removeCopies(Path dir, Path keep, Object uid, List<Path> removed) {
+        Path keepAbs = keep == null ? null : keep.toAbsolutePath();
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(dir)) {
+            for (Path f : files) {
+                String name = f.getFileName().toString();
+                if (f.toAbsolutePath().equals(keepAbs) || !owned(f, false, uid)) {
+                    continue;
+                }
+                if (COPY.matcher(name).matches()) {
+                    if (removeUnlocked(f)) {
+                        removed.add(f);
+                    }
+                } else if (TEMP.matcher(name).matches() && isOld(f)) {
+                    if (Files.deleteIfExists(f)) {
+                        removed.add(f);
+                    }
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // best effort
+        }
+    }
+
+    /** Removes {@code f} if no JVM holds a lock on it, holding the exclusive lock meanwhile. */
+    private static boolean removeUnlocked(Path f) {
+        Object before;
+        try {
+            before = fileKey(f);
+        } catch (IOException e) {
+            return false;
+        }
+        // WRITE only to be allowed an exclusive lock; nothing is written.
+        try (FileChannel ch = FileChannel.open(f, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS)) {
+            FileLock lock;
+            try {
+                lock = ch.tryLock(0, Long.MAX_VALUE, false);
+            } catch (OverlappingFileLockException e) {
+                return false; // this JVM holds it
+            }
+            if (lock == null) {
+                return false; // another JVM holds it
+            }
+            if (!Objects.equals(before, fileKey(f))) {
+                return false; // replaced meanwhile: not the file we locked
+            }
+            Files.delete(f);
+            return true;
+        } catch (IOException | RuntimeException e) {
+            return false;
+        }
+    }
+
+    /** A real directory (or regular file), not a link, owned by {@code uid}. */
+    private static boolean owned(Path p, boolean directory, Object uid) {
+        try {
+            boolean kind = directory ? Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)
+                    : Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS);
+            return kind && uid.equals(Files.getAttribute(p, "unix:uid", LinkOption.NOFOLLOW_LINKS));
+        } catch (IOException | RuntimeException e) {
+            return false;
+        }
+    }
+
+    private static boolean isOld(Path f) throws IOException {
+        FileTime t = Files.getLastModifiedTime(f, LinkOption.NOFOLLOW_LINKS);
+        return System.currentTimeMillis() - t.toMillis() > TEMP_MAX_AGE_MS;
+    }
+
+    /**
+     * Whether version {@code a} is older than {@code b}: their numeric parts compared in order
+     * (a missing part counts as 0). Equal numeric parts are not older, whatever the suffixes.
+     */
+    static boolean isOlder(String a, String b) {
+        long[] x = numbers(a);
+        long[] y = numbers(b);
+        for (int i = 0; i < Math.max(x.length, y.length); i++) {
+            long xi = i < x.length ? x[i] : 0;
+            long yi = i < y.length ? y[i] : 0;
+            if (xi != yi) {
+                return xi < yi;
+            }
+        }
+        return false;
+    }
+
+    private static long[] numbers(String v) {
+        String core = v.split("[-+]", 2)[0];
+        String[] parts = core.split("\\.");
+        long[] n = new long[parts.length];
+        for (int i = 0; i < parts.length; i++) {
+            try {
+                n[i] = Long.parseLong(parts[i]);
+            } catch (NumberFormatException e) {
+                n[i] = Long.MAX_VALUE; // 20+ digits: never "older"
+            }
+        }
+        return n;
+    }
+}
