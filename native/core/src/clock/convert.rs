@@ -105,31 +105,19 @@ impl Scale {
 mod tests {
     use super::*;
 
-    /// splitmix64: deterministic, so a failure reproduces exactly.
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        }
-        fn below(&mut self, n: u64) -> u64 {
-            ((self.next() as u128 * n as u128) >> 64) as u64
-        }
-        /// Log-uniform in [lo, hi].
-        fn log_uniform(&mut self, lo: u64, hi: u64) -> u64 {
-            let bits_lo = 64 - lo.leading_zeros();
-            let bits_hi = 64 - hi.leading_zeros();
-            let bits = bits_lo + self.below((bits_hi - bits_lo + 1) as u64) as u32;
-            let v = if bits >= 64 {
-                self.next()
-            } else {
-                (1u64 << (bits - 1)) | self.below(1u64 << (bits - 1))
-            };
-            v.clamp(lo, hi)
-        }
+    use crate::testutil::Rng;
+
+    /// Log-uniform in [lo, hi].
+    fn log_uniform(rng: &mut Rng, lo: u64, hi: u64) -> u64 {
+        let bits_lo = 64 - lo.leading_zeros();
+        let bits_hi = 64 - hi.leading_zeros();
+        let bits = bits_lo + rng.below((bits_hi - bits_lo + 1) as u64) as u32;
+        let v = if bits >= 64 {
+            rng.next()
+        } else {
+            (1u64 << (bits - 1)) | rng.below(1u64 << (bits - 1))
+        };
+        v.clamp(lo, hi)
     }
 
     fn frequencies(rng: &mut Rng) -> Vec<u64> {
@@ -152,7 +140,7 @@ mod tests {
             10_000_000_000,
         ];
         for _ in 0..300 {
-            f.push(rng.log_uniform(1_000_000, 10_000_000_000));
+            f.push(log_uniform(rng, 1_000_000, 10_000_000_000));
         }
         f
     }

@@ -5,7 +5,7 @@
 use super::layout::*;
 use super::*;
 use crate::clock::source;
-use crate::testutil::TestName;
+use crate::testutil::{Rng, TestName};
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::io::AsRawFd;
@@ -636,15 +636,6 @@ fn a_damaged_header_is_refused_at_attach_and_restored_by_the_next_tie() {
     assert_eq!(attached.info().tracking.repairs, 3);
 }
 
-/// splitmix64 for the damage positions and values.
-fn mix(x: &mut u64) -> u64 {
-    *x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    let mut z = *x;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
 #[test]
 fn random_damage_never_gives_a_fresh_open_a_wrong_time() {
     for mode in [Mode::Tracking, Mode::Frozen] {
@@ -665,16 +656,16 @@ fn random_damage_never_gives_a_fresh_open_a_wrong_time() {
         };
         let page = words(&keeper);
         let pristine: Vec<u64> = page.iter().map(|w| w.load(SeqCst)).collect();
-        let mut rng = 0x5eed_u64 + mode as u64;
+        let mut rng = Rng(0x5eed_u64 + mode as u64);
         let (mut refused, mut answered) = (0, 0);
         let rounds = if cfg!(debug_assertions) { 1500 } else { 10_000 };
         for round in 0..rounds {
-            let at = (mix(&mut rng) % page.len() as u64) as usize;
-            let v = match mix(&mut rng) % 4 {
-                0 => mix(&mut rng),
-                1 => pristine[at] ^ (1 << (mix(&mut rng) % 64)),
+            let at = (rng.next() % page.len() as u64) as usize;
+            let v = match rng.next() % 4 {
+                0 => rng.next(),
+                1 => pristine[at] ^ (1 << (rng.next() % 64)),
                 2 => pristine[at]
-                    .wrapping_add(mix(&mut rng) % 1000)
+                    .wrapping_add(rng.next() % 1000)
                     .wrapping_sub(500),
                 _ => 0,
             };

@@ -6,21 +6,7 @@ use super::*;
 
 const HZ: f64 = 2_600_000_000.0;
 
-/// splitmix64, so failures reproduce.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    /// Uniform in [-1, 1).
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 52) as f64 - 1.0
-    }
-}
+use crate::testutil::Rng;
 
 /// A host: true time, a counter, and a calendar with a rate error `y` (ppm)
 /// that the scenario changes as it goes.
