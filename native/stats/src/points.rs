@@ -1,0 +1,252 @@
+//! Measuring points: handles to one metric whose methods queue an event on the
+//! calling thread's ring. Lock-free, allocation-free after the thread's first
+//! measurement, and never waiting for another thread. While the instance is
+//! stopped they do nothing.
+//!
+//! Counters and gauges are stamped with the processing thread's coarse clock
+//! while it is busy (at most one pass behind) and with a precise hrts stamp
+//! otherwise; timers always take precise stamps.
+
+use crate::local::with_ring;
+use crate::ring::kind;
+use crate::stats::Inner;
+use hrts_core::{Error, ErrorKind, Result};
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+
+/// The instance id of a timer's default instance.
+pub const DEFAULT_INSTANCE: u64 = u64::MAX;
+
+#[inline(always)]
+fn emit(inner: &Inner, id: u32, kind: u8, value: u64) {
+    if !inner.enabled() {
+        return;
+    }
+    let ts = inner.coarse_now();
+    with_ring(inner, |r| r.record(ts, id, kind, value));
+}
+
+#[inline(always)]
+fn emit_timer(inner: &Inner, id: u32, kind: u8, instance: u64) {
+    if !inner.enabled() {
+        return;
+    }
+    let ts = inner.now();
+    with_ring(inner, |r| r.record_unfoldable(ts, id, kind, instance));
+}
+
+/// A counter: a signed 64-bit integer changed by deltas.
+#[derive(Clone)]
+pub struct Counter {
+    inner: Arc<Inner>,
+    id: u32,
+}
+
+impl Counter {
+    pub(crate) fn new(inner: Arc<Inner>, id: u32) -> Counter {
+        Counter { inner, id }
+    }
+
+    /// Changes the counter by `delta` (negative to decrease).
+    #[inline(always)]
+    pub fn add(&self, delta: i64) {
+        emit(&self.inner, self.id, kind::COUNTER_ADD, delta as u64);
+    }
+
+    #[inline(always)]
+    pub fn increment(&self) {
+        self.add(1);
+    }
+
+    #[inline(always)]
+    pub fn decrement(&self) {
+        self.add(-1);
+    }
+
+    /// Sets the counter to `value` and restarts its statistics from it.
+    pub fn init(&self, value: i64) {
+        // Never folded: an init between folded deltas would reorder them.
+        if self.inner.enabled() {
+            let ts = self.inner.coarse_now();
+            with_ring(&self.inner, |r| {
+                r.record_unfoldable(ts, self.id, kind::COUNTER_INIT, value as u64)
+            });
+        }
+    }
+}
+
+/// A gauge: a value that is set.
+#[derive(Clone)]
+pub struct Gauge {
+    inner: Arc<Inner>,
+    id: u32,
+}
+
+impl Gauge {
+    pub(crate) fn new(inner: Arc<Inner>, id: u32) -> Gauge {
+        Gauge { inner, id }
+    }
+
+    /// Sets the gauge. NaN is an error (it would poison every statistic);
+    /// infinities are kept.
+    #[inline(always)]
+    pub fn set(&self, value: f64) -> Result<()> {
+        if value.is_nan() {
+            return Err(nan());
+        }
+        emit(&self.inner, self.id, kind::GAUGE_SET, value.to_bits());
+        Ok(())
+    }
+}
+
+#[cold]
+fn nan() -> Error {
+    Error::new(
+        ErrorKind::InvalidArgument,
+        "a gauge cannot be set to NaN; the value was ignored",
+    )
+}
+
+/// A timer: measures durations, by instance or by scope.
+#[derive(Clone)]
+pub struct Timer {
+    inner: Arc<Inner>,
+    id: u32,
+}
+
+impl Timer {
+    pub(crate) fn new(inner: Arc<Inner>, id: u32) -> Timer {
+        Timer { inner, id }
+    }
+
+    /// Starts (or restarts) the default instance.
+    #[inline(always)]
+    pub fn start(&self) {
+        self.start_instance(DEFAULT_INSTANCE);
+    }
+
+    /// Stops the default instance and records its duration.
+    #[inline(always)]
+    pub fn stop(&self) {
+        self.stop_instance(DEFAULT_INSTANCE);
+    }
+
+    /// Starts (or restarts) instance `id`; instances overlap freely.
+    #[inline(always)]
+    pub fn start_instance(&self, instance: u64) {
+        emit_timer(&self.inner, self.id, kind::TIMER_START, instance);
+    }
+
+    /// Stops instance `id` and records its duration. A stop for an instance
+    /// that is not running (never started, already stopped, discarded or idle
+    /// past the timeout) records nothing and is counted in
+    /// `hrts-stats.timer-stops-without-start` (or `…-instances-timed-out`).
+    #[inline(always)]
+    pub fn stop_instance(&self, instance: u64) {
+        emit_timer(&self.inner, self.id, kind::TIMER_STOP, instance);
+    }
+
+    /// Drops instance `id` without recording anything.
+    pub fn discard_instance(&self, instance: u64) {
+        emit_timer(&self.inner, self.id, kind::TIMER_DISCARD, instance);
+    }
+
+    /// Tells the library instance `id` is alive, so the idle timeout counts
+    /// from now.
+    pub fn heartbeat_instance(&self, instance: u64) {
+        emit_timer(&self.inner, self.id, kind::TIMER_HEARTBEAT, instance);
+    }
+
+    /// Measures a span on this thread: the duration is taken when the scope is
+    /// stopped or dropped, and only then queued (one event instead of two).
+    /// A scope idle for longer than the idle timeout records nothing, as an
+    /// instance would; [`TimerScope::heartbeat`] keeps it alive.
+    #[inline(always)]
+    pub fn scope(&self) -> TimerScope<'_> {
+        let enabled = self.inner.enabled();
+        let now = if enabled { self.inner.now() } else { 0 };
+        TimerScope {
+            timer: self,
+            start: now,
+            alive: now,
+            done: !enabled,
+        }
+    }
+
+    /// Records a duration measured elsewhere (nanoseconds).
+    #[inline(always)]
+    pub fn record(&self, duration_ns: u64) {
+        if self.inner.enabled() {
+            let ts = self.inner.now();
+            with_ring(&self.inner, |r| {
+                r.record(ts, self.id, kind::TIMER_RECORD, duration_ns)
+            });
+        }
+    }
+}
+
+/// A running span of a [`Timer`]; records its duration when dropped.
+#[must_use = "a timer scope measures until it is dropped"]
+pub struct TimerScope<'a> {
+    timer: &'a Timer,
+    start: u64,
+    alive: u64,
+    done: bool,
+}
+
+impl TimerScope<'_> {
+    /// Marks the span alive now (see [`Timer::scope`]).
+    pub fn heartbeat(&mut self) {
+        if !self.done {
+            self.alive = self.timer.inner.now();
+        }
+    }
+
+    /// Ends the span and records its duration.
+    pub fn stop(mut self) {
+        self.finish();
+    }
+
+    /// Ends the span without recording it.
+    pub fn discard(mut self) {
+        self.done = true;
+    }
+
+    #[inline(always)]
+    fn finish(&mut self) {
+        if self.done {
+            return;
+        }
+        self.done = true;
+        let inner = &self.timer.inner;
+        if !inner.enabled() {
+            return;
+        }
+        let now = inner.now();
+        if now.saturating_sub(self.alive) > inner.control.idle_ns.load(Relaxed) {
+            return;
+        }
+        let id = self.timer.id;
+        let duration = now.saturating_sub(self.start);
+        with_ring(inner, |r| r.record(now, id, kind::TIMER_RECORD, duration));
+    }
+}
+
+impl Drop for TimerScope<'_> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+macro_rules! debug_by_name {
+    ($($ty:ident),*) => {$(
+        impl std::fmt::Debug for $ty {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                let name = self.inner.registry.meta(self.id).map_or("?", |m| &m.name);
+                f.debug_tuple(stringify!($ty)).field(&name).finish()
+            }
+        }
+    )*};
+}
+debug_by_name!(Counter, Gauge, Timer);
