@@ -15,6 +15,11 @@ use std::sync::Arc;
 #[derive(Clone, Copy, Debug)]
 struct Item {
     ts: u64,
+    /// Ring index and place within the ring (2 × position for an event,
+    /// 2 × position - 1 for a run folded before the event at that position):
+    /// the order among equal stamps.
+    ring: u32,
+    place: u64,
     metric: u32,
     kind: u8,
     value: u64,
@@ -70,7 +75,7 @@ pub struct Aggregator {
     states: Vec<Option<State>>,
     cursors: Vec<Cursor>,
     scratch: Vec<Item>,
-    /// Counts from rings already retired.
+    /// Drops counted by rings already retired.
     retired: Health,
     health: Health,
     internal: Option<[u32; 4]>,
@@ -95,12 +100,15 @@ impl Aggregator {
     pub fn reset(&mut self) {
         let mut discard = Vec::new();
         for c in &mut self.cursors {
-            c.ring.drain(|_| {});
-            take_cells(c, &mut discard);
+            c.ring.drain(|_, _| {});
+            take_cells(c, 0, &mut discard);
         }
         // Dropped and folded counts stay process totals; the rest restarts.
         self.states.clear();
-        self.health = Health::default();
+        self.health = Health {
+            folded_events: self.health.folded_events,
+            ..Health::default()
+        };
     }
 
     pub fn adopt(&mut self, rings: impl IntoIterator<Item = Arc<Ring>>) {
@@ -113,19 +121,26 @@ impl Aggregator {
         }
     }
 
-    /// Takes everything queued, applies it in time order; returns how many
-    /// events (folded ones included) it applied.
-    pub fn pass(&mut self, registry: &Registry) -> u64 {
+    /// Takes everything queued and folded, applies it in time order; returns
+    /// how many queued events it took (folded runs are not counted: they wait
+    /// losslessly in their cells, so finding only those is no reason to keep
+    /// the processing thread awake). `now` stamps folded runs that no later
+    /// queued event bounds.
+    pub fn pass(&mut self, registry: &Registry, now: u64) -> u64 {
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clear();
         let mut retire = Vec::new();
+        let mut queued = 0;
         for (ci, c) in self.cursors.iter_mut().enumerate() {
             let closed = c.ring.is_closed();
+            let first = scratch.len();
             let last_ts = &mut c.last_ts;
-            c.ring.drain(|e: RawEvent| {
+            queued += c.ring.drain(|pos, e: RawEvent| {
                 *last_ts = (*last_ts).max(e.ts);
                 scratch.push(Item {
                     ts: *last_ts,
+                    ring: ci as u32,
+                    place: pos.wrapping_mul(2),
                     metric: e.metric,
                     kind: e.kind,
                     value: e.value,
@@ -134,26 +149,31 @@ impl Aggregator {
                     min: 0,
                     max: 0,
                 });
-            });
-            take_cells(c, &mut scratch);
+            }) as u64;
+            let events = first..scratch.len();
+            let folded_from = scratch.len();
+            take_cells(c, ci as u32, &mut scratch);
+            for k in folded_from..scratch.len() {
+                // Stamp a run with the first queued event after it, if taken now.
+                let place = scratch[k].place;
+                let next = scratch[events.clone()].iter().find(|e| e.place > place);
+                scratch[k].ts = next.map_or(now.max(c.last_ts), |e| e.ts);
+                self.health.folded_events += scratch[k].n;
+            }
             if closed && c.ring.is_drained() {
                 retire.push(ci);
             }
         }
+        scratch.sort_unstable_by_key(|i| (i.ts, i.ring, i.place));
+        for item in &scratch {
+            self.apply(item, registry);
+        }
         for ci in retire.into_iter().rev() {
             let c = self.cursors.swap_remove(ci);
             self.retired.dropped_events += c.ring.dropped();
-            self.retired.folded_events += c.ring.folded();
-        }
-        // Stable: events of one thread with equal stamps keep their order.
-        scratch.sort_by_key(|i| i.ts);
-        let mut applied = 0;
-        for item in &scratch {
-            applied += item.n.max(1);
-            self.apply(item, registry);
         }
         self.scratch = scratch;
-        applied
+        queued
     }
 
     fn state(&mut self, id: u32, registry: &Registry) -> Option<&mut State> {
@@ -254,10 +274,8 @@ impl Aggregator {
     pub fn health(&self) -> Health {
         let mut h = self.health;
         h.dropped_events = self.retired.dropped_events;
-        h.folded_events = self.retired.folded_events;
         for c in &self.cursors {
-            h.dropped_events = h.dropped_events.wrapping_add(c.ring.dropped());
-            h.folded_events = h.folded_events.wrapping_add(c.ring.folded());
+            h.dropped_events += c.ring.dropped();
         }
         h
     }
@@ -299,8 +317,9 @@ impl Aggregator {
     }
 }
 
-/// Turns what is new in each fold cell of `c` into summary items.
-fn take_cells(c: &mut Cursor, out: &mut Vec<Item>) {
+/// Turns what is new in each fold cell of `c` into summary items (stamped by
+/// the caller).
+fn take_cells(c: &mut Cursor, ring: u32, out: &mut Vec<Item>) {
     for (ci, chunk) in c.ring.chunks() {
         if c.taken.len() <= ci {
             c.taken.resize_with(ci + 1, || None);
@@ -323,7 +342,7 @@ fn take_cells(c: &mut Cursor, out: &mut Vec<Item>) {
                 complete &= chunk.is_unused(k);
                 continue;
             };
-            take_cell(((ci * CHUNK_CELLS) + k) as u32, &w, t, out);
+            take_cell(((ci * CHUNK_CELLS) + k) as u32, ring, &w, t, out);
         }
         if complete {
             taken.version = version;
@@ -331,12 +350,14 @@ fn take_cells(c: &mut Cursor, out: &mut Vec<Item>) {
     }
 }
 
-fn take_cell(metric: u32, w: &[u64; CELL_WORDS], t: &mut Taken, out: &mut Vec<Item>) {
+fn take_cell(metric: u32, ring: u32, w: &[u64; CELL_WORDS], t: &mut Taken, out: &mut Vec<Item>) {
     let kind = w[cell::KIND] as u8;
     let float = kind == kind::GAUGE_SET;
     let mut push = |n: u64, sum: u64, min: u64, max: u64| {
         out.push(Item {
-            ts: w[cell::LAST_TS],
+            ts: 0,
+            ring,
+            place: w[cell::POS].wrapping_mul(2).wrapping_sub(1),
             metric,
             kind,
             value: w[cell::LAST],

@@ -22,8 +22,7 @@ fn emit(inner: &Inner, id: u32, kind: u8, value: u64) {
     if !inner.enabled() {
         return;
     }
-    let ts = inner.coarse_now();
-    with_ring(inner, |r| r.record(ts, id, kind, value));
+    with_ring(inner, |r| r.record(id, kind, value, || inner.coarse_now()));
 }
 
 #[inline(always)]
@@ -177,9 +176,9 @@ impl Timer {
     #[inline(always)]
     pub fn record(&self, duration_ns: u64) {
         if self.inner.enabled() {
-            let ts = self.inner.now();
-            with_ring(&self.inner, |r| {
-                r.record(ts, self.id, kind::TIMER_RECORD, duration_ns)
+            let inner = &self.inner;
+            with_ring(inner, |r| {
+                r.record(self.id, kind::TIMER_RECORD, duration_ns, || inner.now())
             });
         }
     }
@@ -228,7 +227,9 @@ impl TimerScope<'_> {
         }
         let id = self.timer.id;
         let duration = now.saturating_sub(self.start);
-        with_ring(inner, |r| r.record(now, id, kind::TIMER_RECORD, duration));
+        with_ring(inner, |r| {
+            r.record(id, kind::TIMER_RECORD, duration, || now)
+        });
     }
 }
 

@@ -105,7 +105,7 @@ impl Inner {
         if self.has_new_rings.swap(false, Acquire) {
             agg.adopt(lock(&self.new_rings).drain(..));
         }
-        agg.pass(&self.registry)
+        agg.pass(&self.registry, self.now())
     }
 
     fn make_dump(&self, agg: &mut Aggregator) -> Arc<Dump> {
