@@ -8,9 +8,11 @@
 
 mod boundary;
 mod ffi;
+mod stats;
 mod status;
 
 pub use ffi::*;
+pub use stats::*;
 pub use status::HrtsStatus;
 
 #[cfg(test)]

@@ -61,7 +61,7 @@ pub use config::Config;
 pub use dump::{CounterDump, Dump, GaugeDump, Metric, TimerDump};
 pub use hrts_core::{Error, ErrorKind, Result};
 pub use incremental::Statistics;
-pub use points::{Counter, Gauge, Timer, TimerScope, DEFAULT_INSTANCE};
+pub use points::{Counter, Gauge, MetricId, Timer, TimerOp, TimerScope, DEFAULT_INSTANCE};
 pub use registry::Kind;
 pub use stats::{global, Stats};
 

@@ -8,6 +8,7 @@
 //! otherwise; timers always take precise stamps.
 
 use crate::local::with_ring;
+use crate::registry::Kind;
 use crate::ring::kind;
 use crate::stats::Inner;
 use hrts_core::{Error, ErrorKind, Result};
@@ -251,3 +252,124 @@ macro_rules! debug_by_name {
     )*};
 }
 debug_by_name!(Counter, Gauge, Timer);
+
+/// A metric as a plain number, for the C ABI and JNI (which cannot hold Rust
+/// handles on a hot path): the metric's id and kind packed into a non-zero
+/// `u64`. Measuring through an id of the wrong kind, or one from another
+/// instance, does nothing harmful: the event is ignored or lands on that id's
+/// metric of the same kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MetricId {
+    id: u32,
+    kind: Kind,
+}
+
+impl MetricId {
+    pub fn to_bits(self) -> u64 {
+        let k = match self.kind {
+            Kind::Counter => 1u64,
+            Kind::Gauge => 2,
+            Kind::Timer => 3,
+        };
+        k << 32 | self.id as u64
+    }
+
+    /// The id `to_bits` gave, or `None` for a number no id packs to.
+    pub fn from_bits(bits: u64) -> Option<MetricId> {
+        let kind = match bits >> 32 {
+            1 => Kind::Counter,
+            2 => Kind::Gauge,
+            3 => Kind::Timer,
+            _ => return None,
+        };
+        Some(MetricId {
+            id: bits as u32,
+            kind,
+        })
+    }
+
+    pub fn kind(self) -> Kind {
+        self.kind
+    }
+}
+
+/// What a timer event does to an instance.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimerOp {
+    Start,
+    Stop,
+    Discard,
+    Heartbeat,
+}
+
+impl crate::Stats {
+    /// The id of metric `name` of `kind`, created on first use.
+    pub fn metric_id(&self, name: &str, kind: Kind) -> Result<MetricId> {
+        Ok(MetricId {
+            id: self.inner.registry.id(name, kind)?,
+            kind,
+        })
+    }
+
+    /// [`Counter::add`] by id.
+    #[inline(always)]
+    pub fn counter_add_id(&self, m: MetricId, delta: i64) {
+        if m.kind == Kind::Counter {
+            emit(&self.inner, m.id, kind::COUNTER_ADD, delta as u64);
+        }
+    }
+
+    /// [`Counter::init`] by id.
+    pub fn counter_init_id(&self, m: MetricId, value: i64) {
+        if m.kind == Kind::Counter {
+            Counter {
+                inner: self.inner.clone(),
+                id: m.id,
+            }
+            .init(value);
+        }
+    }
+
+    /// [`Gauge::set`] by id.
+    #[inline(always)]
+    pub fn gauge_set_id(&self, m: MetricId, value: f64) -> Result<()> {
+        if value.is_nan() {
+            return Err(nan());
+        }
+        if m.kind == Kind::Gauge {
+            emit(&self.inner, m.id, kind::GAUGE_SET, value.to_bits());
+        }
+        Ok(())
+    }
+
+    /// A timer instance event by id.
+    #[inline(always)]
+    pub fn timer_id(&self, m: MetricId, op: TimerOp, instance: u64) {
+        if m.kind == Kind::Timer {
+            let k = match op {
+                TimerOp::Start => kind::TIMER_START,
+                TimerOp::Stop => kind::TIMER_STOP,
+                TimerOp::Discard => kind::TIMER_DISCARD,
+                TimerOp::Heartbeat => kind::TIMER_HEARTBEAT,
+            };
+            emit_timer(&self.inner, m.id, k, instance);
+        }
+    }
+
+    /// [`Timer::record`] by id: a duration measured by the caller, which may
+    /// also have applied the idle timeout (see [`Stats::idle_timeout_ns`]).
+    #[inline(always)]
+    pub fn timer_record_id(&self, m: MetricId, duration_ns: u64) {
+        if m.kind == Kind::Timer && self.inner.enabled() {
+            let inner = &self.inner;
+            with_ring(inner, |r| {
+                r.record(m.id, kind::TIMER_RECORD, duration_ns, || inner.now())
+            });
+        }
+    }
+
+    /// The timer idle timeout in force, in nanoseconds.
+    pub fn idle_timeout_ns(&self) -> u64 {
+        self.inner.control.idle_ns.load(Relaxed)
+    }
+}

@@ -630,3 +630,42 @@ fn macros_use_the_global_instance() {
     assert_eq!(i.value, 40);
     assert!(!dump.metrics.contains_key(""));
 }
+
+#[test]
+fn ids_measure_like_handles_and_ignore_the_wrong_kind() {
+    use crate::{Kind, MetricId, TimerOp};
+    let (stats, hand) = manual(quiet_config());
+    let c = stats.metric_id("by id", Kind::Counter).unwrap();
+    let g = stats.metric_id("gauge by id", Kind::Gauge).unwrap();
+    let t = stats.metric_id("timer by id", Kind::Timer).unwrap();
+    assert_eq!(MetricId::from_bits(c.to_bits()), Some(c));
+    assert_eq!(MetricId::from_bits(0), None);
+    assert_eq!(MetricId::from_bits(c.to_bits() | 7 << 32), None);
+    stats.counter_init_id(c, 10);
+    stats.counter_add_id(c, 5);
+    stats.counter_add_id(g, 100); // a gauge id: ignored
+    stats.gauge_set_id(g, 2.5).unwrap();
+    assert!(stats.gauge_set_id(g, f64::NAN).is_err());
+    stats.timer_id(t, TimerOp::Start, 1);
+    hand.advance(40);
+    stats.timer_id(t, TimerOp::Heartbeat, 1);
+    stats.timer_id(t, TimerOp::Stop, 1);
+    stats.timer_id(t, TimerOp::Start, 2);
+    stats.timer_id(t, TimerOp::Discard, 2);
+    stats.timer_record_id(t, 60);
+    assert_eq!(stats.idle_timeout_ns(), 10_000_000_000);
+    let dump = stats.dump();
+    stats.stop();
+    let Some(Metric::Counter(m)) = dump.metrics.get("by id") else {
+        panic!()
+    };
+    assert_eq!(m.value, 15);
+    let Some(Metric::Gauge(m)) = dump.metrics.get("gauge by id") else {
+        panic!()
+    };
+    assert_eq!(m.value, 2.5);
+    let Some(Metric::Timer(m)) = dump.metrics.get("timer by id") else {
+        panic!()
+    };
+    assert_eq!((m.values.count, m.values.sum), (2, 100.0));
+}
