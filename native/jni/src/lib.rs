@@ -258,6 +258,8 @@ fn put_base_info(env: *mut JNIEnv, dst: jlongArray, b: hrts_core::BaseInfo) {
     }
 }
 
+mod stats;
+
 // ---------------------------------------------------------------- exports: setup
 
 /// `static native void nOpen(byte[] utf8NameOrNull)`: opens the process's segment

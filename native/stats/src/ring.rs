@@ -51,8 +51,10 @@ pub const EVENT_WORDS: usize = 3;
 /// Metrics per chunk of fold cells.
 pub const CHUNK_CELLS: usize = 64;
 pub const CELL_WORDS: usize = 16;
+/// Words before a chunk's first cell (word 0 is its version).
+pub const CHUNK_HEADER_WORDS: usize = 8;
 /// Words of a chunk: a header line, then the cells.
-pub const CHUNK_WORDS: usize = 8 + CHUNK_CELLS * CELL_WORDS;
+pub const CHUNK_WORDS: usize = CHUNK_HEADER_WORDS + CHUNK_CELLS * CELL_WORDS;
 const CHUNKS: usize = MAX_METRICS / CHUNK_CELLS;
 
 /// Fold cell word offsets. Counter deltas are summed per sign (`POS_*` for
@@ -126,13 +128,13 @@ impl Chunk {
 
     /// True if the producer never folded into cell `i`.
     pub fn is_unused(&self, i: usize) -> bool {
-        self.w(8 + i * CELL_WORDS).load(Acquire) == 0
+        self.w(CHUNK_HEADER_WORDS + i * CELL_WORDS).load(Acquire) == 0
     }
 
     /// A consistent copy of cell `i`, or `None` if it was never written or the
     /// producer is writing it right now.
     pub fn read_cell(&self, i: usize) -> Option<[u64; CELL_WORDS]> {
-        let base = 8 + i * CELL_WORDS;
+        let base = CHUNK_HEADER_WORDS + i * CELL_WORDS;
         let before = self.w(base).load(Acquire);
         if before == 0 || before & 1 == 1 {
             return None;
@@ -251,7 +253,7 @@ impl Ring {
     #[inline(never)]
     fn fold(&self, metric: u32, kind: u8, value: u64) {
         let chunk = self.chunk(metric);
-        let base = 8 + (metric as usize % CHUNK_CELLS) * CELL_WORDS;
+        let base = CHUNK_HEADER_WORDS + (metric as usize % CHUNK_CELLS) * CELL_WORDS;
         let w = |i: usize| chunk.w(base + i);
         let seq = w(cell::SEQ).load(Relaxed);
         w(cell::SEQ).store(seq + 1, Relaxed);

@@ -1,0 +1,46 @@
+package io.hrts.stats;
+
+import java.nio.ByteBuffer;
+
+/**
+ * Every native method of the statistics API (libhrts_jni's {@code Java_io_hrts_stats_*} exports).
+ * The library is loaded by {@link Stats#ensureReady()} through {@code
+ * io.hrts.HighResTimestamp.open()} before any of these is called.
+ */
+final class StatsNative {
+    private StatsNative() {}
+
+    static native void nConfigureJson(byte[] utf8);
+
+    static native void nConfigureFile(byte[] utf8Path);
+
+    static native void nStart();
+
+    static native void nStop();
+
+    /** The metric's id; kind 1 counter, 2 gauge, 3 timer. */
+    static native long nMetric(byte[] utf8Name, int kind);
+
+    /** The control block: enabled, coarse clock, idle timeout (ns), 8 bytes each. */
+    static native ByteBuffer nControl();
+
+    /** The queue layout, see {@link Layout}. */
+    static native int[] nLayout();
+
+    static native long nAttachRing();
+
+    static native ByteBuffer nRingBuffer(long ring);
+
+    static native ByteBuffer nChunk(long ring, int metric);
+
+    static native void nReleaseRing(long ring);
+
+    /** A precise stamp of the statistics clock (epoch ns on the hrts timeline). */
+    static native long nNow();
+
+    /** Timer instance event: op 0 start, 1 stop, 2 discard, 3 heartbeat. */
+    static native void nTimer(long metric, int op, long instance);
+
+    /** {names, longs, doubles, json}, or null if {@code fresh} is false and there is no dump. */
+    static native Object[] nDump(boolean fresh);
+}
