@@ -2,8 +2,9 @@
 //! instance for Java.
 //!
 //! Java's counters, gauges and timer durations never call native code on their
-//! hot path: each Java thread writes its own queue (`Ring`) and fold cells
-//! through direct `ByteBuffer`s over the native memory handed out here. Timer
+//! hot path: each Java thread writes its own queue (`Ring`) and fold cells at
+//! the native addresses handed out here (with `sun.misc.Unsafe`, as Agrona
+//! does; a `ByteBuffer` view costs a bounds and liveness check per word). Timer
 //! instance events and precise stamps are plain static natives with primitive
 //! arguments (no JNI API call on the normal path).
 
@@ -11,7 +12,7 @@ use crate::{guarded, kind_name, new_string, Failure};
 use hrts_core::ErrorKind;
 use hrts_stats::ring::Ring;
 use hrts_stats::{global, Config, Kind, Metric, MetricId, TimerOp};
-use jni::sys::{jboolean, jbyteArray, jclass, jint, jlong, jobject, jobjectArray, JNIEnv};
+use jni::sys::{jboolean, jbyteArray, jclass, jint, jlong, jlongArray, jobjectArray, JNIEnv};
 use std::sync::Arc;
 
 fn invalid(message: String) -> Failure {
@@ -36,18 +37,6 @@ fn utf8_arg(env: *mut JNIEnv, bytes: jbyteArray, what: &str) -> Result<String, F
     };
     String::from_utf8(raw.into_iter().map(|b| b as u8).collect())
         .map_err(|_| invalid(format!("hrts-stats: {what} is not valid UTF-8")))
-}
-
-/// A direct ByteBuffer over native memory that outlives every Java use of it.
-fn direct_buffer(env: *mut JNIEnv, raw: (*const u8, usize)) -> Result<jobject, Failure> {
-    if env.is_null() {
-        return Ok(std::ptr::null_mut());
-    }
-    // SAFETY: `env` is this thread's JNIEnv of a JVM with JNI 1.4 or later (every
-    // JVM hrts supports); the memory is a live allocation of `raw.1` bytes that
-    // the callers keep alive while Java can reach the buffer.
-    let buf = unsafe { ((**env).v1_4.NewDirectByteBuffer)(env, raw.0 as *mut _, raw.1 as jlong) };
-    Ok(buf) // null only with an exception pending
 }
 
 /// `static native void nConfigureJson(byte[] utf8)`.
@@ -114,22 +103,20 @@ pub extern "system" fn Java_io_hrts_stats_StatsNative_nMetric(
     })
 }
 
-/// `static native ByteBuffer nControl()`: the measuring points' control block
-/// (enabled, coarse clock, idle timeout in ns), read by Java on every
-/// measurement.
+/// `static native long nControl()`: the address of the measuring points'
+/// control block (enabled, coarse clock, idle timeout in ns), read by Java on
+/// every measurement. The global instance, and so its block, lives for the
+/// whole process.
 #[no_mangle]
 pub extern "system" fn Java_io_hrts_stats_StatsNative_nControl(
     env: *mut JNIEnv,
     _c: jclass,
-) -> jobject {
-    // The global instance lives for the whole process, and so does its block.
-    guarded(env, std::ptr::null_mut(), || {
-        direct_buffer(env, (global().control_block(), 64))
-    })
+) -> jlong {
+    guarded(env, 0, || Ok(global().control_block() as jlong))
 }
 
 /// `static native long nAttachRing()`: a queue for the calling Java thread, as
-/// a handle for `nRingBuffer`, `nChunk` and `nReleaseRing`.
+/// a handle for `nRing`, `nChunk` and `nReleaseRing`.
 #[no_mangle]
 pub extern "system" fn Java_io_hrts_stats_StatsNative_nAttachRing(
     env: *mut JNIEnv,
@@ -153,37 +140,60 @@ unsafe fn ring<'a>(handle: jlong) -> Result<&'a Ring, Failure> {
         .ok_or_else(|| invalid("hrts-stats: no queue".into()))
 }
 
-/// `static native ByteBuffer nRingBuffer(long ring)`.
+/// `static native long[] nRing(long ring)`: {address, bytes} of the queue's
+/// block, valid until `nReleaseRing`.
 #[no_mangle]
-pub extern "system" fn Java_io_hrts_stats_StatsNative_nRingBuffer(
+pub extern "system" fn Java_io_hrts_stats_StatsNative_nRing(
     env: *mut JNIEnv,
     _c: jclass,
     handle: jlong,
-) -> jobject {
+) -> jlongArray {
     guarded(env, std::ptr::null_mut(), || {
         // SAFETY: Java passes the handle of its live producer (see `ring`).
-        let ring = unsafe { ring(handle) }?;
-        direct_buffer(env, ring.as_raw())
+        let (addr, len) = unsafe { ring(handle) }?.as_raw();
+        long_array(env, &[addr as jlong, len as jlong])
     })
 }
 
-/// `static native ByteBuffer nChunk(long ring, int metric)`: the fold cells of
-/// the 64 metrics around `metric` in this queue, created on first use.
+/// `static native long nChunk(long ring, int metric)`: the address of the fold
+/// cells of the 64 metrics around `metric` in this queue, created on first use,
+/// valid until `nReleaseRing`.
 #[no_mangle]
 pub extern "system" fn Java_io_hrts_stats_StatsNative_nChunk(
     env: *mut JNIEnv,
     _c: jclass,
     handle: jlong,
     metric: jint,
-) -> jobject {
-    guarded(env, std::ptr::null_mut(), || {
+) -> jlong {
+    guarded(env, 0, || {
         // SAFETY: Java passes the handle of its live producer (see `ring`).
         let ring = unsafe { ring(handle) }?;
         if metric < 0 || metric as usize >= hrts_stats::registry::MAX_METRICS {
             return Err(invalid(format!("hrts-stats: metric {metric} out of range")));
         }
-        direct_buffer(env, ring.chunk(metric as u32).as_raw())
+        Ok(ring.chunk(metric as u32).as_raw().0 as jlong)
     })
+}
+
+fn long_array(env: *mut JNIEnv, values: &[jlong]) -> Result<jlongArray, Failure> {
+    if env.is_null() {
+        return Ok(std::ptr::null_mut());
+    }
+    // SAFETY: `env` is this thread's JNIEnv; the region has the array's length.
+    unsafe {
+        let a = jni!(env, NewLongArray, values.len() as jint);
+        if !a.is_null() {
+            jni!(
+                env,
+                SetLongArrayRegion,
+                a,
+                0,
+                values.len() as jint,
+                values.as_ptr()
+            );
+        }
+        Ok(a)
+    }
 }
 
 /// `static native void nReleaseRing(long ring)`: the producer is gone; the
@@ -369,7 +379,7 @@ pub extern "system" fn Java_io_hrts_stats_StatsNative_nDump(
 /// from `hrts_stats::ring`), so that it is stated once, in Rust: HEAD, DROPPED,
 /// TAIL, EVENTS, EVENT_WORDS, CHUNK_CELLS, CELL_WORDS, cell SEQ, POS_N, POS_SUM,
 /// POS_MIN, POS_MAX, NEG_N, NEG_SUM, NEG_MIN, NEG_MAX, ZERO_N, POS, LAST, KIND,
-/// FOLD_RUN_RINGS, capacity of new queues, chunk header words.
+/// FOLD_RUN_RINGS, capacity of new queues, chunk header words, FOLD_CANCEL.
 #[no_mangle]
 pub extern "system" fn Java_io_hrts_stats_StatsNative_nLayout(
     env: *mut JNIEnv,
@@ -401,6 +411,7 @@ pub extern "system" fn Java_io_hrts_stats_StatsNative_nLayout(
             ring::FOLD_RUN_RINGS as usize,
             global().config().queue_capacity,
             ring::CHUNK_HEADER_WORDS,
+            ring::FOLD_CANCEL,
         ]
         .iter()
         .map(|&v| v as jint)

@@ -102,6 +102,7 @@ impl Aggregator {
         for c in &mut self.cursors {
             c.ring.drain(|_, _| {});
             take_cells(c, 0, &mut discard);
+            c.ring.cancel_folding();
         }
         // Dropped and folded counts stay process totals; the rest restarts.
         self.states.clear();
@@ -245,6 +246,13 @@ impl Aggregator {
                 self.health.stops_without_start += (it.kind == kind::TIMER_STOP) as u64
             }
             TimerOutcome::TimedOut => self.health.timed_out_instances += 1,
+        }
+    }
+
+    /// Ends every producer's folding run (see `ring::FOLD_CANCEL`).
+    pub fn cancel_folding(&self) {
+        for c in &self.cursors {
+            c.ring.cancel_folding();
         }
     }
 

@@ -19,8 +19,8 @@
 //!
 //! | words | owner | contents |
 //! |---|---|---|
-//! | 0..8 | producer | head, cached tail, dropped, (unused), capacity, fold credit |
-//! | 8..16 | consumer | tail |
+//! | 0..8 | producer | head, cached tail, dropped, (unused), capacity, fold credit, fold cancels seen |
+//! | 8..16 | consumer | tail, fold cancels |
 //! | 16..24 | owner | closed flag |
 //! | 24.. | both | events, 3 words each: time, meta (metric id + kind << 32), value |
 //!
@@ -38,6 +38,13 @@ pub const DROPPED: usize = 2;
 pub const CAPACITY: usize = 4;
 /// Producer-private: events still to fold before queueing again.
 pub const FOLD_CREDIT: usize = 5;
+/// Producer-private: the last `FOLD_CANCEL` value the producer saw.
+pub const FOLD_SEEN: usize = 6;
+/// Consumer-written: bumped to end every producer's folding run at once (at a
+/// restart, or when the processing thread has found nothing queued for its
+/// whole sleep schedule), so a burst long past does not keep later events
+/// folded.
+pub const FOLD_CANCEL: usize = 9;
 /// After finding its ring full, a producer folds this many ring-fulls of
 /// events before it queues again: under sustained overload most events then
 /// stay in the thread's own cache instead of crossing to the processing thread
@@ -211,9 +218,16 @@ impl Ring {
     pub fn record(&self, metric: u32, kind: u8, value: u64, ts: impl FnOnce() -> u64) {
         let credit = self.w(FOLD_CREDIT).load(Relaxed);
         if credit > 0 {
-            self.w(FOLD_CREDIT).store(credit - 1, Relaxed);
-            self.fold(metric, kind, value);
-        } else if !self.push(metric, kind, value, ts) {
+            let cancel = self.w(FOLD_CANCEL).load(Relaxed);
+            if cancel == self.w(FOLD_SEEN).load(Relaxed) {
+                self.w(FOLD_CREDIT).store(credit - 1, Relaxed);
+                self.fold(metric, kind, value);
+                return;
+            }
+            self.w(FOLD_SEEN).store(cancel, Relaxed);
+            self.w(FOLD_CREDIT).store(0, Relaxed);
+        }
+        if !self.push(metric, kind, value, ts) {
             self.w(FOLD_CREDIT)
                 .store(FOLD_RUN_RINGS * (self.mask + 1), Relaxed);
             self.fold(metric, kind, value);
@@ -304,6 +318,12 @@ impl Ring {
         w(cell::SEQ).store(seq + 2, Release);
         let v = chunk.w(0);
         v.store(v.load(Relaxed) + 1, Release);
+    }
+
+    /// Consumer: ends the producer's current folding run (see [`FOLD_CANCEL`]).
+    pub fn cancel_folding(&self) {
+        let c = self.w(FOLD_CANCEL);
+        c.store(c.load(Relaxed) + 1, Relaxed);
     }
 
     /// Owner: no more events will come (the thread is exiting).
@@ -441,6 +461,16 @@ mod tests {
         }
         r.record(1, kind::COUNTER_ADD, 1, || 1000);
         assert_eq!((folded(&r), drain_all(&r).len()), (1 + credit, 1));
+        // A cancelled run queues again at once.
+        for i in 0..16 {
+            r.record_unfoldable(i, 1, kind::TIMER_START, 1);
+        }
+        r.record(1, kind::COUNTER_ADD, 1, stamp); // full: starts a run
+        assert_eq!(drain_all(&r).len(), 16);
+        r.record(1, kind::COUNTER_ADD, 1, stamp); // still in the run
+        r.cancel_folding();
+        r.record(1, kind::COUNTER_ADD, 1, || 2000);
+        assert_eq!(drain_all(&r).len(), 1);
         // Unfoldable events queue while there is room and are dropped after.
         for i in 0..16 {
             r.record_unfoldable(i, 1, kind::TIMER_START, 1);

@@ -162,6 +162,11 @@ impl Inner {
                 drop(agg);
             }
             if applied == 0 {
+                if step == sleeps.len() - 1 && step > 0 {
+                    // Nothing queued for a whole sleep schedule: whatever burst
+                    // made producers fold is over.
+                    lock(&self.agg).cancel_folding();
+                }
                 std::thread::park_timeout(sleeps[step]);
                 step = (step + 1).min(sleeps.len() - 1);
             } else {

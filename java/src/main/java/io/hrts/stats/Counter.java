@@ -16,7 +16,7 @@ public final class Counter {
 
     /** Changes the counter by {@code delta} (negative decreases). */
     public void add(long delta) {
-        if ((long) Producer.LONGS.getOpaque(Layout.CONTROL, Layout.ENABLED) != 0) {
+        if (Layout.enabled()) {
             Producer.current().record(id, Layout.COUNTER_ADD, delta);
         }
     }
@@ -39,7 +39,7 @@ public final class Counter {
 
     /** Sets the counter to {@code value} and restarts its statistics from it. */
     public void init(long value) {
-        if ((long) Producer.LONGS.getOpaque(Layout.CONTROL, Layout.ENABLED) != 0) {
+        if (Layout.enabled()) {
             // An init is never folded: it is rare and must not move among folded deltas.
             Producer.current().recordUnfoldable(id, 1, value, Producer.stamp());
         }

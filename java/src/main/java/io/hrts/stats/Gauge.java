@@ -21,7 +21,7 @@ public final class Gauge {
         if (value != value) {
             throw new HrtsException("INVALID_ARGUMENT", "a gauge cannot be set to NaN; the value was ignored");
         }
-        if ((long) Producer.LONGS.getOpaque(Layout.CONTROL, Layout.ENABLED) != 0) {
+        if (Layout.enabled()) {
             Producer.current().record(id, Layout.GAUGE_SET, Double.doubleToRawLongBits(value));
         }
     }

@@ -1,11 +1,17 @@
 package io.hrts.stats;
 
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
+import java.lang.reflect.Field;
+import sun.misc.Unsafe;
 
 /**
  * The native queue layout (native/stats/src/ring.rs), read once from the library so that it is
- * stated only there, and the control block. All offsets here are in bytes.
+ * stated only there, the control block, and the memory access used on them. All offsets here are
+ * in bytes.
+ *
+ * <p>Queues are written at native addresses through {@code sun.misc.Unsafe}, as Agrona's
+ * counters are: a {@code ByteBuffer} view pays a bounds and liveness check on every word, which
+ * was most of a measurement's cost. Every address comes from the native library and stays valid
+ * while Java can use it (see {@link Producer}).
  */
 final class Layout {
     private Layout() {}
@@ -40,15 +46,32 @@ final class Layout {
     static final int KIND = L[19] * 8;
     static final long FOLD_RUN_RINGS = L[20];
     static final int CHUNK_HEADER = L[22] * 8;
+    static final int FOLD_CANCEL = L[23] * 8;
 
     /** Event kinds (native/stats/src/ring.rs, module kind). */
     static final int COUNTER_ADD = 2;
     static final int GAUGE_SET = 3;
     static final int TIMER_RECORD = 8;
 
+    static final Unsafe U = unsafe();
+
+    private static Unsafe unsafe() {
+        try {
+            Field f = Unsafe.class.getDeclaredField("theUnsafe");
+            f.setAccessible(true);
+            return (Unsafe) f.get(null);
+        } catch (ReflectiveOperationException e) {
+            throw new io.hrts.HrtsException("hrts-stats needs sun.misc.Unsafe (module jdk.unsupported): " + e);
+        }
+    }
+
     /** The measuring points' control block: enabled, coarse clock, idle timeout. */
-    static final ByteBuffer CONTROL = StatsNative.nControl().order(ByteOrder.nativeOrder());
-    static final int ENABLED = 0;
-    static final int COARSE = 8;
-    static final int IDLE_NS = 16;
+    static final long CONTROL = StatsNative.nControl();
+    static final long ENABLED = CONTROL;
+    static final long COARSE = CONTROL + 8;
+    static final long IDLE_NS = CONTROL + 16;
+
+    static boolean enabled() {
+        return U.getLongVolatile(null, ENABLED) != 0;
+    }
 }

@@ -90,7 +90,7 @@ public final class Stats {
     /** Whether measurements are being recorded. */
     public static boolean isRunning() {
         ensureReady();
-        return (long) Producer.LONGS.getOpaque(Layout.CONTROL, Layout.ENABLED) != 0;
+        return Layout.enabled();
     }
 
     static long metric(String name, int kind) {

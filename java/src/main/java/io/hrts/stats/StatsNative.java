@@ -1,7 +1,5 @@
 package io.hrts.stats;
 
-import java.nio.ByteBuffer;
-
 /**
  * Every native method of the statistics API (libhrts_jni's {@code Java_io_hrts_stats_*} exports).
  * The library is loaded by {@link Stats#ensureReady()} through {@code
@@ -21,17 +19,19 @@ final class StatsNative {
     /** The metric's id; kind 1 counter, 2 gauge, 3 timer. */
     static native long nMetric(byte[] utf8Name, int kind);
 
-    /** The control block: enabled, coarse clock, idle timeout (ns), 8 bytes each. */
-    static native ByteBuffer nControl();
+    /** The control block's address: enabled, coarse clock, idle timeout (ns), 8 bytes each. */
+    static native long nControl();
 
     /** The queue layout, see {@link Layout}. */
     static native int[] nLayout();
 
     static native long nAttachRing();
 
-    static native ByteBuffer nRingBuffer(long ring);
+    /** {address, bytes} of a queue's block. */
+    static native long[] nRing(long ring);
 
-    static native ByteBuffer nChunk(long ring, int metric);
+    /** The address of the fold-cell chunk holding {@code metric}, created on first use. */
+    static native long nChunk(long ring, int metric);
 
     static native void nReleaseRing(long ring);
 

@@ -19,7 +19,7 @@ public final class Timer {
     }
 
     private static boolean enabled() {
-        return (long) Producer.LONGS.getOpaque(Layout.CONTROL, Layout.ENABLED) != 0;
+        return Layout.enabled();
     }
 
     /** Starts (or restarts) the default instance. */
@@ -121,7 +121,7 @@ public final class Timer {
                 return;
             }
             long now = StatsNative.nNow();
-            long idle = (long) Producer.LONGS.getOpaque(Layout.CONTROL, Layout.IDLE_NS);
+            long idle = Layout.U.getLongVolatile(null, Layout.IDLE_NS);
             if (now - alive > idle) {
                 return;
             }
