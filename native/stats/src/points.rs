@@ -282,10 +282,9 @@ impl MetricId {
             3 => Kind::Timer,
             _ => return None,
         };
-        Some(MetricId {
-            id: bits as u32,
-            kind,
-        })
+        let id = bits as u32;
+        // Below the registry's limit, so that a measuring point can index by it.
+        ((id as usize) < crate::registry::MAX_METRICS).then_some(MetricId { id, kind })
     }
 
     pub fn kind(self) -> Kind {

@@ -100,6 +100,23 @@ pub mod kind {
 #[repr(C, align(64))]
 struct Line([AtomicU64; 8]);
 
+/// Word `i` of a block, without a bounds check on the measuring path: every
+/// index used is a header constant, a masked event slot or a cell of a metric
+/// below the chunk size, all inside the block by construction (checked in
+/// debug builds).
+#[inline(always)]
+fn word(lines: &[Line], i: usize) -> &AtomicU64 {
+    debug_assert!(
+        i < lines.len() * 8,
+        "word {i} outside a block of {} lines",
+        lines.len()
+    );
+    // SAFETY: `Line` is repr(C) [AtomicU64; 8], so a slice of lines is
+    // lines.len() * 8 contiguous AtomicU64s starting at its pointer, and `i` is
+    // below that (see above), so the word is inside the allocation.
+    unsafe { &*lines.as_ptr().cast::<AtomicU64>().add(i) }
+}
+
 fn lines(words: usize) -> Box<[Line]> {
     (0..words.div_ceil(8))
         .map(|_| Line(Default::default()))
@@ -120,7 +137,7 @@ impl Chunk {
 
     #[inline(always)]
     fn w(&self, i: usize) -> &AtomicU64 {
-        &self.lines[i / 8].0[i % 8]
+        word(&self.lines, i)
     }
 
     /// The producer's fold count for this chunk: unchanged means no news.
@@ -185,7 +202,7 @@ impl Ring {
 
     #[inline(always)]
     fn w(&self, i: usize) -> &AtomicU64 {
-        &self.lines[i / 8].0[i % 8]
+        word(&self.lines, i)
     }
 
     /// The block as raw memory: its address and length in bytes (for the Java

@@ -180,7 +180,9 @@ impl Inner {
 /// A set of metrics with its processing thread: the seed's library instance.
 ///
 /// Most programs use the process-wide one, [`global`](crate::global()).
-/// Cloning gives another handle to the same instance.
+/// Cloning gives another handle to the same instance. The processing thread
+/// holds the instance while it runs: call [`stop`](Stats::stop) before letting
+/// an instance of your own go, or its thread runs until the process ends.
 #[derive(Clone)]
 pub struct Stats {
     pub(crate) inner: Arc<Inner>,

@@ -641,6 +641,9 @@ fn ids_measure_like_handles_and_ignore_the_wrong_kind() {
     assert_eq!(MetricId::from_bits(c.to_bits()), Some(c));
     assert_eq!(MetricId::from_bits(0), None);
     assert_eq!(MetricId::from_bits(c.to_bits() | 7 << 32), None);
+    assert_eq!(MetricId::from_bits(1 << 32 | 0xffff_ffff), None);
+    // An id no metric has yet (but could have) measures nothing harmful.
+    stats.counter_add_id(MetricId::from_bits(1 << 32 | 60_000).unwrap(), 1);
     stats.counter_init_id(c, 10);
     stats.counter_add_id(c, 5);
     stats.counter_add_id(g, 100); // a gauge id: ignored

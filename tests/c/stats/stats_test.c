@@ -76,6 +76,9 @@ static void check_bad_input(void) {
   /* Ids that are no metric's are ignored, never a crash. */
   hrts_stats_counter_add(0, 1);
   hrts_stats_counter_add(UINT64_MAX, 1);
+  hrts_stats_counter_add(((uint64_t)HRTS_STATS_COUNTER << 32) | 0xffffffffu, 1);
+  /* An id no metric has yet, often enough to fill the queue and fold. */
+  for (int i = 0; i < 5000; i++) hrts_stats_counter_add(((uint64_t)HRTS_STATS_COUNTER << 32) | 60000u, 1);
   hrts_stats_timer_stop(12345, 1);
   check(hrts_stats_dump_len(NULL) == 0 && hrts_stats_dump_metric(NULL, 0) == NULL &&
             strcmp(hrts_stats_dump_json(NULL), "") == 0,
