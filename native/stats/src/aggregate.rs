@@ -249,6 +249,11 @@ impl Aggregator {
         }
     }
 
+    /// Queues still attached (threads alive, or with events not yet taken).
+    pub fn queues(&self) -> usize {
+        self.cursors.len()
+    }
+
     /// Ends every producer's folding run (see `ring::FOLD_CANCEL`).
     pub fn cancel_folding(&self) {
         for c in &self.cursors {

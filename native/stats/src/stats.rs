@@ -388,6 +388,16 @@ impl Stats {
         h
     }
 
+    /// Queues attached now: one per thread that has measured and is alive (or
+    /// whose last events are not applied yet), one per foreign producer.
+    pub fn queues(&self) -> usize {
+        let mut agg = lock(&self.inner.agg);
+        if self.inner.has_new_rings.swap(false, Acquire) {
+            agg.adopt(lock(&self.inner.new_rings).drain(..));
+        }
+        agg.queues()
+    }
+
     /// Timer instances running now (after the last pass).
     pub fn running_timer_instances(&self) -> usize {
         lock(&self.inner.agg).running_instances()

@@ -672,3 +672,31 @@ fn ids_measure_like_handles_and_ignore_the_wrong_kind() {
     };
     assert_eq!((m.values.count, m.values.sum), (2, 100.0));
 }
+
+#[test]
+fn the_queues_of_exited_threads_are_retired() {
+    let (stats, _hand) = manual(quiet_config());
+    let c = stats.counter("churn").unwrap();
+    for round in 0..10 {
+        let threads: Vec<_> = (0..10)
+            .map(|_| {
+                let c = c.clone();
+                std::thread::spawn(move || {
+                    for _ in 0..5000 {
+                        c.increment(); // fills the queue: folds too
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        let Some(Metric::Counter(m)) = stats.dump().metrics.get("churn").cloned() else {
+            panic!()
+        };
+        assert_eq!(m.value, (round + 1) * 50_000);
+        // The dump's pass took every closed queue's last events and let it go.
+        assert_eq!(stats.queues(), 0, "round {round}");
+    }
+    stats.stop();
+}
