@@ -104,7 +104,7 @@ pub extern "system" fn Java_io_hrts_stats_StatsNative_nMetric(
 }
 
 /// `static native long nControl()`: the address of the measuring points'
-/// control block (enabled, coarse clock, idle timeout in ns), read by Java on
+/// control block (enabled, idle timeout in ns, coarse clock), read by Java on
 /// every measurement. The global instance, and so its block, lives for the
 /// whole process.
 #[no_mangle]
@@ -379,7 +379,8 @@ pub extern "system" fn Java_io_hrts_stats_StatsNative_nDump(
 /// from `hrts_stats::ring`), so that it is stated once, in Rust: HEAD, DROPPED,
 /// TAIL, EVENTS, EVENT_WORDS, CHUNK_CELLS, CELL_WORDS, cell SEQ, POS_N, POS_SUM,
 /// POS_MIN, POS_MAX, NEG_N, NEG_SUM, NEG_MIN, NEG_MAX, ZERO_N, POS, LAST, KIND,
-/// FOLD_RUN_RINGS, capacity of new queues, chunk header words, FOLD_CANCEL.
+/// FOLD_RUN_RINGS, capacity of new queues, chunk header words, FOLD_CANCEL,
+/// and the control block's byte offsets of enabled, idle timeout, coarse clock.
 #[no_mangle]
 pub extern "system" fn Java_io_hrts_stats_StatsNative_nLayout(
     env: *mut JNIEnv,
@@ -412,6 +413,9 @@ pub extern "system" fn Java_io_hrts_stats_StatsNative_nLayout(
             global().config().queue_capacity,
             ring::CHUNK_HEADER_WORDS,
             ring::FOLD_CANCEL,
+            hrts_stats::CONTROL_OFFSETS[0],
+            hrts_stats::CONTROL_OFFSETS[1],
+            hrts_stats::CONTROL_OFFSETS[2],
         ]
         .iter()
         .map(|&v| v as jint)

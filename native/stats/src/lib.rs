@@ -63,7 +63,7 @@ pub use hrts_core::{Error, ErrorKind, Result};
 pub use incremental::Statistics;
 pub use points::{Counter, Gauge, MetricId, Timer, TimerOp, TimerScope, DEFAULT_INSTANCE};
 pub use registry::Kind;
-pub use stats::{global, Stats};
+pub use stats::{global, Stats, CONTROL_OFFSETS};
 
 #[doc(hidden)]
 pub fn __handle<T>(name: &str, r: Result<T>) -> Option<T> {

@@ -67,9 +67,9 @@ final class Layout {
 
     /** The measuring points' control block: enabled, coarse clock, idle timeout. */
     static final long CONTROL = StatsNative.nControl();
-    static final long ENABLED = CONTROL;
-    static final long COARSE = CONTROL + 8;
-    static final long IDLE_NS = CONTROL + 16;
+    static final long ENABLED = CONTROL + L[24];
+    static final long IDLE_NS = CONTROL + L[25];
+    static final long COARSE = CONTROL + L[26];
 
     static boolean enabled() {
         return U.getLongVolatile(null, ENABLED) != 0;
