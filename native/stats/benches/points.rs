@@ -144,6 +144,18 @@ mod x86 {
                     per_thread(threads, iters, move || black_box(&counter).increment())
                 })
             });
+            g.bench_function(format!("floor_own_fetch_add_{threads}t"), |b| {
+                b.iter_custom(|iters| {
+                    // Each thread its own atomic on its own cache line: what the
+                    // machine gives work that shares nothing.
+                    per_thread(threads, iters, || {
+                        #[repr(align(128))]
+                        struct Own(AtomicU64);
+                        thread_local!(static OWN: Own = const { Own(AtomicU64::new(0)) });
+                        OWN.with(|o| black_box(&o.0).fetch_add(1, Relaxed));
+                    })
+                })
+            });
             let floor = Arc::new(AtomicU64::new(0));
             g.bench_function(format!("floor_shared_fetch_add_{threads}t"), |b| {
                 b.iter_custom(|iters| {
