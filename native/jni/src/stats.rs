@@ -11,7 +11,7 @@
 use crate::{guarded, kind_name, new_string, Failure};
 use hrts_core::ErrorKind;
 use hrts_stats::ring::Ring;
-use hrts_stats::{global, Config, Kind, Metric, MetricId, TimerOp};
+use hrts_stats::{global, Config, Kind, Metric};
 use jni::sys::{jboolean, jbyteArray, jclass, jint, jlong, jlongArray, jobjectArray, JNIEnv};
 use std::sync::Arc;
 
@@ -210,37 +210,6 @@ pub extern "system" fn Java_io_hrts_stats_StatsNative_nReleaseRing(
             // after the last use of the buffers.
             let ring = unsafe { Box::from_raw(handle as *mut Arc<Ring>) };
             ring.close();
-        }
-        Ok(())
-    })
-}
-
-/// `static native long nNow()`: a precise stamp of the statistics clock (the
-/// hrts timeline; 0 before the first start).
-#[no_mangle]
-pub extern "system" fn Java_io_hrts_stats_StatsNative_nNow(env: *mut JNIEnv, _c: jclass) -> jlong {
-    guarded(env, 0, || Ok(global().now() as jlong))
-}
-
-/// `static native void nTimer(long metric, int op, long instance)`: op 0 start,
-/// 1 stop, 2 discard, 3 heartbeat.
-#[no_mangle]
-pub extern "system" fn Java_io_hrts_stats_StatsNative_nTimer(
-    env: *mut JNIEnv,
-    _c: jclass,
-    metric: jlong,
-    op: jint,
-    instance: jlong,
-) {
-    guarded(env, (), || {
-        let op = match op {
-            0 => TimerOp::Start,
-            1 => TimerOp::Stop,
-            2 => TimerOp::Discard,
-            _ => TimerOp::Heartbeat,
-        };
-        if let Some(id) = MetricId::from_bits(metric as u64) {
-            global().timer_id(id, op, instance as u64);
         }
         Ok(())
     })

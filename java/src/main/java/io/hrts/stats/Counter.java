@@ -41,7 +41,7 @@ public final class Counter {
     public void init(long value) {
         if (Layout.enabled()) {
             // An init is never folded: it is rare and must not move among folded deltas.
-            Producer.current().recordUnfoldable(id, 1, value, Producer.stamp());
+            Producer.current().recordUnfoldable(id, Layout.COUNTER_INIT, value, Producer.stamp());
         }
     }
 

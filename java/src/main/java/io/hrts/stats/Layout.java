@@ -49,8 +49,13 @@ final class Layout {
     static final int FOLD_CANCEL = L[23] * 8;
 
     /** Event kinds (native/stats/src/ring.rs, module kind). */
+    static final int COUNTER_INIT = 1;
     static final int COUNTER_ADD = 2;
     static final int GAUGE_SET = 3;
+    static final int TIMER_START = 4;
+    static final int TIMER_STOP = 5;
+    static final int TIMER_DISCARD = 6;
+    static final int TIMER_HEARTBEAT = 7;
     static final int TIMER_RECORD = 8;
 
     static final Unsafe U = unsafe();

@@ -2,6 +2,7 @@ package io.hrts.stats;
 
 import static io.hrts.stats.Layout.U;
 
+import io.hrts.HighResTimestamp;
 import java.lang.ref.Cleaner;
 
 /**
@@ -85,7 +86,7 @@ final class Producer {
 
     static long stamp() {
         long coarse = U.getLongVolatile(null, Layout.COARSE);
-        return coarse != 0 ? coarse : StatsNative.nNow();
+        return coarse != 0 ? coarse : HighResTimestamp.getEpochNanoseconds();
     }
 
     private boolean push(int metric, int kind, long value, long ts) {

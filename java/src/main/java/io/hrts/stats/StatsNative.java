@@ -35,12 +35,6 @@ final class StatsNative {
 
     static native void nReleaseRing(long ring);
 
-    /** A precise stamp of the statistics clock (epoch ns on the hrts timeline). */
-    static native long nNow();
-
-    /** Timer instance event: op 0 start, 1 stop, 2 discard, 3 heartbeat. */
-    static native void nTimer(long metric, int op, long instance);
-
     /** {names, longs, doubles, json}, or null if {@code fresh} is false and there is no dump. */
     static native Object[] nDump(boolean fresh);
 }

@@ -1,5 +1,7 @@
 package io.hrts.stats;
 
+import io.hrts.HighResTimestamp;
+
 /**
  * A timer: the durations (nanoseconds) of its finished spans. A span is a {@link Scope}
  * (try-with-resources, on one thread) or an instance started and stopped by id, from any thread;
@@ -32,11 +34,20 @@ public final class Timer {
         stop(DEFAULT_INSTANCE);
     }
 
+    /**
+     * Queues a timer instance event stamped now. Unlike a measurement, it cannot be folded: if
+     * the thread's queue is full it is dropped (the dump's {@code hrts-stats.dropped-events}
+     * counts it).
+     */
+    private void instanceEvent(int kind, long instance) {
+        if (enabled()) {
+            Producer.current().recordUnfoldable(id, kind, instance, HighResTimestamp.getEpochNanoseconds());
+        }
+    }
+
     /** Starts (or restarts) instance {@code instance}. */
     public void start(long instance) {
-        if (enabled()) {
-            StatsNative.nTimer(bits, 0, instance);
-        }
+        instanceEvent(Layout.TIMER_START, instance);
     }
 
     /**
@@ -44,23 +55,17 @@ public final class Timer {
      * records nothing (the dump's {@code hrts-stats.timer-stops-without-start} counts it).
      */
     public void stop(long instance) {
-        if (enabled()) {
-            StatsNative.nTimer(bits, 1, instance);
-        }
+        instanceEvent(Layout.TIMER_STOP, instance);
     }
 
     /** Drops instance {@code instance} without recording it. */
     public void discard(long instance) {
-        if (enabled()) {
-            StatsNative.nTimer(bits, 2, instance);
-        }
+        instanceEvent(Layout.TIMER_DISCARD, instance);
     }
 
     /** Keeps instance {@code instance} alive: its idle timeout counts from now. */
     public void heartbeat(long instance) {
-        if (enabled()) {
-            StatsNative.nTimer(bits, 3, instance);
-        }
+        instanceEvent(Layout.TIMER_HEARTBEAT, instance);
     }
 
     /** Records a duration measured elsewhere, in nanoseconds. */
@@ -72,11 +77,12 @@ public final class Timer {
 
     /**
      * Starts a span on this thread, recorded when closed: {@code try (Timer.Scope s =
-     * timer.scope()) { ... }}. It takes two precise stamps and queues one event; it allocates
-     * nothing once inlined (escape analysis removes the scope object).
+     * timer.scope()) { ... }}. It takes two precise stamps ({@link
+     * HighResTimestamp#getEpochNanoseconds()}, the statistics' own timeline) and queues one event;
+     * it allocates nothing once inlined (escape analysis removes the scope object).
      */
     public Scope scope() {
-        return new Scope(id, enabled() ? StatsNative.nNow() : 0);
+        return new Scope(id, enabled() ? HighResTimestamp.getEpochNanoseconds() : 0);
     }
 
     /** The metric's id as the C ABI knows it. */
@@ -101,7 +107,7 @@ public final class Timer {
         /** Marks the span alive now, so its idle timeout counts from here. */
         public void heartbeat() {
             if (!done) {
-                alive = StatsNative.nNow();
+                alive = HighResTimestamp.getEpochNanoseconds();
             }
         }
 
@@ -120,7 +126,7 @@ public final class Timer {
             if (!enabled()) {
                 return;
             }
-            long now = StatsNative.nNow();
+            long now = HighResTimestamp.getEpochNanoseconds();
             long idle = Layout.U.getLongVolatile(null, Layout.IDLE_NS);
             if (now - alive > idle) {
                 return;
