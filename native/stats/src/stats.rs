@@ -66,6 +66,10 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// Events a pass must find for the processing thread to run the next one
+/// without sleeping first.
+const BATCH: u64 = 256;
+
 fn params(cfg: &Config) -> Params {
     Params {
         alpha: cfg.moving_average_alpha,
@@ -170,12 +174,15 @@ impl Inner {
             } else {
                 drop(agg);
             }
-            if applied == 0 {
-                if step == sleeps.len() - 1 && step > 0 {
+            if applied < BATCH {
+                if applied == 0 && step == sleeps.len() - 1 && step > 0 {
                     // Nothing queued for a whole sleep schedule: whatever burst
                     // made producers fold is over.
                     lock(&self.agg).cancel_folding();
                 }
+                // Few events are no reason to poll again at once: every poll
+                // takes the producers' queue lines from their caches, so it
+                // pays to let them fill a batch first.
                 std::thread::park_timeout(sleeps[step]);
                 step = (step + 1).min(sleeps.len() - 1);
             } else {

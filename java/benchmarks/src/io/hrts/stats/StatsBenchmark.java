@@ -102,6 +102,18 @@ public class StatsBenchmark {
         m.timer.stop();
     }
 
+    /** What a span costs in stamps alone: the scope's floor. */
+    @Benchmark
+    public long hrtsTwoStamps() {
+        return io.hrts.HighResTimestamp.getEpochNanoseconds() + io.hrts.HighResTimestamp.getEpochNanoseconds();
+    }
+
+    /** Micrometer's span stamps alone (monotonic, not on a shared timeline). */
+    @Benchmark
+    public long jdkTwoNanoTimes() {
+        return System.nanoTime() + System.nanoTime();
+    }
+
     @Benchmark
     public void hdrHistogramRecordValue(PerThread t) {
         t.histogram.recordValue(t.value = (t.value + 7919) % 1_000_000 + 1);
