@@ -39,6 +39,26 @@
 #define HRTS_VERSION_LAYOUT 3
 
 /**
+ * Kind of a counter metric, for `hrts_stats_metric`.
+ */
+#define HRTS_STATS_COUNTER 1
+
+/**
+ * Kind of a gauge metric.
+ */
+#define HRTS_STATS_GAUGE 2
+
+/**
+ * Kind of a timer metric.
+ */
+#define HRTS_STATS_TIMER 3
+
+/**
+ * The instance id of a timer's default instance.
+ */
+#define HRTS_STATS_DEFAULT_INSTANCE UINT64_MAX
+
+/**
  * Event kind: a point in time.
  */
 #define HRTS_TRACE_INSTANT 0
@@ -194,6 +214,11 @@ typedef enum hrts_mode {
 typedef struct hrts_segment hrts_segment;
 
 /**
+ * A dump: its metrics and its JSON text.
+ */
+typedef struct hrts_stats_dump hrts_stats_dump;
+
+/**
  * An open trace file (opaque). Any thread may record to it at once; only
  * `hrts_trace_close` must not race with the other calls on the same handle.
  */
@@ -307,6 +332,56 @@ typedef struct hrts_open_options {
    */
   uint64_t step_threshold_ms;
 } hrts_open_options;
+
+/**
+ * One statistics set of a dumped metric. Values that need at least one datum
+ * are NaN when there is none.
+ */
+typedef struct hrts_stats_statistics {
+  uint64_t count;
+  double sum;
+  double min;
+  double max;
+  double mean;
+  double moving_avg;
+  double interval_count;
+  double interval_sum;
+  double interval_mean;
+  double p50;
+  double p90;
+  double p99;
+  double p99_9;
+} hrts_stats_statistics;
+
+/**
+ * One metric of a dump. `statistics` holds `statistics_count` sets: a
+ * counter's values, incr-deltas, decr-deltas and deltas; a gauge's or a
+ * timer's values.
+ */
+typedef struct hrts_stats_metric_dump {
+  /**
+   * The metric's name, valid until the dump is freed.
+   */
+  const char *name;
+  /**
+   * `HRTS_STATS_COUNTER`, `_GAUGE` or `_TIMER`.
+   */
+  uint32_t kind;
+  uint32_t statistics_count;
+  /**
+   * Last update, epoch nanoseconds on the hrts timeline.
+   */
+  uint64_t timestamp;
+  /**
+   * A counter's value.
+   */
+  int64_t counter_value;
+  /**
+   * A gauge's value, a timer's last duration (ns), a counter's value as a double.
+   */
+  double value;
+  struct hrts_stats_statistics statistics[4];
+} hrts_stats_metric_dump;
 
 #ifdef __cplusplus
 extern "C" {
@@ -795,6 +870,164 @@ int hrts_segment_offset_nanoseconds(const struct hrts_segment *seg,
 int hrts_segment_validate(const struct hrts_segment *seg);
 
 /**
+ * Applies a statistics configuration in JSON (the seed's
+ * `{"handystats": {...}}` shape or its inner object). Only while stopped.
+ * Errors name the bad key: `HRTS_E_INVALID_ARGUMENT`.
+ *
+ * # Safety
+ * `json` must be NULL (`HRTS_E_NULL_POINTER`) or a NUL-terminated string.
+ */
+int hrts_stats_configure_json(const char *json);
+
+/**
+ * Reads a statistics configuration file (JSON, see
+ * `hrts_stats_configure_json`). Only while stopped.
+ *
+ * # Safety
+ * `path` must be NULL (`HRTS_E_NULL_POINTER`) or a NUL-terminated string.
+ */
+int hrts_stats_configure_file(const char *path);
+
+/**
+ * Starts collecting (the seed's HANDY_INIT): measuring points record and the
+ * processing thread runs. Does nothing if already running. Opens the
+ * process's hrts segment if needed.
+ */
+int hrts_stats_start(void);
+
+/**
+ * Stops collecting (the seed's finalize): applies what is queued, makes the
+ * final dumps, stops the processing thread. Does nothing if not running.
+ */
+int hrts_stats_stop(void);
+
+/**
+ * 1 while collecting, 0 otherwise.
+ */
+int hrts_stats_is_running(void);
+
+/**
+ * The id of metric `name` of `kind` (`HRTS_STATS_COUNTER`, `_GAUGE`,
+ * `_TIMER`), created on first use; ids are never 0. Errors
+ * (`HRTS_E_INVALID_ARGUMENT`): an empty, too long (over 255 bytes) or non-UTF-8
+ * name, a name already used by another kind, an unknown kind, too many metrics.
+ *
+ * # Safety
+ * `name` must be NULL or a NUL-terminated string; `out` NULL or writable.
+ */
+int hrts_stats_metric(const char *name,
+                      uint32_t kind,
+                      uint64_t *out);
+
+/**
+ * Sets a counter and restarts its statistics from that value. An id that is
+ * not a counter's is ignored, as are all measuring points while stopped.
+ */
+void hrts_stats_counter_init(uint64_t counter,
+                             int64_t value);
+
+/**
+ * Changes a counter by `delta` (negative decreases; the value saturates at
+ * the ends of int64_t).
+ */
+void hrts_stats_counter_add(uint64_t counter,
+                            int64_t delta);
+
+/**
+ * Sets a gauge. NaN is refused with `HRTS_E_INVALID_ARGUMENT`.
+ */
+int hrts_stats_gauge_set(uint64_t gauge,
+                         double value);
+
+/**
+ * Starts (or restarts) a timer instance; `HRTS_STATS_DEFAULT_INSTANCE` is the
+ * default one.
+ */
+void hrts_stats_timer_start(uint64_t timer,
+                            uint64_t instance);
+
+/**
+ * Stops a timer instance and records its duration. A stop without a running
+ * instance records nothing and is counted in the dump's
+ * `hrts-stats.timer-stops-without-start`.
+ */
+void hrts_stats_timer_stop(uint64_t timer,
+                           uint64_t instance);
+
+/**
+ * Drops a timer instance without recording it.
+ */
+void hrts_stats_timer_discard(uint64_t timer,
+                              uint64_t instance);
+
+/**
+ * Keeps a timer instance alive: its idle timeout counts from now.
+ */
+void hrts_stats_timer_heartbeat(uint64_t timer,
+                                uint64_t instance);
+
+/**
+ * Records a duration measured by the caller, in nanoseconds.
+ */
+void hrts_stats_timer_record(uint64_t timer,
+                             uint64_t duration_ns);
+
+/**
+ * Makes a dump now, after applying everything queued so far, and hands it to
+ * the caller, who frees it with `hrts_stats_dump_free`. It waits for the
+ * processing thread's current pass, never for a measuring point.
+ *
+ * # Safety
+ * `out` must be NULL (`HRTS_E_NULL_POINTER`) or writable.
+ */
+int hrts_stats_dump_now(struct hrts_stats_dump **out);
+
+/**
+ * The latest dump the library made (every `metrics-dump.interval`, on demand,
+ * or at stop), or NULL written to `out` if there is none yet.
+ *
+ * # Safety
+ * `out` must be NULL (`HRTS_E_NULL_POINTER`) or writable.
+ */
+int hrts_stats_dump_last(struct hrts_stats_dump **out);
+
+/**
+ * How many metrics the dump holds (0 for NULL).
+ *
+ * # Safety
+ * `dump` must be NULL or a dump not yet freed.
+ */
+size_t hrts_stats_dump_len(const struct hrts_stats_dump *dump);
+
+/**
+ * The `index`-th metric of the dump (names in byte order), or NULL when out of
+ * range. Valid until the dump is freed.
+ *
+ * # Safety
+ * `dump` must be NULL or a dump not yet freed.
+ */
+const struct hrts_stats_metric_dump *hrts_stats_dump_metric(const struct hrts_stats_dump *dump,
+                                                            size_t index);
+
+/**
+ * The dump as JSON in the seed's shape, valid until the dump is freed ("" for
+ * NULL).
+ *
+ * # Safety
+ * `dump` must be NULL or a dump not yet freed.
+ */
+const char *hrts_stats_dump_json(const struct hrts_stats_dump *dump);
+
+/**
+ * Frees a dump; NULL is ignored.
+ *
+ * # Safety
+ * `dump` must be NULL or a dump from `hrts_stats_dump_now`/`_last` not yet
+ * freed; it must not be used afterwards.
+ */
+void hrts_stats_dump_free(struct hrts_stats_dump *dump);
+
+/**
  * Creates (or replaces) the trace file `path` of this process, stamped with
  * the process's segment clock (`HRTS_SEGMENT`). `host` names this host in the
  * header (NULL: `HRTS_TRACE_HOST`, else the hostname); `label` names the
@@ -863,3 +1096,39 @@ int hrts_trace_close(struct hrts_trace *trace);
 #endif  // __cplusplus
 
 #endif  /* HRTS_H */
+
+/* Runtime statistics measuring points, in the style of handystats' HANDY_*
+ * macros, on the process-wide instance. Each call site looks its metric up once
+ * and keeps the id in a static (GCC/Clang __atomic builtins), so the name must
+ * be the same every time the site runs. A name the library refuses makes the
+ * site do nothing (hrts_last_error() says why). Nothing is recorded before
+ * HRTS_STATS_INIT() or after HRTS_STATS_FINALIZE(). */
+#define HRTS_STATS_SITE_(kind, name, call) do { \
+    static uint64_t hrts_stats_site_id_; \
+    uint64_t hrts_stats_id_ = __atomic_load_n(&hrts_stats_site_id_, __ATOMIC_RELAXED); \
+    if (hrts_stats_id_ == 0 && hrts_stats_metric((name), (kind), &hrts_stats_id_) == HRTS_SUCCESS) \
+      __atomic_store_n(&hrts_stats_site_id_, hrts_stats_id_, __ATOMIC_RELAXED); \
+    if (hrts_stats_id_ != 0) { call; } \
+  } while (0)
+
+#define HRTS_STATS_INIT() hrts_stats_start()
+#define HRTS_STATS_FINALIZE() hrts_stats_stop()
+#define HRTS_COUNTER_INIT(name, value) \
+  HRTS_STATS_SITE_(HRTS_STATS_COUNTER, name, hrts_stats_counter_init(hrts_stats_id_, (int64_t)(value)))
+#define HRTS_COUNTER_INCREMENT(name, delta) \
+  HRTS_STATS_SITE_(HRTS_STATS_COUNTER, name, hrts_stats_counter_add(hrts_stats_id_, (int64_t)(delta)))
+#define HRTS_COUNTER_DECREMENT(name, delta) \
+  HRTS_STATS_SITE_(HRTS_STATS_COUNTER, name, hrts_stats_counter_add(hrts_stats_id_, -(int64_t)(delta)))
+#define HRTS_COUNTER_CHANGE(name, delta) HRTS_COUNTER_INCREMENT(name, delta)
+#define HRTS_GAUGE_SET(name, value) \
+  HRTS_STATS_SITE_(HRTS_STATS_GAUGE, name, (void)hrts_stats_gauge_set(hrts_stats_id_, (double)(value)))
+#define HRTS_TIMER_START_INSTANCE(name, instance) \
+  HRTS_STATS_SITE_(HRTS_STATS_TIMER, name, hrts_stats_timer_start(hrts_stats_id_, (uint64_t)(instance)))
+#define HRTS_TIMER_STOP_INSTANCE(name, instance) \
+  HRTS_STATS_SITE_(HRTS_STATS_TIMER, name, hrts_stats_timer_stop(hrts_stats_id_, (uint64_t)(instance)))
+#define HRTS_TIMER_DISCARD(name, instance) \
+  HRTS_STATS_SITE_(HRTS_STATS_TIMER, name, hrts_stats_timer_discard(hrts_stats_id_, (uint64_t)(instance)))
+#define HRTS_TIMER_HEARTBEAT(name, instance) \
+  HRTS_STATS_SITE_(HRTS_STATS_TIMER, name, hrts_stats_timer_heartbeat(hrts_stats_id_, (uint64_t)(instance)))
+#define HRTS_TIMER_START(name) HRTS_TIMER_START_INSTANCE(name, HRTS_STATS_DEFAULT_INSTANCE)
+#define HRTS_TIMER_STOP(name) HRTS_TIMER_STOP_INSTANCE(name, HRTS_STATS_DEFAULT_INSTANCE)

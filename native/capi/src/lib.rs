@@ -14,12 +14,14 @@ mod boundary;
 mod calls;
 mod ffi;
 mod handle;
+mod stats;
 mod status;
 mod trace;
 mod tracking;
 
 pub use ffi::*;
 pub use handle::*;
+pub use stats::*;
 pub use status::HrtsStatus;
 pub use trace::*;
 pub use tracking::{HrtsMode, HrtsOpenOptions, HrtsTrackingState, HRTS_OPEN_OPTIONS_VERSION};

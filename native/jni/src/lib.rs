@@ -42,4 +42,5 @@ mod boundary;
 mod calls;
 mod exports;
 mod objects;
+mod stats;
 mod trace;

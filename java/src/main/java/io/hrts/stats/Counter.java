@@ -1,0 +1,52 @@
+package io.hrts.stats;
+
+/**
+ * A counter: a signed 64-bit value changed by deltas. Its dump has the statistics of its values,
+ * increasing deltas, decreasing deltas (as magnitudes) and deltas. Decrements may take it below
+ * zero; it saturates at the ends of the {@code long} range.
+ */
+public final class Counter {
+    private final long bits;
+    private final int id;
+
+    Counter(long bits) {
+        this.bits = bits;
+        this.id = (int) bits;
+    }
+
+    /** Changes the counter by {@code delta} (negative decreases). */
+    public void add(long delta) {
+        if (Layout.enabled()) {
+            Producer.current().record(id, Layout.COUNTER_ADD, delta);
+        }
+    }
+
+    public void increment() {
+        add(1);
+    }
+
+    public void increment(long delta) {
+        add(delta);
+    }
+
+    public void decrement() {
+        add(-1);
+    }
+
+    public void decrement(long delta) {
+        add(-delta);
+    }
+
+    /** Sets the counter to {@code value} and restarts its statistics from it. */
+    public void init(long value) {
+        if (Layout.enabled()) {
+            // An init is never folded: it is rare and must not move among folded deltas.
+            Producer.current().recordUnfoldable(id, Layout.COUNTER_INIT, value, Producer.stamp());
+        }
+    }
+
+    /** The metric's id as the C ABI knows it. */
+    public long id() {
+        return bits;
+    }
+}

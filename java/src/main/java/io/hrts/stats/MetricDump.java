@@ -1,0 +1,68 @@
+package io.hrts.stats;
+
+/** One metric of a {@link StatsDump}. */
+public final class MetricDump {
+    private final String name;
+    private final MetricType type;
+    private final long timestamp;
+    private final long counterValue;
+    private final double value;
+    private final Statistics[] sets;
+
+    MetricDump(String name, MetricType type, long timestamp, long counterValue, double value, Statistics[] sets) {
+        this.name = name;
+        this.type = type;
+        this.timestamp = timestamp;
+        this.counterValue = counterValue;
+        this.value = value;
+        this.sets = sets;
+    }
+
+    public String name() {
+        return name;
+    }
+
+    public MetricType type() {
+        return type;
+    }
+
+    /** Last update, epoch nanoseconds on the hrts timeline. */
+    public long timestamp() {
+        return timestamp;
+    }
+
+    /** A counter's value (0 for other kinds). */
+    public long counterValue() {
+        return counterValue;
+    }
+
+    /** A gauge's value, a timer's last duration (ns), a counter's value as a double. */
+    public double value() {
+        return value;
+    }
+
+    /** A gauge's values, a timer's durations, a counter's values. */
+    public Statistics values() {
+        return sets[0];
+    }
+
+    /** A counter's increasing deltas; null for other kinds. */
+    public Statistics incrDeltas() {
+        return sets.length > 1 ? sets[1] : null;
+    }
+
+    /** A counter's decreasing deltas (magnitudes); null for other kinds. */
+    public Statistics decrDeltas() {
+        return sets.length > 2 ? sets[2] : null;
+    }
+
+    /** A counter's deltas; null for other kinds. */
+    public Statistics deltas() {
+        return sets.length > 3 ? sets[3] : null;
+    }
+
+    @Override
+    public String toString() {
+        return name + "{" + type.jsonName() + ", value=" + value + ", values=" + values() + "}";
+    }
+}

@@ -1,0 +1,142 @@
+package io.hrts.stats;
+
+import io.hrts.HighResTimestamp;
+import io.hrts.HrtsException;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * Runtime statistics of this process (the hrts-stats library's process-wide instance, shared
+ * with Rust and C code in the same process): counters, gauges and timers addressed by name,
+ * aggregated off the measuring point by incremental statistics (min, max, sum, count, mean,
+ * moving average, interval count/sum/mean, p50/p90/p99/p99.9), stamped on the hrts timeline.
+ *
+ * <pre>{@code
+ * Stats.configureJson("{\"handystats\": {\"timer\": {\"idle-timeout\": 5000}}}"); // optional
+ * Stats.start();
+ * static final Counter REQUESTS = Stats.counter("requests");
+ * static final Timer LATENCY = Stats.timer("latency");
+ * REQUESTS.increment();
+ * try (Timer.Scope s = LATENCY.scope()) {
+ *     handle();
+ * }
+ * String json = Stats.jsonDump();
+ * Stats.stop();
+ * }</pre>
+ *
+ * <p>Measuring points ({@link Counter}, {@link Gauge}, {@link Timer#record(long)}, {@link
+ * Timer.Scope}) write the calling thread's own queue in native memory: no lock, no allocation
+ * after the thread's first measurement, no native call except the precise stamps of timers.
+ * Nothing is recorded before {@link #start()} or after {@link #stop()}. Each thread that measures
+ * gets a queue of its own (about 50 KiB by default), released after the thread is gone.
+ *
+ * <p>Every failure is an {@link HrtsException} whose message names what was wrong.
+ */
+public final class Stats {
+    private Stats() {}
+
+    private static volatile boolean ready;
+
+    /** Loads the native library and opens the JVM's hrts segment (see {@link HighResTimestamp}). */
+    static void ensureReady() {
+        if (!ready) {
+            HighResTimestamp.open();
+            ready = true;
+        }
+    }
+
+    private static byte[] utf8(String s, String what) {
+        if (s == null) {
+            throw new HrtsException("INVALID_ARGUMENT", "hrts-stats: " + what + " is null");
+        }
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /**
+     * Configures the statistics from JSON in handystats' shape ({@code {"handystats": {...}}}) or
+     * its inner object: {@code incremental-statistics.moving-average-alpha} (0.125), {@code
+     * incremental-statistics.moving-interval} (ms, 1000), {@code timer.idle-timeout} (ms, 10000),
+     * {@code json-dump.interval} and {@code metrics-dump.interval} (ms, 500; 0 disables), {@code
+     * message-queue.sleep-on-empty} (µs list), {@code message-queue.capacity} (events per thread,
+     * 2048). Only while stopped.
+     *
+     * @throws HrtsException naming the unknown key or the bad value's key
+     */
+    public static void configureJson(String json) {
+        ensureReady();
+        StatsNative.nConfigureJson(utf8(json, "the configuration"));
+    }
+
+    /** Configures the statistics from a JSON file (see {@link #configureJson(String)}). */
+    public static void configureFile(String path) {
+        ensureReady();
+        StatsNative.nConfigureFile(utf8(path, "the path"));
+    }
+
+    /** Starts collecting (handystats' HANDY_INIT); does nothing if already running. */
+    public static void start() {
+        ensureReady();
+        StatsNative.nStart();
+    }
+
+    /**
+     * Stops collecting: what is queued is applied, the final dumps are made, the processing
+     * thread ends. Does nothing if not running.
+     */
+    public static void stop() {
+        ensureReady();
+        StatsNative.nStop();
+    }
+
+    /** Whether measurements are being recorded. */
+    public static boolean isRunning() {
+        ensureReady();
+        return Layout.enabled();
+    }
+
+    static long metric(String name, int kind) {
+        ensureReady();
+        return StatsNative.nMetric(utf8(name, "the metric name"), kind);
+    }
+
+    /**
+     * The counter {@code name}, created on first use. Keep the handle (e.g. in a static final):
+     * the lookup is not free, the measurements are.
+     *
+     * @throws HrtsException for an empty or too long (over 255 bytes of UTF-8) name, or a name
+     *     already used by a gauge or timer
+     */
+    public static Counter counter(String name) {
+        return new Counter(metric(name, 1));
+    }
+
+    /** The gauge {@code name}, created on first use (see {@link #counter(String)}). */
+    public static Gauge gauge(String name) {
+        return new Gauge(metric(name, 2));
+    }
+
+    /** The timer {@code name}, created on first use (see {@link #counter(String)}). */
+    public static Timer timer(String name) {
+        return new Timer(metric(name, 3));
+    }
+
+    /**
+     * A dump made now, after applying everything queued so far. It waits for the processing
+     * thread's current pass, never for a measuring point.
+     */
+    public static StatsDump dump() {
+        ensureReady();
+        return StatsDump.of(StatsNative.nDump(true));
+    }
+
+    /** The latest dump the library made (at the configured interval, on demand or at stop), or null. */
+    public static StatsDump lastDump() {
+        ensureReady();
+        Object[] raw = StatsNative.nDump(false);
+        return raw == null ? null : StatsDump.of(raw);
+    }
+
+    /** A JSON dump made now, in handystats' shape. */
+    public static String jsonDump() {
+        return dump().json();
+    }
+}

@@ -1,0 +1,40 @@
+package io.hrts.stats;
+
+/**
+ * Every native method of the statistics API (libhrts_jni's {@code Java_io_hrts_stats_*} exports).
+ * The library is loaded by {@link Stats#ensureReady()} through {@code
+ * io.hrts.HighResTimestamp.open()} before any of these is called.
+ */
+final class StatsNative {
+    private StatsNative() {}
+
+    static native void nConfigureJson(byte[] utf8);
+
+    static native void nConfigureFile(byte[] utf8Path);
+
+    static native void nStart();
+
+    static native void nStop();
+
+    /** The metric's id; kind 1 counter, 2 gauge, 3 timer. */
+    static native long nMetric(byte[] utf8Name, int kind);
+
+    /** The control block's address (offsets of enabled, idle timeout, coarse clock in {@link Layout}). */
+    static native long nControl();
+
+    /** The queue layout, see {@link Layout}. */
+    static native int[] nLayout();
+
+    static native long nAttachRing();
+
+    /** {address, bytes} of a queue's block. */
+    static native long[] nRing(long ring);
+
+    /** The address of the fold-cell chunk holding {@code metric}, created on first use. */
+    static native long nChunk(long ring, int metric);
+
+    static native void nReleaseRing(long ring);
+
+    /** {names, longs, doubles, json}, or null if {@code fresh} is false and there is no dump. */
+    static native Object[] nDump(boolean fresh);
+}

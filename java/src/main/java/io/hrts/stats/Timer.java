@@ -1,0 +1,137 @@
+package io.hrts.stats;
+
+import io.hrts.HighResTimestamp;
+
+/**
+ * A timer: the durations (nanoseconds) of its finished spans. A span is a {@link Scope}
+ * (try-with-resources, on one thread) or an instance started and stopped by id, from any thread;
+ * instances overlap freely. An instance or scope that sees no event for the idle timeout ({@code
+ * timer.idle-timeout}) is dropped without touching the statistics; heartbeats keep it alive.
+ */
+public final class Timer {
+    /** The id of a timer's default instance. */
+    public static final long DEFAULT_INSTANCE = -1L;
+
+    private final long bits;
+    private final int id;
+
+    Timer(long bits) {
+        this.bits = bits;
+        this.id = (int) bits;
+    }
+
+    private static boolean enabled() {
+        return Layout.enabled();
+    }
+
+    /** Starts (or restarts) the default instance. */
+    public void start() {
+        start(DEFAULT_INSTANCE);
+    }
+
+    /** Stops the default instance and records its duration. */
+    public void stop() {
+        stop(DEFAULT_INSTANCE);
+    }
+
+    /**
+     * Queues a timer instance event stamped now. Unlike a measurement, it cannot be folded: if
+     * the thread's queue is full it is dropped (the dump's {@code hrts-stats.dropped-events}
+     * counts it).
+     */
+    private void instanceEvent(int kind, long instance) {
+        if (enabled()) {
+            Producer.current().recordUnfoldable(id, kind, instance, HighResTimestamp.getEpochNanoseconds());
+        }
+    }
+
+    /** Starts (or restarts) instance {@code instance}. */
+    public void start(long instance) {
+        instanceEvent(Layout.TIMER_START, instance);
+    }
+
+    /**
+     * Stops instance {@code instance} and records its duration; a stop without a running instance
+     * records nothing (the dump's {@code hrts-stats.timer-stops-without-start} counts it).
+     */
+    public void stop(long instance) {
+        instanceEvent(Layout.TIMER_STOP, instance);
+    }
+
+    /** Drops instance {@code instance} without recording it. */
+    public void discard(long instance) {
+        instanceEvent(Layout.TIMER_DISCARD, instance);
+    }
+
+    /** Keeps instance {@code instance} alive: its idle timeout counts from now. */
+    public void heartbeat(long instance) {
+        instanceEvent(Layout.TIMER_HEARTBEAT, instance);
+    }
+
+    /** Records a duration measured elsewhere, in nanoseconds. */
+    public void record(long nanos) {
+        if (enabled()) {
+            Producer.current().record(id, Layout.TIMER_RECORD, nanos);
+        }
+    }
+
+    /**
+     * Starts a span on this thread, recorded when closed: {@code try (Timer.Scope s =
+     * timer.scope()) { ... }}. It takes two precise stamps ({@link
+     * HighResTimestamp#getEpochNanoseconds()}, the statistics' own timeline) and queues one event;
+     * it allocates nothing once inlined (escape analysis removes the scope object).
+     */
+    public Scope scope() {
+        return new Scope(id, enabled() ? HighResTimestamp.getEpochNanoseconds() : 0);
+    }
+
+    /** The metric's id as the C ABI knows it. */
+    public long id() {
+        return bits;
+    }
+
+    /** A running span of a timer; closing it records its duration. */
+    public static final class Scope implements AutoCloseable {
+        private final int id;
+        private final long start;
+        private long alive;
+        private boolean done;
+
+        Scope(int id, long start) {
+            this.id = id;
+            this.start = start;
+            this.alive = start;
+            this.done = start == 0;
+        }
+
+        /** Marks the span alive now, so its idle timeout counts from here. */
+        public void heartbeat() {
+            if (!done) {
+                alive = HighResTimestamp.getEpochNanoseconds();
+            }
+        }
+
+        /** Ends the span without recording it. */
+        public void discard() {
+            done = true;
+        }
+
+        /** Ends the span and records its duration (nothing if it was idle too long). */
+        @Override
+        public void close() {
+            if (done) {
+                return;
+            }
+            done = true;
+            if (!enabled()) {
+                return;
+            }
+            long now = HighResTimestamp.getEpochNanoseconds();
+            long idle = Layout.U.getLongVolatile(null, Layout.IDLE_NS);
+            if (now - alive > idle) {
+                return;
+            }
+            Producer.current().record(id, Layout.TIMER_RECORD, now - start, now);
+        }
+    }
+}

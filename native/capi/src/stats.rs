@@ -1,0 +1,389 @@
+//! The C face of hrts-stats: the process-wide statistics instance, its metrics
+//! by id, measuring points and dumps. The `HRTS_COUNTER_INCREMENT`-style macros
+//! in the header cache each call site's metric id in a static.
+
+use crate::boundary::{status_call, value_call};
+use crate::status::{Failure, HrtsStatus};
+use hrts_stats::{global, Config, Kind, Metric, MetricId, Statistics, TimerOp};
+use std::ffi::{c_char, c_int, CStr, CString};
+
+/// Kind of a counter metric, for `hrts_stats_metric`.
+pub const HRTS_STATS_COUNTER: u32 = 1;
+/// Kind of a gauge metric.
+pub const HRTS_STATS_GAUGE: u32 = 2;
+/// Kind of a timer metric.
+pub const HRTS_STATS_TIMER: u32 = 3;
+/// The instance id of a timer's default instance.
+pub const HRTS_STATS_DEFAULT_INSTANCE: u64 = u64::MAX;
+
+fn text<'a>(p: *const c_char, arg: &str, function: &str) -> Result<&'a str, Failure> {
+    if p.is_null() {
+        return Err(Failure::null(arg, function));
+    }
+    // SAFETY: non-NULL, and by the exported functions' contract a NUL-terminated
+    // string that stays valid for the call.
+    let s = unsafe { CStr::from_ptr(p) };
+    s.to_str().map_err(|e| {
+        Failure::new(
+            HrtsStatus::E_INVALID_ARGUMENT,
+            format!("{function}: `{arg}` is not valid UTF-8 ({e})"),
+        )
+    })
+}
+
+/// Applies a statistics configuration in JSON (the seed's
+/// `{"handystats": {...}}` shape or its inner object). Only while stopped.
+/// Errors name the bad key: `HRTS_E_INVALID_ARGUMENT`.
+///
+/// # Safety
+/// `json` must be NULL (`HRTS_E_NULL_POINTER`) or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn hrts_stats_configure_json(json: *const c_char) -> c_int {
+    status_call(|| {
+        let cfg = Config::from_json(text(json, "json", "hrts_stats_configure_json")?)?;
+        Ok(global().configure(cfg)?)
+    })
+}
+
+/// Reads a statistics configuration file (JSON, see
+/// `hrts_stats_configure_json`). Only while stopped.
+///
+/// # Safety
+/// `path` must be NULL (`HRTS_E_NULL_POINTER`) or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn hrts_stats_configure_file(path: *const c_char) -> c_int {
+    status_call(|| {
+        let cfg = Config::from_file(text(path, "path", "hrts_stats_configure_file")?)?;
+        Ok(global().configure(cfg)?)
+    })
+}
+
+/// Starts collecting (the seed's HANDY_INIT): measuring points record and the
+/// processing thread runs. Does nothing if already running. Opens the
+/// process's hrts segment if needed.
+#[no_mangle]
+pub extern "C" fn hrts_stats_start() -> c_int {
+    status_call(|| Ok(global().start()?))
+}
+
+/// Stops collecting (the seed's finalize): applies what is queued, makes the
+/// final dumps, stops the processing thread. Does nothing if not running.
+#[no_mangle]
+pub extern "C" fn hrts_stats_stop() -> c_int {
+    status_call(|| {
+        global().stop();
+        Ok(())
+    })
+}
+
+/// 1 while collecting, 0 otherwise.
+#[no_mangle]
+pub extern "C" fn hrts_stats_is_running() -> c_int {
+    value_call(0, || global().is_running() as c_int)
+}
+
+/// The id of metric `name` of `kind` (`HRTS_STATS_COUNTER`, `_GAUGE`,
+/// `_TIMER`), created on first use; ids are never 0. Errors
+/// (`HRTS_E_INVALID_ARGUMENT`): an empty, too long (over 255 bytes) or non-UTF-8
+/// name, a name already used by another kind, an unknown kind, too many metrics.
+///
+/// # Safety
+/// `name` must be NULL or a NUL-terminated string; `out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn hrts_stats_metric(name: *const c_char, kind: u32, out: *mut u64) -> c_int {
+    status_call(|| {
+        const F: &str = "hrts_stats_metric";
+        if out.is_null() {
+            return Err(Failure::null("out", F));
+        }
+        let name = text(name, "name", F)?;
+        let kind = match kind {
+            HRTS_STATS_COUNTER => Kind::Counter,
+            HRTS_STATS_GAUGE => Kind::Gauge,
+            HRTS_STATS_TIMER => Kind::Timer,
+            other => {
+                return Err(Failure::new(
+                    HrtsStatus::E_INVALID_ARGUMENT,
+                    format!("{F}: kind {other} is none of HRTS_STATS_COUNTER, _GAUGE, _TIMER"),
+                ))
+            }
+        };
+        let id = global().metric_id(name, kind)?;
+        // SAFETY: non-NULL (checked above) and writable by the contract.
+        unsafe { out.write(id.to_bits()) };
+        Ok(())
+    })
+}
+
+#[inline(always)]
+fn with_id(metric: u64, f: impl FnOnce(MetricId)) {
+    value_call((), || {
+        if let Some(id) = MetricId::from_bits(metric) {
+            f(id)
+        }
+    })
+}
+
+/// Sets a counter and restarts its statistics from that value. An id that is
+/// not a counter's is ignored, as are all measuring points while stopped.
+#[no_mangle]
+pub extern "C" fn hrts_stats_counter_init(counter: u64, value: i64) {
+    with_id(counter, |id| global().counter_init_id(id, value))
+}
+
+/// Changes a counter by `delta` (negative decreases; the value saturates at
+/// the ends of int64_t).
+#[no_mangle]
+pub extern "C" fn hrts_stats_counter_add(counter: u64, delta: i64) {
+    with_id(counter, |id| global().counter_add_id(id, delta))
+}
+
+/// Sets a gauge. NaN is refused with `HRTS_E_INVALID_ARGUMENT`.
+#[no_mangle]
+pub extern "C" fn hrts_stats_gauge_set(gauge: u64, value: f64) -> c_int {
+    status_call(|| {
+        if let Some(id) = MetricId::from_bits(gauge) {
+            global().gauge_set_id(id, value)?;
+        }
+        Ok(())
+    })
+}
+
+/// Starts (or restarts) a timer instance; `HRTS_STATS_DEFAULT_INSTANCE` is the
+/// default one.
+#[no_mangle]
+pub extern "C" fn hrts_stats_timer_start(timer: u64, instance: u64) {
+    with_id(timer, |id| global().timer_id(id, TimerOp::Start, instance))
+}
+
+/// Stops a timer instance and records its duration. A stop without a running
+/// instance records nothing and is counted in the dump's
+/// `hrts-stats.timer-stops-without-start`.
+#[no_mangle]
+pub extern "C" fn hrts_stats_timer_stop(timer: u64, instance: u64) {
+    with_id(timer, |id| global().timer_id(id, TimerOp::Stop, instance))
+}
+
+/// Drops a timer instance without recording it.
+#[no_mangle]
+pub extern "C" fn hrts_stats_timer_discard(timer: u64, instance: u64) {
+    with_id(timer, |id| {
+        global().timer_id(id, TimerOp::Discard, instance)
+    })
+}
+
+/// Keeps a timer instance alive: its idle timeout counts from now.
+#[no_mangle]
+pub extern "C" fn hrts_stats_timer_heartbeat(timer: u64, instance: u64) {
+    with_id(timer, |id| {
+        global().timer_id(id, TimerOp::Heartbeat, instance)
+    })
+}
+
+/// Records a duration measured by the caller, in nanoseconds.
+#[no_mangle]
+pub extern "C" fn hrts_stats_timer_record(timer: u64, duration_ns: u64) {
+    with_id(timer, |id| global().timer_record_id(id, duration_ns))
+}
+
+/// One statistics set of a dumped metric. Values that need at least one datum
+/// are NaN when there is none.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+#[allow(non_camel_case_types)]
+pub struct hrts_stats_statistics {
+    pub count: u64,
+    pub sum: f64,
+    pub min: f64,
+    pub max: f64,
+    pub mean: f64,
+    pub moving_avg: f64,
+    pub interval_count: f64,
+    pub interval_sum: f64,
+    pub interval_mean: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub p99_9: f64,
+}
+
+/// One metric of a dump. `statistics` holds `statistics_count` sets: a
+/// counter's values, incr-deltas, decr-deltas and deltas; a gauge's or a
+/// timer's values.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+#[allow(non_camel_case_types)]
+pub struct hrts_stats_metric_dump {
+    /// The metric's name, valid until the dump is freed.
+    pub name: *const c_char,
+    /// `HRTS_STATS_COUNTER`, `_GAUGE` or `_TIMER`.
+    pub kind: u32,
+    pub statistics_count: u32,
+    /// Last update, epoch nanoseconds on the hrts timeline.
+    pub timestamp: u64,
+    /// A counter's value.
+    pub counter_value: i64,
+    /// A gauge's value, a timer's last duration (ns), a counter's value as a double.
+    pub value: f64,
+    pub statistics: [hrts_stats_statistics; 4],
+}
+
+/// A dump: its metrics and its JSON text.
+#[allow(non_camel_case_types)]
+pub struct hrts_stats_dump {
+    names: Vec<CString>,
+    metrics: Vec<hrts_stats_metric_dump>,
+    json: CString,
+}
+
+fn c_statistics(s: &Statistics) -> hrts_stats_statistics {
+    let f = |v: Option<f64>| v.unwrap_or(f64::NAN);
+    hrts_stats_statistics {
+        count: s.count,
+        sum: s.sum,
+        min: f(s.min),
+        max: f(s.max),
+        mean: f(s.mean),
+        moving_avg: f(s.moving_avg),
+        interval_count: s.interval_count,
+        interval_sum: s.interval_sum,
+        interval_mean: f(s.interval_mean),
+        p50: f(s.quantiles[0]),
+        p90: f(s.quantiles[1]),
+        p99: f(s.quantiles[2]),
+        p99_9: f(s.quantiles[3]),
+    }
+}
+
+fn c_dump(dump: &hrts_stats::Dump) -> Box<hrts_stats_dump> {
+    let mut out = Box::new(hrts_stats_dump {
+        names: Vec::with_capacity(dump.metrics.len()),
+        metrics: Vec::with_capacity(dump.metrics.len()),
+        // serde_json escapes control characters, so the text has no NUL.
+        json: CString::new(dump.to_json()).unwrap_or_default(),
+    });
+    for (name, m) in &dump.metrics {
+        // Metric names have no control characters, so no NUL.
+        let cname = CString::new(name.as_str()).unwrap_or_default();
+        let sets = m.statistics();
+        let mut statistics = [hrts_stats_statistics::default(); 4];
+        for (slot, (_, s)) in statistics.iter_mut().zip(&sets) {
+            *slot = c_statistics(s);
+        }
+        let (kind, counter_value, value) = match m {
+            Metric::Counter(c) => (HRTS_STATS_COUNTER, c.value, c.value as f64),
+            Metric::Gauge(g) => (HRTS_STATS_GAUGE, 0, g.value),
+            Metric::Timer(t) => (HRTS_STATS_TIMER, 0, t.value as f64),
+        };
+        out.metrics.push(hrts_stats_metric_dump {
+            // The CString's heap buffer does not move when `names` grows.
+            name: cname.as_ptr(),
+            kind,
+            statistics_count: sets.len() as u32,
+            timestamp: m.timestamp(),
+            counter_value,
+            value,
+            statistics,
+        });
+        out.names.push(cname);
+    }
+    out
+}
+
+/// Makes a dump now, after applying everything queued so far, and hands it to
+/// the caller, who frees it with `hrts_stats_dump_free`. It waits for the
+/// processing thread's current pass, never for a measuring point.
+///
+/// # Safety
+/// `out` must be NULL (`HRTS_E_NULL_POINTER`) or writable.
+#[no_mangle]
+pub unsafe extern "C" fn hrts_stats_dump_now(out: *mut *mut hrts_stats_dump) -> c_int {
+    status_call(|| {
+        if out.is_null() {
+            return Err(Failure::null("out", "hrts_stats_dump_now"));
+        }
+        let dump = c_dump(&global().dump());
+        // SAFETY: non-NULL (checked above) and writable by the contract.
+        unsafe { out.write(Box::into_raw(dump)) };
+        Ok(())
+    })
+}
+
+/// The latest dump the library made (every `metrics-dump.interval`, on demand,
+/// or at stop), or NULL written to `out` if there is none yet.
+///
+/// # Safety
+/// `out` must be NULL (`HRTS_E_NULL_POINTER`) or writable.
+#[no_mangle]
+pub unsafe extern "C" fn hrts_stats_dump_last(out: *mut *mut hrts_stats_dump) -> c_int {
+    status_call(|| {
+        if out.is_null() {
+            return Err(Failure::null("out", "hrts_stats_dump_last"));
+        }
+        let dump = global()
+            .last_dump()
+            .map_or(std::ptr::null_mut(), |d| Box::into_raw(c_dump(&d)));
+        // SAFETY: non-NULL (checked above) and writable by the contract.
+        unsafe { out.write(dump) };
+        Ok(())
+    })
+}
+
+/// How many metrics the dump holds (0 for NULL).
+///
+/// # Safety
+/// `dump` must be NULL or a dump not yet freed.
+#[no_mangle]
+pub unsafe extern "C" fn hrts_stats_dump_len(dump: *const hrts_stats_dump) -> usize {
+    // SAFETY: NULL or a live dump, by the contract.
+    value_call(0, || {
+        unsafe { dump.as_ref() }.map_or(0, |d| d.metrics.len())
+    })
+}
+
+/// The `index`-th metric of the dump (names in byte order), or NULL when out of
+/// range. Valid until the dump is freed.
+///
+/// # Safety
+/// `dump` must be NULL or a dump not yet freed.
+#[no_mangle]
+pub unsafe extern "C" fn hrts_stats_dump_metric(
+    dump: *const hrts_stats_dump,
+    index: usize,
+) -> *const hrts_stats_metric_dump {
+    value_call(std::ptr::null(), || {
+        // SAFETY: NULL or a live dump, by the contract.
+        unsafe { dump.as_ref() }
+            .and_then(|d| d.metrics.get(index))
+            .map_or(std::ptr::null(), |m| m as *const _)
+    })
+}
+
+/// The dump as JSON in the seed's shape, valid until the dump is freed ("" for
+/// NULL).
+///
+/// # Safety
+/// `dump` must be NULL or a dump not yet freed.
+#[no_mangle]
+pub unsafe extern "C" fn hrts_stats_dump_json(dump: *const hrts_stats_dump) -> *const c_char {
+    value_call(c"".as_ptr(), || {
+        // SAFETY: NULL or a live dump, by the contract.
+        unsafe { dump.as_ref() }.map_or(c"".as_ptr(), |d| d.json.as_ptr())
+    })
+}
+
+/// Frees a dump; NULL is ignored.
+///
+/// # Safety
+/// `dump` must be NULL or a dump from `hrts_stats_dump_now`/`_last` not yet
+/// freed; it must not be used afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn hrts_stats_dump_free(dump: *mut hrts_stats_dump) {
+    value_call((), || {
+        if !dump.is_null() {
+            // SAFETY: a pointer from Box::into_raw in this module, freed once
+            // (the contract).
+            drop(unsafe { Box::from_raw(dump) });
+        }
+    })
+}

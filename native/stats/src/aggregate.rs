@@ -1,0 +1,415 @@
+//! The processing side: takes every thread's events and folded summaries, puts
+//! them in time order and applies them to the metrics' states. Runs on the
+//! processing thread (or on a caller asking for a fresh dump), never on a
+//! measuring point.
+
+use crate::dump::{Dump, Metric};
+use crate::incremental::Params;
+use crate::metric::{GaugeState, State, TimerOutcome, TimerState};
+use crate::registry::{Kind, Registry};
+use crate::ring::{cell, kind, RawEvent, Ring, CELL_WORDS, CHUNK_CELLS};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// One thing to apply: a single event (`n == 0`) or a folded summary.
+#[derive(Clone, Copy, Debug)]
+struct Item {
+    ts: u64,
+    /// Ring index and place within the ring (2 × position for an event,
+    /// 2 × position - 1 for a run folded before the event at that position):
+    /// the order among equal stamps.
+    ring: u32,
+    place: u64,
+    metric: u32,
+    kind: u8,
+    value: u64,
+    n: u64,
+    sum: u64,
+    min: u64,
+    max: u64,
+}
+
+/// What the aggregator has applied from one fold cell: its counts and sums
+/// when last read.
+#[derive(Clone, Copy, Default)]
+struct Taken {
+    pos_n: u64,
+    pos_sum: u64,
+    neg_n: u64,
+    neg_sum: u64,
+    zero_n: u64,
+}
+
+struct ChunkTaken {
+    version: u64,
+    cells: [Taken; CHUNK_CELLS],
+}
+
+struct Cursor {
+    ring: Arc<Ring>,
+    /// Newest time taken from this ring: one thread's events keep their order
+    /// even when a coarse stamp follows a precise one.
+    last_ts: u64,
+    taken: Vec<Option<Box<ChunkTaken>>>,
+}
+
+/// Library-wide counts, reported as the `hrts-stats.*` gauges.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Health {
+    pub dropped_events: u64,
+    pub folded_events: u64,
+    pub stops_without_start: u64,
+    pub timed_out_instances: u64,
+}
+
+const INTERNAL: [&str; 4] = [
+    "hrts-stats.dropped-events",
+    "hrts-stats.folded-events",
+    "hrts-stats.timer-stops-without-start",
+    "hrts-stats.timer-instances-timed-out",
+];
+
+pub struct Aggregator {
+    pub params: Params,
+    pub idle_ns: u64,
+    states: Vec<Option<State>>,
+    cursors: Vec<Cursor>,
+    scratch: Vec<Item>,
+    /// Drops counted by rings already retired.
+    retired: Health,
+    health: Health,
+    internal: Option<[u32; 4]>,
+}
+
+impl Aggregator {
+    pub fn new(params: Params, idle_ns: u64) -> Aggregator {
+        Aggregator {
+            params,
+            idle_ns,
+            states: Vec::new(),
+            cursors: Vec::new(),
+            scratch: Vec::new(),
+            retired: Health::default(),
+            health: Health::default(),
+            internal: None,
+        }
+    }
+
+    /// Forgets every metric's statistics (a restart), keeping the rings; what
+    /// is still queued from before is discarded.
+    pub fn reset(&mut self) {
+        let mut discard = Vec::new();
+        for c in &mut self.cursors {
+            c.ring.drain(|_, _| {});
+            take_cells(c, 0, &mut discard);
+            c.ring.cancel_folding();
+        }
+        // Dropped and folded counts stay process totals; the rest restarts.
+        self.states.clear();
+        self.health = Health {
+            folded_events: self.health.folded_events,
+            ..Health::default()
+        };
+    }
+
+    pub fn adopt(&mut self, rings: impl IntoIterator<Item = Arc<Ring>>) {
+        for ring in rings {
+            self.cursors.push(Cursor {
+                ring,
+                last_ts: 0,
+                taken: Vec::new(),
+            });
+        }
+    }
+
+    /// Takes everything queued and folded, applies it in time order; returns
+    /// how many queued events it took (folded runs are not counted: they wait
+    /// losslessly in their cells, so finding only those is no reason to keep
+    /// the processing thread awake). `now` stamps folded runs that no later
+    /// queued event bounds.
+    pub fn pass(&mut self, registry: &Registry, now: u64) -> u64 {
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        let mut retire = Vec::new();
+        let mut queued = 0;
+        for (ci, c) in self.cursors.iter_mut().enumerate() {
+            let closed = c.ring.is_closed();
+            let first = scratch.len();
+            let last_ts = &mut c.last_ts;
+            queued += c.ring.drain(|pos, e: RawEvent| {
+                *last_ts = (*last_ts).max(e.ts);
+                scratch.push(Item {
+                    ts: *last_ts,
+                    ring: ci as u32,
+                    place: pos.wrapping_mul(2),
+                    metric: e.metric,
+                    kind: e.kind,
+                    value: e.value,
+                    n: 0,
+                    sum: 0,
+                    min: 0,
+                    max: 0,
+                });
+            }) as u64;
+            let events = first..scratch.len();
+            let folded_from = scratch.len();
+            take_cells(c, ci as u32, &mut scratch);
+            for k in folded_from..scratch.len() {
+                // Stamp a run with the first queued event after it, if taken now.
+                let place = scratch[k].place;
+                let next = scratch[events.clone()].iter().find(|e| e.place > place);
+                scratch[k].ts = next.map_or(now.max(c.last_ts), |e| e.ts);
+                self.health.folded_events += scratch[k].n;
+            }
+            if closed && c.ring.is_drained() {
+                retire.push(ci);
+            }
+        }
+        scratch.sort_unstable_by_key(|i| (i.ts, i.ring, i.place));
+        for item in &scratch {
+            self.apply(item, registry);
+        }
+        for ci in retire.into_iter().rev() {
+            let c = self.cursors.swap_remove(ci);
+            self.retired.dropped_events += c.ring.dropped();
+        }
+        self.scratch = scratch;
+        queued
+    }
+
+    fn state(&mut self, id: u32, registry: &Registry) -> Option<&mut State> {
+        let i = id as usize;
+        if i >= self.states.len() {
+            self.states.resize_with(i + 1, || None);
+        }
+        if self.states[i].is_none() {
+            let meta = registry.meta(id)?;
+            self.states[i] = Some(match meta.kind {
+                Kind::Counter => State::Counter(Box::default()),
+                Kind::Gauge => State::Gauge(GaugeState::default()),
+                Kind::Timer => State::Timer(TimerState::default()),
+            });
+        }
+        self.states[i].as_mut()
+    }
+
+    fn apply(&mut self, it: &Item, registry: &Registry) {
+        let (p, idle) = (self.params, self.idle_ns);
+        let mut outcome = TimerOutcome::Ok;
+        match (self.state(it.metric, registry), it.kind) {
+            (Some(State::Counter(c)), kind::COUNTER_INIT) => c.init(it.value as i64, it.ts, &p),
+            (Some(State::Counter(c)), kind::COUNTER_ADD) if it.n == 0 => {
+                c.add(it.value as i64, it.ts, &p)
+            }
+            (Some(State::Counter(c)), kind::COUNTER_ADD) => {
+                c.add_batch(it.n, it.sum as i64, it.min as i64, it.max as i64, it.ts, &p)
+            }
+            (Some(State::Gauge(g)), kind::GAUGE_SET) if it.n == 0 => {
+                g.set(f64::from_bits(it.value), it.ts, &p)
+            }
+            (Some(State::Gauge(g)), kind::GAUGE_SET) => g.set_batch(
+                it.n,
+                f64::from_bits(it.sum),
+                f64::from_bits(it.min),
+                f64::from_bits(it.max),
+                f64::from_bits(it.value),
+                it.ts,
+                &p,
+            ),
+            (Some(State::Timer(t)), kind::TIMER_START) => t.start(it.value, it.ts),
+            (Some(State::Timer(t)), kind::TIMER_STOP) => {
+                outcome = t.stop(it.value, it.ts, idle, &p)
+            }
+            (Some(State::Timer(t)), kind::TIMER_HEARTBEAT) => {
+                outcome = t.heartbeat(it.value, it.ts, idle)
+            }
+            (Some(State::Timer(t)), kind::TIMER_DISCARD) => t.discard(it.value),
+            (Some(State::Timer(t)), kind::TIMER_RECORD) if it.n == 0 => {
+                t.record(it.value, it.ts, &p)
+            }
+            (Some(State::Timer(t)), kind::TIMER_RECORD) => t.record_batch(
+                it.n,
+                it.sum as i64 as f64,
+                it.min,
+                it.max,
+                it.value,
+                it.ts,
+                &p,
+            ),
+            // Unknown ids or kinds can only come from a damaged queue (a foreign
+            // writer): they are ignored rather than trusted.
+            _ => {}
+        }
+        match outcome {
+            TimerOutcome::Ok => {}
+            TimerOutcome::NotStarted => {
+                self.health.stops_without_start += (it.kind == kind::TIMER_STOP) as u64
+            }
+            TimerOutcome::TimedOut => self.health.timed_out_instances += 1,
+        }
+    }
+
+    /// Queues still attached (threads alive, or with events not yet taken).
+    pub fn queues(&self) -> usize {
+        self.cursors.len()
+    }
+
+    /// Ends every producer's folding run (see `ring::FOLD_CANCEL`).
+    pub fn cancel_folding(&self) {
+        for c in &self.cursors {
+            c.ring.cancel_folding();
+        }
+    }
+
+    /// Drops timer instances idle for longer than the idle timeout.
+    pub fn sweep(&mut self, now: u64) {
+        for s in self.states.iter_mut().flatten() {
+            if let State::Timer(t) = s {
+                if t.running() > 0 {
+                    self.health.timed_out_instances += t.sweep(now, self.idle_ns) as u64;
+                }
+            }
+        }
+    }
+
+    /// Timer instances currently running, over all timers.
+    pub fn running_instances(&self) -> usize {
+        self.states
+            .iter()
+            .flatten()
+            .map(|s| match s {
+                State::Timer(t) => t.running(),
+                _ => 0,
+            })
+            .sum()
+    }
+
+    pub fn health(&self) -> Health {
+        let mut h = self.health;
+        h.dropped_events = self.retired.dropped_events;
+        for c in &self.cursors {
+            h.dropped_events += c.ring.dropped();
+        }
+        h
+    }
+
+    /// A dump at `now`; the library's own gauges are set first.
+    pub fn dump(&mut self, now: u64, registry: &Registry) -> Dump {
+        let ids = *self
+            .internal
+            .get_or_insert_with(|| INTERNAL.map(|name| registry.internal(name, Kind::Gauge)));
+        let h = self.health();
+        let values = [
+            h.dropped_events,
+            h.folded_events,
+            h.stops_without_start,
+            h.timed_out_instances,
+        ];
+        let p = self.params;
+        for (id, v) in ids.into_iter().zip(values) {
+            if let Some(State::Gauge(g)) = self.state(id, registry) {
+                g.set(v as f64, now, &p);
+            }
+        }
+        let mut metrics = BTreeMap::new();
+        for (id, s) in self.states.iter().enumerate() {
+            let Some(s) = s else { continue };
+            let dumped: Option<Metric> = match s {
+                State::Counter(c) => c.dump(now, &p),
+                State::Gauge(g) => g.dump(now, &p),
+                State::Timer(t) => t.dump(now, &p),
+            };
+            if let (Some(m), Some(meta)) = (dumped, registry.meta(id as u32)) {
+                metrics.insert(meta.name.to_string(), m);
+            }
+        }
+        Dump {
+            timestamp: now,
+            metrics,
+        }
+    }
+}
+
+/// Turns what is new in each fold cell of `c` into summary items (stamped by
+/// the caller).
+fn take_cells(c: &mut Cursor, ring: u32, out: &mut Vec<Item>) {
+    for (ci, chunk) in c.ring.chunks() {
+        if c.taken.len() <= ci {
+            c.taken.resize_with(ci + 1, || None);
+        }
+        let taken = c.taken[ci].get_or_insert_with(|| {
+            Box::new(ChunkTaken {
+                version: 0,
+                cells: [Taken::default(); CHUNK_CELLS],
+            })
+        });
+        let version = chunk.version();
+        if version == taken.version {
+            continue;
+        }
+        let mut complete = true;
+        for (k, t) in taken.cells.iter_mut().enumerate() {
+            let Some(w) = chunk.read_cell(k) else {
+                // Never written, or being written: in the latter case the
+                // version stays unseen so the next pass looks again.
+                complete &= chunk.is_unused(k);
+                continue;
+            };
+            take_cell(((ci * CHUNK_CELLS) + k) as u32, ring, &w, t, out);
+        }
+        if complete {
+            taken.version = version;
+        }
+    }
+}
+
+fn take_cell(metric: u32, ring: u32, w: &[u64; CELL_WORDS], t: &mut Taken, out: &mut Vec<Item>) {
+    let kind = w[cell::KIND] as u8;
+    let float = kind == kind::GAUGE_SET;
+    let mut push = |n: u64, sum: u64, min: u64, max: u64| {
+        out.push(Item {
+            ts: 0,
+            ring,
+            place: w[cell::POS].wrapping_mul(2).wrapping_sub(1),
+            metric,
+            kind,
+            value: w[cell::LAST],
+            n,
+            sum,
+            min,
+            max,
+        })
+    };
+    if w[cell::POS_N] > t.pos_n {
+        let sum = if float {
+            (f64::from_bits(w[cell::POS_SUM]) - f64::from_bits(t.pos_sum)).to_bits()
+        } else {
+            w[cell::POS_SUM].wrapping_sub(t.pos_sum)
+        };
+        push(
+            w[cell::POS_N] - t.pos_n,
+            sum,
+            w[cell::POS_MIN],
+            w[cell::POS_MAX],
+        );
+    }
+    if w[cell::NEG_N] > t.neg_n {
+        let sum = w[cell::NEG_SUM].wrapping_sub(t.neg_sum);
+        push(
+            w[cell::NEG_N] - t.neg_n,
+            sum,
+            w[cell::NEG_MIN],
+            w[cell::NEG_MAX],
+        );
+    }
+    if w[cell::ZERO_N] > t.zero_n {
+        push(w[cell::ZERO_N] - t.zero_n, 0, 0, 0);
+    }
+    *t = Taken {
+        pos_n: w[cell::POS_N],
+        pos_sum: w[cell::POS_SUM],
+        neg_n: w[cell::NEG_N],
+        neg_sum: w[cell::NEG_SUM],
+        zero_n: w[cell::ZERO_N],
+    };
+}

@@ -1,0 +1,341 @@
+//! Configuration: the seed's JSON keys and defaults, plus one key of hrts's own
+//! (`message-queue.capacity`). Parsed by hand from a `serde_json::Value` so that
+//! every error names the key it is about.
+
+use hrts_core::{Error, ErrorKind, Result};
+use serde_json::{Map, Value};
+use std::path::Path;
+use std::time::Duration;
+
+/// Settings of one [`Stats`](crate::Stats) instance.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    /// Smoothing factor of the exponential moving average, 0 < alpha < 1
+    /// (`incremental-statistics.moving-average-alpha`, default 0.125).
+    pub moving_average_alpha: f64,
+    /// Window of the interval count, sum and mean
+    /// (`incremental-statistics.moving-interval`, milliseconds, default 1000).
+    pub moving_interval: Duration,
+    /// A timer instance with no event for this long is dropped without touching
+    /// the statistics (`timer.idle-timeout`, milliseconds, default 10000).
+    pub timer_idle_timeout: Duration,
+    /// Period of the library's JSON dump; zero disables it (`json-dump.interval`,
+    /// milliseconds, default 500).
+    pub json_dump_interval: Duration,
+    /// Period of the library's metrics dump; zero disables it
+    /// (`metrics-dump.interval`, milliseconds, default 500).
+    pub metrics_dump_interval: Duration,
+    /// How long the processing thread sleeps when it finds no events, step by
+    /// step (`message-queue.sleep-on-empty`, microseconds, default
+    /// [1, 5, 10, 50, 100, 500, 1000, 5000, 10000]).
+    pub sleep_on_empty: Vec<Duration>,
+    /// Events each thread's queue holds before it folds events into per-metric
+    /// summaries (`message-queue.capacity`, hrts's own key; a power of two from
+    /// 16 to 2^20, default 2048).
+    pub queue_capacity: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            moving_average_alpha: 0.125,
+            moving_interval: Duration::from_millis(1000),
+            timer_idle_timeout: Duration::from_millis(10_000),
+            json_dump_interval: Duration::from_millis(500),
+            metrics_dump_interval: Duration::from_millis(500),
+            sleep_on_empty: [1, 5, 10, 50, 100, 500, 1000, 5000, 10000]
+                .iter()
+                .map(|&us| Duration::from_micros(us))
+                .collect(),
+            queue_capacity: 2048,
+        }
+    }
+}
+
+const MAX_MS: u64 = 1 << 40;
+
+fn invalid(key: &str, what: &str, got: &Value) -> Error {
+    Error::new(
+        ErrorKind::InvalidArgument,
+        format!("statistics configuration key {key}: expected {what}, got {got}"),
+    )
+}
+
+fn section<'a>(root: &'a Map<String, Value>, name: &str) -> Result<Option<&'a Map<String, Value>>> {
+    match root.get(name) {
+        None => Ok(None),
+        Some(Value::Object(m)) => Ok(Some(m)),
+        Some(other) => Err(invalid(name, "an object", other)),
+    }
+}
+
+fn check_keys(map: &Map<String, Value>, prefix: &str, known: &[&str]) -> Result<()> {
+    for key in map.keys() {
+        if !known.contains(&key.as_str()) {
+            let full = if prefix.is_empty() {
+                key.clone()
+            } else {
+                format!("{prefix}.{key}")
+            };
+            let list = known.join(", ");
+            let place = if prefix.is_empty() {
+                "the top level"
+            } else {
+                prefix
+            };
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                format!(
+                    "unknown statistics configuration key {full}; known keys in {place}: {list}"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn millis(v: &Value, key: &str, allow_zero: bool) -> Result<Duration> {
+    let what = if allow_zero {
+        "a whole number of milliseconds, 0 or more"
+    } else {
+        "a whole number of milliseconds, more than 0"
+    };
+    match v.as_u64() {
+        Some(ms) if ms <= MAX_MS && (allow_zero || ms > 0) => Ok(Duration::from_millis(ms)),
+        _ => Err(invalid(key, what, v)),
+    }
+}
+
+impl Config {
+    /// Parses a configuration in the seed's shape, `{"handystats": {...}}`, or the
+    /// inner object alone. Keys that are absent keep their defaults.
+    pub fn from_json(text: &str) -> Result<Config> {
+        let value: Value = serde_json::from_str(text).map_err(|e| {
+            Error::new(
+                ErrorKind::InvalidArgument,
+                format!("statistics configuration is not valid JSON: {e}"),
+            )
+        })?;
+        Config::from_value(&value)
+    }
+
+    /// Reads and parses a configuration file (see [`Config::from_json`]).
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Config> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            Error::from_io(
+                format!("reading statistics configuration {}", path.display()),
+                &e,
+                "check the file name and its permissions",
+            )
+        })?;
+        Config::from_json(&text)
+            .map_err(|e| Error::new(e.kind(), format!("{}: {}", path.display(), e.message())))
+    }
+
+    /// Parses an already decoded JSON value (see [`Config::from_json`]).
+    pub fn from_value(value: &Value) -> Result<Config> {
+        let Value::Object(root) = value else {
+            return Err(invalid("(root)", "a JSON object", value));
+        };
+        let (root, prefix) = match root.get("handystats") {
+            Some(inner) => {
+                check_keys(root, "", &["handystats"])?;
+                match inner {
+                    Value::Object(m) => (m, "handystats."),
+                    other => return Err(invalid("handystats", "an object", other)),
+                }
+            }
+            None => (root, ""),
+        };
+        let key = |k: &str| format!("{prefix}{k}");
+        let scope = prefix.trim_end_matches('.');
+        check_keys(
+            root,
+            scope,
+            &[
+                "incremental-statistics",
+                "timer",
+                "json-dump",
+                "metrics-dump",
+                "message-queue",
+            ],
+        )?;
+        let mut cfg = Config::default();
+
+        if let Some(m) = section(root, "incremental-statistics")? {
+            let name = key("incremental-statistics");
+            check_keys(m, &name, &["moving-average-alpha", "moving-interval"])?;
+            if let Some(v) = m.get("moving-average-alpha") {
+                cfg.moving_average_alpha = match v.as_f64() {
+                    Some(a) if a > 0.0 && a < 1.0 => a,
+                    _ => {
+                        return Err(invalid(
+                            &format!("{name}.moving-average-alpha"),
+                            "a number between 0 and 1 (exclusive)",
+                            v,
+                        ))
+                    }
+                };
+            }
+            if let Some(v) = m.get("moving-interval") {
+                cfg.moving_interval = millis(v, &format!("{name}.moving-interval"), false)?;
+            }
+        }
+        if let Some(m) = section(root, "timer")? {
+            let name = key("timer");
+            check_keys(m, &name, &["idle-timeout"])?;
+            if let Some(v) = m.get("idle-timeout") {
+                cfg.timer_idle_timeout = millis(v, &format!("{name}.idle-timeout"), false)?;
+            }
+        }
+        for (sec, field) in [
+            ("json-dump", &mut cfg.json_dump_interval),
+            ("metrics-dump", &mut cfg.metrics_dump_interval),
+        ] {
+            if let Some(m) = section(root, sec)? {
+                let name = key(sec);
+                check_keys(m, &name, &["interval"])?;
+                if let Some(v) = m.get("interval") {
+                    *field = millis(v, &format!("{name}.interval"), true)?;
+                }
+            }
+        }
+        if let Some(m) = section(root, "message-queue")? {
+            let name = key("message-queue");
+            check_keys(m, &name, &["sleep-on-empty", "capacity"])?;
+            if let Some(v) = m.get("sleep-on-empty") {
+                let k = format!("{name}.sleep-on-empty");
+                let what = "a non-empty array of whole microseconds, each from 1 to 1000000";
+                let items = v
+                    .as_array()
+                    .filter(|a| !a.is_empty())
+                    .ok_or_else(|| invalid(&k, what, v))?;
+                cfg.sleep_on_empty = items
+                    .iter()
+                    .map(|i| match i.as_u64() {
+                        Some(us) if (1..=1_000_000).contains(&us) => Ok(Duration::from_micros(us)),
+                        _ => Err(invalid(&k, what, v)),
+                    })
+                    .collect::<Result<_>>()?;
+            }
+            if let Some(v) = m.get("capacity") {
+                cfg.queue_capacity = match v.as_u64() {
+                    Some(c) if (16..=1 << 20).contains(&c) && c.is_power_of_two() => c as usize,
+                    _ => {
+                        return Err(invalid(
+                            &format!("{name}.capacity"),
+                            "a power of two from 16 to 1048576 (events per thread)",
+                            v,
+                        ))
+                    }
+                };
+            }
+        }
+        Ok(cfg)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_the_seeds() {
+        let c = Config::from_json("{}").unwrap();
+        assert_eq!(c, Config::default());
+        assert_eq!(c.moving_average_alpha, 0.125);
+        assert_eq!(c.moving_interval, Duration::from_millis(1000));
+        assert_eq!(c.timer_idle_timeout, Duration::from_millis(10000));
+        assert_eq!(c.json_dump_interval, Duration::from_millis(500));
+        assert_eq!(c.metrics_dump_interval, Duration::from_millis(500));
+        assert_eq!(c.sleep_on_empty.len(), 9);
+        assert_eq!(c.sleep_on_empty[8], Duration::from_millis(10));
+    }
+
+    #[test]
+    fn the_seeds_shape_and_the_inner_object_both_parse() {
+        let seed = r#"{"handystats": {"incremental-statistics": {"moving-average-alpha": 0.25,
+            "moving-interval": 1500}, "timer": {"idle-timeout": 100}, "json-dump": {"interval": 0},
+            "metrics-dump": {"interval": 1000}, "message-queue": {"sleep-on-empty": [1, 10, 100, 1000],
+            "capacity": 64}}}"#;
+        let c = Config::from_json(seed).unwrap();
+        assert_eq!(c.moving_average_alpha, 0.25);
+        assert_eq!(c.moving_interval, Duration::from_millis(1500));
+        assert_eq!(c.timer_idle_timeout, Duration::from_millis(100));
+        assert_eq!(c.json_dump_interval, Duration::ZERO);
+        assert_eq!(c.metrics_dump_interval, Duration::from_millis(1000));
+        assert_eq!(
+            c.sleep_on_empty,
+            vec![
+                Duration::from_micros(1),
+                Duration::from_micros(10),
+                Duration::from_micros(100),
+                Duration::from_micros(1000)
+            ]
+        );
+        assert_eq!(c.queue_capacity, 64);
+        let inner = Config::from_json(r#"{"timer": {"idle-timeout": 5000}}"#).unwrap();
+        assert_eq!(inner.timer_idle_timeout, Duration::from_millis(5000));
+    }
+
+    fn err(text: &str) -> String {
+        let e = Config::from_json(text).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+        e.message().to_string()
+    }
+
+    #[test]
+    fn errors_name_the_key() {
+        let m = err(r#"{"handystats": {"timer": {"idle-timout": 5}}}"#);
+        assert!(
+            m.contains("handystats.timer.idle-timout") && m.contains("idle-timeout"),
+            "{m}"
+        );
+        let m = err(r#"{"handystats": {"timer": {"idle-timeout": "5s"}}}"#);
+        assert!(
+            m.contains("handystats.timer.idle-timeout") && m.contains("\"5s\""),
+            "{m}"
+        );
+        let m = err(r#"{"incremental-statistics": {"moving-average-alpha": 1.5}}"#);
+        assert!(
+            m.contains("incremental-statistics.moving-average-alpha"),
+            "{m}"
+        );
+        let m = err(r#"{"incremental-statistics": {"moving-interval": 0}}"#);
+        assert!(m.contains("incremental-statistics.moving-interval"), "{m}");
+        let m = err(r#"{"json-dump": {"interval": -1}}"#);
+        assert!(m.contains("json-dump.interval"), "{m}");
+        let m = err(r#"{"message-queue": {"sleep-on-empty": []}}"#);
+        assert!(m.contains("message-queue.sleep-on-empty"), "{m}");
+        let m = err(r#"{"message-queue": {"capacity": 100}}"#);
+        assert!(m.contains("message-queue.capacity"), "{m}");
+        let m = err(r#"{"handystats": {}, "extra": 1}"#);
+        assert!(m.contains("extra"), "{m}");
+        let m = err(r#"{"gauge": {}}"#);
+        assert!(m.contains("gauge") && m.contains("top level"), "{m}");
+        let m = err(r#"{"timer": 5}"#);
+        assert!(m.contains("timer") && m.contains("object"), "{m}");
+        let m = err("[1]");
+        assert!(m.contains("object"), "{m}");
+        let m = err("{nope");
+        assert!(m.contains("not valid JSON"), "{m}");
+    }
+
+    #[test]
+    fn a_file_is_read_and_a_missing_one_is_an_os_error() {
+        let dir = std::env::temp_dir().join(format!("hrts-stats-cfg-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("stats.json");
+        std::fs::write(&path, r#"{"handystats": {"timer": {"idle-timeout": 100}}}"#).unwrap();
+        let c = Config::from_file(&path).unwrap();
+        assert_eq!(c.timer_idle_timeout, Duration::from_millis(100));
+        std::fs::write(&path, r#"{"handystats": {"timer": {"idle": 100}}}"#).unwrap();
+        let e = Config::from_file(&path).unwrap_err();
+        assert!(e.message().contains("stats.json") && e.message().contains("timer.idle"));
+        std::fs::remove_dir_all(&dir).unwrap();
+        let e = Config::from_file(dir.join("missing.json")).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Os);
+        assert!(e.message().contains("missing.json"));
+    }
+}

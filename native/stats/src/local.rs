@@ -1,0 +1,70 @@
+//! Each thread's queue for each [`Stats`](crate::Stats) instance, found through
+//! thread-local storage so that a measuring point never shares a cache line
+//! with another thread's.
+
+use crate::ring::Ring;
+use crate::stats::Inner;
+use std::cell::{Cell, RefCell};
+use std::ptr;
+use std::sync::Arc;
+
+thread_local! {
+    /// The ring last used on this thread and the id of its instance. No
+    /// destructor, so it stays readable while other thread-locals are torn down.
+    static CURRENT: Cell<(u64, *const Ring)> = const { Cell::new((0, ptr::null())) };
+    static OWNED: Owned = const { Owned(RefCell::new(Vec::new())) };
+}
+
+/// The rings this thread writes, one per instance it has measured for.
+struct Owned(RefCell<Vec<(u64, Arc<Ring>)>>);
+
+impl Drop for Owned {
+    fn drop(&mut self) {
+        // CURRENT may point into these rings: forget it before they can go.
+        let _ = CURRENT.try_with(|c| c.set((0, ptr::null())));
+        for (_, ring) in self.0.borrow().iter() {
+            ring.close();
+        }
+    }
+}
+
+/// Runs `f` on this thread's ring for `inner`, creating it on the thread's first
+/// measurement. `None` (and the event counted as lost) only while the thread
+/// is exiting and its thread-locals are gone.
+#[inline(always)]
+pub(crate) fn with_ring(inner: &Inner, f: impl FnOnce(&Ring)) {
+    let (id, ring) = CURRENT.with(Cell::get);
+    if id == inner.id {
+        // SAFETY: CURRENT holds a pointer to a ring that OWNED keeps alive in an
+        // Arc for as long as this thread runs; OWNED's destructor clears CURRENT
+        // before releasing any ring, and ids are never reused, so a matching id
+        // means the pointer is live. Only this thread reads CURRENT.
+        f(unsafe { &*ring });
+    } else {
+        slow(inner, f);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn slow(inner: &Inner, f: impl FnOnce(&Ring)) {
+    let found = OWNED.try_with(|owned| {
+        let mut owned = owned.0.borrow_mut();
+        let ring = match owned.iter().find(|(id, _)| *id == inner.id) {
+            Some((_, r)) => r.clone(),
+            None => {
+                // Rings of instances that are gone are held by us alone.
+                owned.retain(|(_, r)| Arc::strong_count(r) > 1);
+                let r = inner.new_ring();
+                owned.push((inner.id, r.clone()));
+                r
+            }
+        };
+        CURRENT.with(|c| c.set((inner.id, Arc::as_ptr(&ring))));
+        ring
+    });
+    match found {
+        Ok(ring) => f(&ring),
+        Err(_) => inner.count_lost(),
+    }
+}

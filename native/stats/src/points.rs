@@ -1,0 +1,374 @@
+//! Measuring points: handles to one metric whose methods queue an event on the
+//! calling thread's ring. Lock-free, allocation-free after the thread's first
+//! measurement, and never waiting for another thread. While the instance is
+//! stopped they do nothing.
+//!
+//! Counters and gauges are stamped with the processing thread's coarse clock
+//! while it is busy (at most one pass behind) and with a precise hrts stamp
+//! otherwise; timers always take precise stamps.
+
+use crate::local::with_ring;
+use crate::registry::Kind;
+use crate::ring::kind;
+use crate::stats::Inner;
+use hrts_core::{Error, ErrorKind, Result};
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+
+/// The instance id of a timer's default instance.
+pub const DEFAULT_INSTANCE: u64 = u64::MAX;
+
+#[inline(always)]
+fn emit(inner: &Inner, id: u32, kind: u8, value: u64) {
+    if !inner.enabled() {
+        return;
+    }
+    with_ring(inner, |r| r.record(id, kind, value, || inner.coarse_now()));
+}
+
+#[inline(always)]
+fn emit_timer(inner: &Inner, id: u32, kind: u8, instance: u64) {
+    if !inner.enabled() {
+        return;
+    }
+    let ts = inner.now();
+    with_ring(inner, |r| r.record_unfoldable(ts, id, kind, instance));
+}
+
+/// A counter: a signed 64-bit integer changed by deltas.
+#[derive(Clone)]
+pub struct Counter {
+    inner: Arc<Inner>,
+    id: u32,
+}
+
+impl Counter {
+    pub(crate) fn new(inner: Arc<Inner>, id: u32) -> Counter {
+        Counter { inner, id }
+    }
+
+    /// Changes the counter by `delta` (negative to decrease).
+    #[inline(always)]
+    pub fn add(&self, delta: i64) {
+        emit(&self.inner, self.id, kind::COUNTER_ADD, delta as u64);
+    }
+
+    #[inline(always)]
+    pub fn increment(&self) {
+        self.add(1);
+    }
+
+    #[inline(always)]
+    pub fn decrement(&self) {
+        self.add(-1);
+    }
+
+    /// Sets the counter to `value` and restarts its statistics from it.
+    pub fn init(&self, value: i64) {
+        // Never folded: an init between folded deltas would reorder them.
+        if self.inner.enabled() {
+            let ts = self.inner.coarse_now();
+            with_ring(&self.inner, |r| {
+                r.record_unfoldable(ts, self.id, kind::COUNTER_INIT, value as u64)
+            });
+        }
+    }
+}
+
+/// A gauge: a value that is set.
+#[derive(Clone)]
+pub struct Gauge {
+    inner: Arc<Inner>,
+    id: u32,
+}
+
+impl Gauge {
+    pub(crate) fn new(inner: Arc<Inner>, id: u32) -> Gauge {
+        Gauge { inner, id }
+    }
+
+    /// Sets the gauge. NaN is an error (it would poison every statistic);
+    /// infinities are kept.
+    #[inline(always)]
+    pub fn set(&self, value: f64) -> Result<()> {
+        if value.is_nan() {
+            return Err(nan());
+        }
+        emit(&self.inner, self.id, kind::GAUGE_SET, value.to_bits());
+        Ok(())
+    }
+}
+
+#[cold]
+fn nan() -> Error {
+    Error::new(
+        ErrorKind::InvalidArgument,
+        "a gauge cannot be set to NaN; the value was ignored",
+    )
+}
+
+/// A timer: measures durations, by instance or by scope.
+#[derive(Clone)]
+pub struct Timer {
+    inner: Arc<Inner>,
+    id: u32,
+}
+
+impl Timer {
+    pub(crate) fn new(inner: Arc<Inner>, id: u32) -> Timer {
+        Timer { inner, id }
+    }
+
+    /// Starts (or restarts) the default instance.
+    #[inline(always)]
+    pub fn start(&self) {
+        self.start_instance(DEFAULT_INSTANCE);
+    }
+
+    /// Stops the default instance and records its duration.
+    #[inline(always)]
+    pub fn stop(&self) {
+        self.stop_instance(DEFAULT_INSTANCE);
+    }
+
+    /// Starts (or restarts) instance `id`; instances overlap freely.
+    #[inline(always)]
+    pub fn start_instance(&self, instance: u64) {
+        emit_timer(&self.inner, self.id, kind::TIMER_START, instance);
+    }
+
+    /// Stops instance `id` and records its duration. A stop for an instance
+    /// that is not running (never started, already stopped, discarded or idle
+    /// past the timeout) records nothing and is counted in
+    /// `hrts-stats.timer-stops-without-start` (or `…-instances-timed-out`).
+    #[inline(always)]
+    pub fn stop_instance(&self, instance: u64) {
+        emit_timer(&self.inner, self.id, kind::TIMER_STOP, instance);
+    }
+
+    /// Drops instance `id` without recording anything.
+    pub fn discard_instance(&self, instance: u64) {
+        emit_timer(&self.inner, self.id, kind::TIMER_DISCARD, instance);
+    }
+
+    /// Tells the library instance `id` is alive, so the idle timeout counts
+    /// from now.
+    pub fn heartbeat_instance(&self, instance: u64) {
+        emit_timer(&self.inner, self.id, kind::TIMER_HEARTBEAT, instance);
+    }
+
+    /// Measures a span on this thread: the duration is taken when the scope is
+    /// stopped or dropped, and only then queued (one event instead of two).
+    /// A scope idle for longer than the idle timeout records nothing, as an
+    /// instance would; [`TimerScope::heartbeat`] keeps it alive.
+    #[inline(always)]
+    pub fn scope(&self) -> TimerScope<'_> {
+        let enabled = self.inner.enabled();
+        let now = if enabled { self.inner.now() } else { 0 };
+        TimerScope {
+            timer: self,
+            start: now,
+            alive: now,
+            done: !enabled,
+        }
+    }
+
+    /// Records a duration measured elsewhere (nanoseconds).
+    #[inline(always)]
+    pub fn record(&self, duration_ns: u64) {
+        if self.inner.enabled() {
+            let inner = &self.inner;
+            with_ring(inner, |r| {
+                r.record(self.id, kind::TIMER_RECORD, duration_ns, || inner.now())
+            });
+        }
+    }
+}
+
+/// A running span of a [`Timer`]; records its duration when dropped.
+#[must_use = "a timer scope measures until it is dropped"]
+pub struct TimerScope<'a> {
+    timer: &'a Timer,
+    start: u64,
+    alive: u64,
+    done: bool,
+}
+
+impl TimerScope<'_> {
+    /// Marks the span alive now (see [`Timer::scope`]).
+    pub fn heartbeat(&mut self) {
+        if !self.done {
+            self.alive = self.timer.inner.now();
+        }
+    }
+
+    /// Ends the span and records its duration.
+    pub fn stop(mut self) {
+        self.finish();
+    }
+
+    /// Ends the span without recording it.
+    pub fn discard(mut self) {
+        self.done = true;
+    }
+
+    #[inline(always)]
+    fn finish(&mut self) {
+        if self.done {
+            return;
+        }
+        self.done = true;
+        let inner = &self.timer.inner;
+        if !inner.enabled() {
+            return;
+        }
+        let now = inner.now();
+        if now.saturating_sub(self.alive) > inner.control.idle_ns.load(Relaxed) {
+            return;
+        }
+        let id = self.timer.id;
+        let duration = now.saturating_sub(self.start);
+        with_ring(inner, |r| {
+            r.record(id, kind::TIMER_RECORD, duration, || now)
+        });
+    }
+}
+
+impl Drop for TimerScope<'_> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+macro_rules! debug_by_name {
+    ($($ty:ident),*) => {$(
+        impl std::fmt::Debug for $ty {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                let name = self.inner.registry.meta(self.id).map_or("?", |m| &m.name);
+                f.debug_tuple(stringify!($ty)).field(&name).finish()
+            }
+        }
+    )*};
+}
+debug_by_name!(Counter, Gauge, Timer);
+
+/// A metric as a plain number, for the C ABI and JNI (which cannot hold Rust
+/// handles on a hot path): the metric's id and kind packed into a non-zero
+/// `u64`. Measuring through an id of the wrong kind, or one from another
+/// instance, does nothing harmful: the event is ignored or lands on that id's
+/// metric of the same kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MetricId {
+    id: u32,
+    kind: Kind,
+}
+
+impl MetricId {
+    pub fn to_bits(self) -> u64 {
+        let k = match self.kind {
+            Kind::Counter => 1u64,
+            Kind::Gauge => 2,
+            Kind::Timer => 3,
+        };
+        k << 32 | self.id as u64
+    }
+
+    /// The id `to_bits` gave, or `None` for a number no id packs to.
+    pub fn from_bits(bits: u64) -> Option<MetricId> {
+        let kind = match bits >> 32 {
+            1 => Kind::Counter,
+            2 => Kind::Gauge,
+            3 => Kind::Timer,
+            _ => return None,
+        };
+        let id = bits as u32;
+        // Below the registry's limit, so that a measuring point can index by it.
+        ((id as usize) < crate::registry::MAX_METRICS).then_some(MetricId { id, kind })
+    }
+
+    pub fn kind(self) -> Kind {
+        self.kind
+    }
+}
+
+/// What a timer event does to an instance.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimerOp {
+    Start,
+    Stop,
+    Discard,
+    Heartbeat,
+}
+
+impl crate::Stats {
+    /// The id of metric `name` of `kind`, created on first use.
+    pub fn metric_id(&self, name: &str, kind: Kind) -> Result<MetricId> {
+        Ok(MetricId {
+            id: self.inner.registry.id(name, kind)?,
+            kind,
+        })
+    }
+
+    /// [`Counter::add`] by id.
+    #[inline(always)]
+    pub fn counter_add_id(&self, m: MetricId, delta: i64) {
+        if m.kind == Kind::Counter {
+            emit(&self.inner, m.id, kind::COUNTER_ADD, delta as u64);
+        }
+    }
+
+    /// [`Counter::init`] by id.
+    pub fn counter_init_id(&self, m: MetricId, value: i64) {
+        if m.kind == Kind::Counter {
+            Counter {
+                inner: self.inner.clone(),
+                id: m.id,
+            }
+            .init(value);
+        }
+    }
+
+    /// [`Gauge::set`] by id.
+    #[inline(always)]
+    pub fn gauge_set_id(&self, m: MetricId, value: f64) -> Result<()> {
+        if value.is_nan() {
+            return Err(nan());
+        }
+        if m.kind == Kind::Gauge {
+            emit(&self.inner, m.id, kind::GAUGE_SET, value.to_bits());
+        }
+        Ok(())
+    }
+
+    /// A timer instance event by id.
+    #[inline(always)]
+    pub fn timer_id(&self, m: MetricId, op: TimerOp, instance: u64) {
+        if m.kind == Kind::Timer {
+            let k = match op {
+                TimerOp::Start => kind::TIMER_START,
+                TimerOp::Stop => kind::TIMER_STOP,
+                TimerOp::Discard => kind::TIMER_DISCARD,
+                TimerOp::Heartbeat => kind::TIMER_HEARTBEAT,
+            };
+            emit_timer(&self.inner, m.id, k, instance);
+        }
+    }
+
+    /// [`Timer::record`] by id: a duration measured by the caller, which may
+    /// also have applied the idle timeout (see [`Stats::idle_timeout_ns`]).
+    #[inline(always)]
+    pub fn timer_record_id(&self, m: MetricId, duration_ns: u64) {
+        if m.kind == Kind::Timer && self.inner.enabled() {
+            let inner = &self.inner;
+            with_ring(inner, |r| {
+                r.record(m.id, kind::TIMER_RECORD, duration_ns, || inner.now())
+            });
+        }
+    }
+
+    /// The timer idle timeout in force, in nanoseconds.
+    pub fn idle_timeout_ns(&self) -> u64 {
+        self.inner.control.idle_ns.load(Relaxed)
+    }
+}

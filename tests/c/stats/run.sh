@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Builds libhrts and the scenario example (release), compiles the C statistics
+# test against include/hrts.h, runs it on a segment of its own, and checks that
+# its scenario dump equals the one the Rust scenario makes. The last line of
+# output is "c-stats: N passed, N failed".
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
+cd "$root"
+
+cargo build --release -q -p hrts-capi
+cargo build --release -q -p hrts-stats --example scenario
+target="${CARGO_TARGET_DIR:-$root/target}"
+lib="$target/release"
+bin="$target/c"
+mkdir -p "$bin"
+cc -std=c11 -Wall -Wextra -Werror -O2 -pthread -I include tests/c/stats/stats_test.c \
+  -o "$bin/stats_test" -L "$lib" -lhrts -lm -Wl,-rpath,"$lib"
+
+segment="/hrts-cstats-$$"
+work="$(mktemp -d)"
+trap 'rm -f "/dev/shm${segment}"; rm -rf "$work"' EXIT
+export HRTS_SEGMENT="$segment"
+set +e
+"$bin/stats_test" "$work/c.json" | tee "$work/out.txt"
+rc=${PIPESTATUS[0]}
+set -e
+counts=$(tail -n 1 "$work/out.txt" | sed -n 's/^stats_test: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p')
+passed=${counts% *}
+failed=${counts#* }
+[ -n "$counts" ] || { passed=0; failed=1; }
+# The same scenario from Rust must give the same dump.
+"$lib/examples/scenario" > "$work/rust.txt"
+"$lib/examples/scenario" --normalize "$work/c.json" > "$work/c.txt"
+if diff -u "$work/rust.txt" "$work/c.txt"; then
+  passed=$((passed + 1))
+else
+  echo "FAIL: the C scenario's dump differs from the Rust scenario's"
+  failed=$((failed + 1))
+fi
+[ "$rc" -eq 0 ] || [ "$failed" -gt 0 ] || failed=1
+echo "c-stats: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
