@@ -88,7 +88,7 @@ public class StatsTest {
             g.set(Double.NaN);
             fail("NaN accepted");
         } catch (HrtsException e) {
-            assertEquals("INVALID_ARGUMENT", e.getKind());
+            assertEquals(HrtsException.Kind.INVALID_ARGUMENT, e.getKind());
             assertTrue(e.getMessage(), e.getMessage().contains("NaN"));
         }
     }

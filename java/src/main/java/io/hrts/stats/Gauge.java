@@ -19,7 +19,7 @@ public final class Gauge {
      */
     public void set(double value) {
         if (value != value) {
-            throw new HrtsException("INVALID_ARGUMENT", "a gauge cannot be set to NaN; the value was ignored");
+            throw new HrtsException(HrtsException.Kind.INVALID_ARGUMENT, "a gauge cannot be set to NaN; the value was ignored");
         }
         if (Layout.enabled()) {
             Producer.current().record(id, Layout.GAUGE_SET, Double.doubleToRawLongBits(value));

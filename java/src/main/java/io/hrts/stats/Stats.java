@@ -46,7 +46,7 @@ public final class Stats {
 
     private static byte[] utf8(String s, String what) {
         if (s == null) {
-            throw new HrtsException("INVALID_ARGUMENT", "hrts-stats: " + what + " is null");
+            throw new HrtsException(HrtsException.Kind.INVALID_ARGUMENT, "hrts-stats: " + what + " is null");
         }
         return s.getBytes(StandardCharsets.UTF_8);
     }
