@@ -16,7 +16,10 @@ out="$(mktemp -d)"
 log="$out/javadoc.log"
 javadoc -quiet -Xdoclint:all --release 17 -d "$out/api" -sourcepath java/src/main/java \
     -subpackages io.hrts >"$log" 2>&1
-if [ $? -eq 0 ] && ! grep -qE "warning|error" "$log"; then
+rc=$?
+# io.hrts.stats writes its queues with sun.misc.Unsafe (jdk.unsupported) on purpose (see
+# its Layout class); javac's notice about that internal API is not a doclint finding.
+if [ "$rc" -eq 0 ] && ! grep -E "warning|error" "$log" | grep -qv "internal proprietary API"; then
     passed=$((passed + 1))
 else
     cat "$log"

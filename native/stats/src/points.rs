@@ -356,7 +356,7 @@ impl crate::Stats {
     }
 
     /// [`Timer::record`] by id: a duration measured by the caller, which may
-    /// also have applied the idle timeout (see [`Stats::idle_timeout_ns`]).
+    /// also have applied the idle timeout (see [`crate::Stats::idle_timeout_ns`]).
     #[inline(always)]
     pub fn timer_record_id(&self, m: MetricId, duration_ns: u64) {
         if m.kind == Kind::Timer && self.inner.enabled() {

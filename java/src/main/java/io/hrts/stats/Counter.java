@@ -14,30 +14,54 @@ public final class Counter {
         this.id = (int) bits;
     }
 
-    /** Changes the counter by {@code delta} (negative decreases). */
+    /**
+     * Changes the counter by {@code delta} (negative decreases).
+     *
+     * @param delta the change, of either sign
+     */
     public void add(long delta) {
         if (Layout.enabled()) {
             Producer.current().record(id, Layout.COUNTER_ADD, delta);
         }
     }
 
+    /**
+     * Adds one.
+     */
     public void increment() {
         add(1);
     }
 
+    /**
+     * Adds {@code delta} (as {@link #add(long)}).
+     *
+     * @param delta the amount to add
+     */
     public void increment(long delta) {
         add(delta);
     }
 
+    /**
+     * Subtracts one.
+     */
     public void decrement() {
         add(-1);
     }
 
+    /**
+     * Subtracts {@code delta}.
+     *
+     * @param delta the amount to subtract
+     */
     public void decrement(long delta) {
         add(-delta);
     }
 
-    /** Sets the counter to {@code value} and restarts its statistics from it. */
+    /**
+     * Sets the counter to {@code value} and restarts its statistics from it.
+     *
+     * @param value the counter's new value
+     */
     public void init(long value) {
         if (Layout.enabled()) {
             // An init is never folded: it is rare and must not move among folded deltas.
@@ -45,7 +69,11 @@ public final class Counter {
         }
     }
 
-    /** The metric's id as the C ABI knows it. */
+    /**
+     * The metric's id as the C ABI knows it.
+     *
+     * @return the id to pass to the C functions
+     */
     public long id() {
         return bits;
     }

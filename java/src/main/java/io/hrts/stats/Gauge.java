@@ -15,6 +15,7 @@ public final class Gauge {
     /**
      * Sets the gauge; infinities are kept.
      *
+     * @param value the gauge's new value
      * @throws HrtsException ({@code INVALID_ARGUMENT}) for NaN, which is not recorded
      */
     public void set(double value) {
@@ -26,7 +27,11 @@ public final class Gauge {
         }
     }
 
-    /** The metric's id as the C ABI knows it. */
+    /**
+     * The metric's id as the C ABI knows it.
+     *
+     * @return the id to pass to the C functions
+     */
     public long id() {
         return bits;
     }

@@ -18,45 +18,83 @@ public final class MetricDump {
         this.sets = sets;
     }
 
+    /**
+     * The metric's name.
+     *
+     * @return the name it was created with
+     */
     public String name() {
         return name;
     }
 
+    /**
+     * The metric's kind.
+     *
+     * @return counter, gauge or timer
+     */
     public MetricType type() {
         return type;
     }
 
-    /** Last update, epoch nanoseconds on the hrts timeline. */
+    /**
+     * The metric's last update.
+     *
+     * @return epoch nanoseconds on the hrts timeline
+     */
     public long timestamp() {
         return timestamp;
     }
 
-    /** A counter's value (0 for other kinds). */
+    /**
+     * A counter's value.
+     *
+     * @return the value (0 for other kinds)
+     */
     public long counterValue() {
         return counterValue;
     }
 
-    /** A gauge's value, a timer's last duration (ns), a counter's value as a double. */
+    /**
+     * The metric's current value.
+     *
+     * @return a gauge's value, a timer's last duration (ns), a counter's value as a double
+     */
     public double value() {
         return value;
     }
 
-    /** A gauge's values, a timer's durations, a counter's values. */
+    /**
+     * The statistics of the metric's values.
+     *
+     * @return a gauge's values, a timer's durations, a counter's values
+     */
     public Statistics values() {
         return sets[0];
     }
 
-    /** A counter's increasing deltas; null for other kinds. */
+    /**
+     * A counter's increasing deltas.
+     *
+     * @return their statistics; null for other kinds
+     */
     public Statistics incrDeltas() {
         return sets.length > 1 ? sets[1] : null;
     }
 
-    /** A counter's decreasing deltas (magnitudes); null for other kinds. */
+    /**
+     * A counter's decreasing deltas (magnitudes).
+     *
+     * @return their statistics; null for other kinds
+     */
     public Statistics decrDeltas() {
         return sets.length > 2 ? sets[2] : null;
     }
 
-    /** A counter's deltas; null for other kinds. */
+    /**
+     * A counter's deltas.
+     *
+     * @return their statistics; null for other kinds
+     */
     public Statistics deltas() {
         return sets.length > 3 ? sets[3] : null;
     }

@@ -59,6 +59,7 @@ public final class Stats {
      * message-queue.sleep-on-empty} (µs list), {@code message-queue.capacity} (events per thread,
      * 2048). Only while stopped.
      *
+     * @param json the configuration, a JSON object
      * @throws HrtsException naming the unknown key or the bad value's key
      */
     public static void configureJson(String json) {
@@ -66,7 +67,11 @@ public final class Stats {
         StatsNative.nConfigureJson(utf8(json, "the configuration"));
     }
 
-    /** Configures the statistics from a JSON file (see {@link #configureJson(String)}). */
+    /**
+     * Configures the statistics from a JSON file (see {@link #configureJson(String)}).
+     *
+     * @param path the file's path
+     */
     public static void configureFile(String path) {
         ensureReady();
         StatsNative.nConfigureFile(utf8(path, "the path"));
@@ -87,7 +92,11 @@ public final class Stats {
         StatsNative.nStop();
     }
 
-    /** Whether measurements are being recorded. */
+    /**
+     * Whether measurements are being recorded.
+     *
+     * @return true between {@link #start()} and {@link #stop()}
+     */
     public static boolean isRunning() {
         ensureReady();
         return Layout.enabled();
@@ -104,17 +113,29 @@ public final class Stats {
      *
      * @throws HrtsException for an empty or too long (over 255 bytes of UTF-8) name, or a name
      *     already used by a gauge or timer
+     * @param name the metric's name
+     * @return the counter's handle
      */
     public static Counter counter(String name) {
         return new Counter(metric(name, 1));
     }
 
-    /** The gauge {@code name}, created on first use (see {@link #counter(String)}). */
+    /**
+     * The gauge {@code name}, created on first use (see {@link #counter(String)}).
+     *
+     * @param name the metric's name
+     * @return the gauge's handle
+     */
     public static Gauge gauge(String name) {
         return new Gauge(metric(name, 2));
     }
 
-    /** The timer {@code name}, created on first use (see {@link #counter(String)}). */
+    /**
+     * The timer {@code name}, created on first use (see {@link #counter(String)}).
+     *
+     * @param name the metric's name
+     * @return the timer's handle
+     */
     public static Timer timer(String name) {
         return new Timer(metric(name, 3));
     }
@@ -122,20 +143,30 @@ public final class Stats {
     /**
      * A dump made now, after applying everything queued so far. It waits for the processing
      * thread's current pass, never for a measuring point.
+     *
+     * @return the dump
      */
     public static StatsDump dump() {
         ensureReady();
         return StatsDump.of(StatsNative.nDump(true));
     }
 
-    /** The latest dump the library made (at the configured interval, on demand or at stop), or null. */
+    /**
+     * The latest dump the library made (at the configured interval, on demand or at stop).
+     *
+     * @return the dump, or null if none was made yet
+     */
     public static StatsDump lastDump() {
         ensureReady();
         Object[] raw = StatsNative.nDump(false);
         return raw == null ? null : StatsDump.of(raw);
     }
 
-    /** A JSON dump made now, in handystats' shape. */
+    /**
+     * A JSON dump made now, in handystats' shape.
+     *
+     * @return the JSON text
+     */
     public static String jsonDump() {
         return dump().json();
     }

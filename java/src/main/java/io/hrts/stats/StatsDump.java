@@ -38,22 +38,39 @@ public final class StatsDump {
         return new StatsDump(longs[0], Collections.unmodifiableMap(metrics), (String) raw[3]);
     }
 
-    /** When the dump was made, epoch nanoseconds on the hrts timeline. */
+    /**
+     * When the dump was made.
+     *
+     * @return epoch nanoseconds on the hrts timeline
+     */
     public long timestamp() {
         return timestamp;
     }
 
-    /** The metrics by name, in name order. */
+    /**
+     * The metrics by name, in name order.
+     *
+     * @return an unmodifiable map of name to metric
+     */
     public Map<String, MetricDump> metrics() {
         return metrics;
     }
 
-    /** One metric, or null. */
+    /**
+     * One metric.
+     *
+     * @param name the metric's name
+     * @return the metric, or null if the dump has none of that name
+     */
     public MetricDump get(String name) {
         return metrics.get(name);
     }
 
-    /** The dump as JSON in handystats' shape. */
+    /**
+     * The dump as JSON in handystats' shape.
+     *
+     * @return the JSON text
+     */
     public String json() {
         return json;
     }

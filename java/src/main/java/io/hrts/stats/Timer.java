@@ -45,7 +45,11 @@ public final class Timer {
         }
     }
 
-    /** Starts (or restarts) instance {@code instance}. */
+    /**
+     * Starts (or restarts) instance {@code instance}.
+     *
+     * @param instance the instance id (any number; several may run at once)
+     */
     public void start(long instance) {
         instanceEvent(Layout.TIMER_START, instance);
     }
@@ -53,22 +57,36 @@ public final class Timer {
     /**
      * Stops instance {@code instance} and records its duration; a stop without a running instance
      * records nothing (the dump's {@code hrts-stats.timer-stops-without-start} counts it).
+     *
+     * @param instance the instance id given to {@link #start(long)}
      */
     public void stop(long instance) {
         instanceEvent(Layout.TIMER_STOP, instance);
     }
 
-    /** Drops instance {@code instance} without recording it. */
+    /**
+     * Drops instance {@code instance} without recording it.
+     *
+     * @param instance the instance id given to {@link #start(long)}
+     */
     public void discard(long instance) {
         instanceEvent(Layout.TIMER_DISCARD, instance);
     }
 
-    /** Keeps instance {@code instance} alive: its idle timeout counts from now. */
+    /**
+     * Keeps instance {@code instance} alive: its idle timeout counts from now.
+     *
+     * @param instance the instance id given to {@link #start(long)}
+     */
     public void heartbeat(long instance) {
         instanceEvent(Layout.TIMER_HEARTBEAT, instance);
     }
 
-    /** Records a duration measured elsewhere, in nanoseconds. */
+    /**
+     * Records a duration measured elsewhere.
+     *
+     * @param nanos the duration in nanoseconds
+     */
     public void record(long nanos) {
         if (enabled()) {
             Producer.current().record(id, Layout.TIMER_RECORD, nanos);
@@ -80,12 +98,18 @@ public final class Timer {
      * timer.scope()) { ... }}. It takes two precise stamps ({@link
      * HighResTimestamp#getEpochNanoseconds()}, the statistics' own timeline) and queues one event;
      * it allocates nothing once inlined (escape analysis removes the scope object).
+     *
+     * @return the running span; close it to record its duration
      */
     public Scope scope() {
         return new Scope(id, enabled() ? HighResTimestamp.getEpochNanoseconds() : 0);
     }
 
-    /** The metric's id as the C ABI knows it. */
+    /**
+     * The metric's id as the C ABI knows it.
+     *
+     * @return the id to pass to the C functions
+     */
     public long id() {
         return bits;
     }
