@@ -19,7 +19,7 @@ javadoc -quiet -Xdoclint:all --release 17 -d "$out/api" -sourcepath java/src/mai
 rc=$?
 # io.hrts.stats writes its queues with sun.misc.Unsafe (jdk.unsupported) on purpose (see
 # its Layout class); javac's notice about that internal API is not a doclint finding.
-if [ "$rc" -eq 0 ] && ! grep -E "warning|error" "$log" | grep -qv "internal proprietary API"; then
+if [ "$rc" -eq 0 ] && ! grep -E ": (warning|error):" "$log" | grep -qv "internal proprietary API"; then
     passed=$((passed + 1))
 else
     cat "$log"
