@@ -7,7 +7,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
 cd "$root"
 
-cargo build --release -q -p hrts-capi
+cargo build --release -q -p hrts-capi -p hrts-cli
 cargo build --release -q -p hrts-stats --example scenario
 target="${CARGO_TARGET_DIR:-$root/target}"
 lib="$target/release"
@@ -18,7 +18,9 @@ cc -std=c11 -Wall -Wextra -Werror -O2 -pthread -I include tests/c/stats/stats_te
 
 segment="/hrts-cstats-$$"
 work="$(mktemp -d)"
-trap 'rm -f "/dev/shm${segment}"; rm -rf "$work"' EXIT
+# `hrts unlink` removes the segment's page as well as its name (rm of /dev/shm/NAME
+# would leave the page behind).
+trap '"$lib/hrts" --segment "$segment" unlink >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 export HRTS_SEGMENT="$segment"
 set +e
 "$bin/stats_test" "$work/c.json" | tee "$work/out.txt"
