@@ -130,11 +130,24 @@ pub(crate) fn direct<T: Default>(
     }
 }
 
-/// A hot stamp read: `f` on the open segment, inside [`direct`]. On the normal
-/// path this is a load of the segment pointer, a predictable branch and `f`.
+/// A hot stamp read: `f` on the open segment, inside `catch_unwind`. On the
+/// normal path this is a load of the segment pointer, a predictable branch and
+/// `f`, its value returned in a register: no `Result<T, Failure>` is built
+/// (measured: building one on the stack cost 1.5 ns a call from Java).
 #[inline(always)]
 pub(crate) fn stamp<T: Default>(env: &mut EnvUnowned<'_>, f: impl FnOnce(&SharedBase) -> T) -> T {
-    direct(env, || base().map(f))
+    let Some(b) = process::global_if_open() else {
+        fail(env, Failure::not_open());
+        return T::default();
+    };
+    // AssertUnwindSafe: as in `catch`.
+    match catch_unwind(AssertUnwindSafe(|| f(b))) {
+        Ok(v) => v,
+        Err(payload) => {
+            fail(env, Failure::panic(&*payload));
+            T::default()
+        }
+    }
 }
 
 /// Throws `failure` from an export that does not run inside `with_env`: the
