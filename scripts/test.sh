@@ -81,9 +81,13 @@ GRADLE=("$ROOT/gradlew" --console=plain)
 
 # What the tests leave behind is checked at the end against what was there before:
 # segment names in /dev/shm and System V pages nobody has attached.
+# Also what they leave in the temp directory (this script's own log directory
+# aside; the Java loader's per-user copy of the library, hrts-<user>, is a cache).
 leftovers_now() {
     { ls /dev/shm 2>/dev/null | sed -n 's|^\(hrts-.*\)|name /\1|p'
-      ipcs -m 2>/dev/null | awk '$1 ~ /^0x/ && $6 == 0 {print "page " $2}'; } | sort
+      ipcs -m 2>/dev/null | awk '$1 ~ /^0x/ && $6 == 0 {print "page " $2}'
+      ls "${TMPDIR:-/tmp}" 2>/dev/null | grep '^hrts' | grep -vx "$(basename "$LOG_DIR")" \
+          | grep -vx "hrts-$(id -un)" | sed 's|^|temp |' || true; } | sort
 }
 leftovers_now > "$LOG_DIR/leftovers.before"
 
@@ -228,7 +232,7 @@ else
     exit 1
 fi
 
-stage "leftovers: segment names and pages the tests created and did not remove"
+stage "leftovers: segment names, pages and temp-directory entries the tests created and did not remove"
 leftovers_now | comm -13 "$LOG_DIR/leftovers.before" - > "$LOG_DIR/leftovers.after"
 if [ -s "$LOG_DIR/leftovers.after" ]; then
     cat "$LOG_DIR/leftovers.after"

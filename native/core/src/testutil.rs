@@ -26,9 +26,11 @@ impl TestName {
     }
     /// A persist file private to this test.
     pub fn seq_file(&self) -> std::path::PathBuf {
+        // A directory of this test's own (the sequence module wants one nobody
+        // else writes), removed with it on drop.
         std::env::temp_dir()
-            .join("hrts-coretest-seq")
-            .join(format!("{}.seq", &self.0[1..]))
+            .join(format!("hrts-coretest-{}", &self.0[1..]))
+            .join("numbers.seq")
     }
     pub fn path(&self) -> String {
         format!("/dev/shm{}", self.0)
@@ -38,8 +40,9 @@ impl TestName {
 impl Drop for TestName {
     fn drop(&mut self) {
         let _ = SharedBase::unlink(&self.0);
-        let _ = std::fs::remove_file(self.seq_file());
-        let _ = std::fs::remove_file(self.seq_file().with_extension("lock"));
+        if let Some(dir) = self.seq_file().parent() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
     }
 }
 
