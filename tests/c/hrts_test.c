@@ -29,6 +29,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/shm.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -632,6 +633,62 @@ static int fuzz_read(const char *ms_arg) {
   return 0;
 }
 
+/* Another process damages the page (a word of the header's calibration, freq_hz at
+   offset 56, held there by a core test): hrts_segment_validate says so, a fresh open
+   refuses, and the next base write repairs it from the copy validated at attach. The
+   page is found as hrts finds it: the record in /dev/shm/NAME names its System V id
+   at offset 32. */
+static uint64_t *attach_page(const char *name) {
+  char path[300];
+  snprintf(path, sizeof path, "/dev/shm%s", name);
+  int32_t shmid = -1;
+  int fd = open(path, O_RDONLY);
+  if (fd >= 0) {
+    if (pread(fd, &shmid, sizeof shmid, 32) != (ssize_t)sizeof shmid) shmid = -1;
+    close(fd);
+  }
+  return shmid > 0 ? shmat(shmid, NULL, 0) : (void *)-1;
+}
+
+/* `hrts_test damage NAME`: adds 1 to the header's freq_hz word of segment NAME, as
+   another process damaging it would (for the JVM's validate() test). */
+static int damage(const char *name) {
+  uint64_t *page = attach_page(name);
+  if (page == (void *)-1) {
+    fprintf(stderr, "hrts_test damage: cannot attach the page of %s\n", name);
+    return 1;
+  }
+  __atomic_fetch_add(&page[7], 1, __ATOMIC_SEQ_CST);
+  shmdt(page);
+  return 0;
+}
+
+static void check_damage_is_reported(void) {
+  char name[256];
+  test_segment_name(name, sizeof name, "damage");
+  hrts_segment *seg = open_handle(name, "hrts_segment_open(damage)");
+  if (!seg) return;
+  uint64_t *page = attach_page(name);
+  check(page != (void *)-1, "attach the segment's page to damage it", name);
+  if (page != (void *)-1) {
+    uint64_t freq = __atomic_load_n(&page[7], __ATOMIC_SEQ_CST);
+    __atomic_store_n(&page[7], freq + 1, __ATOMIC_SEQ_CST);
+    check(hrts_segment_validate(seg) == HRTS_E_CORRUPT,
+          "hrts_segment_validate reports a damaged header as HRTS_E_CORRUPT", hrts_last_error());
+    hrts_segment *fresh = NULL;
+    check(hrts_segment_open(name, &fresh) == HRTS_E_CORRUPT && fresh == NULL,
+          "a fresh open of the damaged segment is refused with HRTS_E_CORRUPT", hrts_last_error());
+    check(hrts_segment_set_base_info(seg) == HRTS_SUCCESS &&
+              hrts_segment_validate(seg) == HRTS_SUCCESS &&
+              __atomic_load_n(&page[7], __ATOMIC_SEQ_CST) == freq,
+          "the next base write repairs the header from the copy validated at attach",
+          hrts_last_error());
+    shmdt(page);
+  }
+  hrts_segment_close(seg);
+  hrts_segment_unlink(name, NULL);
+}
+
 static int set_base(const char *name) {
   hrts_segment *seg = NULL;
   int rc = hrts_segment_open(name, &seg);
@@ -1033,6 +1090,7 @@ int main(int argc, char **argv) {
   if (argc == 3 && strcmp(argv[1], "set-base") == 0) return set_base(argv[2]);
   if (argc == 3 && strcmp(argv[1], "stamp-for") == 0) return stamp_for(argv[2]);
   if (argc == 3 && strcmp(argv[1], "fuzz-read") == 0) return fuzz_read(argv[2]);
+  if (argc == 3 && strcmp(argv[1], "damage") == 0) return damage(argv[2]);
   if (argc >= 2 && strcmp(argv[1], "unlink") == 0) {
     /* Cleanup for run.sh: removes each named segment, page and name. */
     for (int i = 2; i < argc; i++) hrts_segment_unlink(argv[i], NULL);
@@ -1041,7 +1099,7 @@ int main(int argc, char **argv) {
   if (argc != 1) {
     fprintf(stderr,
             "usage: hrts_test [stamp-events FILE COUNT | drive N CMD [ARG...] | set-base NAME | "
-            "stamp-for MS | fuzz-read MS | unlink NAME...]\n");
+            "stamp-for MS | fuzz-read MS | damage NAME | unlink NAME...]\n");
     return 2;
   }
   /* Before anything opens the segment in this process (see check_in_child). */
@@ -1060,6 +1118,7 @@ int main(int argc, char **argv) {
   check_threads();
   check_handle_refusals();
   check_handles();
+  check_damage_is_reported();
   check_mode_and_tracking_state();
   check_open_with_mode();
   printf("c: %d passed, %d failed\n", passed, failed);

@@ -34,7 +34,7 @@ state="$(mktemp -d)"
 # segment and the handle checks' "$segment-<tag>" ones. `hrts_test unlink` removes a
 # segment's page as well as its name (rm of /dev/shm/NAME would leave the page).
 cleanup() {
-  "$bin/hrts_test" unlink "$segment" "$segment"-{a,b,foreign,truncated} || true
+  "$bin/hrts_test" unlink "$segment" "$segment"-{a,b,foreign,truncated,damage} || true
   rm -rf "$state"
 }
 trap cleanup EXIT

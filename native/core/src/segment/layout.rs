@@ -341,6 +341,8 @@ mod tests {
     fn fixed_offsets_never_move() {
         assert_eq!(std::mem::offset_of!(Header, magic), 0);
         assert_eq!(std::mem::offset_of!(Header, layout_version), 8);
+        // tests/c/hrts_test.c damages this word from outside (check_damage_is_reported).
+        assert_eq!(std::mem::offset_of!(Header, freq_hz), 56);
         assert_eq!(std::mem::offset_of!(Header, seq) % 64, 0);
         const { assert!(SEGMENT_SIZE - EXTENSION_OFFSET >= 2048) };
     }

@@ -23,6 +23,9 @@ public final class TestMains {
             case "fill-scaling":
                 fillScaling();
                 return;
+            case "validate-on-cue":
+                validateOnCue();
+                return;
             case "fuzz-read":
                 fuzzRead(Long.parseLong(args[1]));
                 return;
@@ -200,5 +203,29 @@ public final class TestMains {
     private static long wallNanos() {
         java.time.Instant t = java.time.Instant.now();
         return t.getEpochSecond() * 1_000_000_000L + t.getNano();
+    }
+
+    /**
+     * Prints "attached", waits for a line on stdin (another process damages the segment
+     * meanwhile), then prints what validate() says, resets the base (which repairs) and
+     * prints what validate() says then: "first: KIND|ok" and "after reset: KIND|ok".
+     */
+    static void validateOnCue() throws Exception {
+        HighResTimestamp.open();
+        System.out.println("attached");
+        System.out.flush();
+        new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)).readLine();
+        System.out.println("first: " + validateOutcome());
+        HighResTimestamp.setBaseInfo();
+        System.out.println("after reset: " + validateOutcome());
+    }
+
+    private static String validateOutcome() {
+        try {
+            HighResTimestamp.validate();
+            return "ok";
+        } catch (HrtsException e) {
+            return e.getKind().name();
+        }
     }
 }
