@@ -313,6 +313,17 @@ pub struct PageId {
     pub ctime: i64,
 }
 
+impl PageId {
+    /// The id of segment `shmid` as the kernel's `IPC_STAT` describes it now.
+    fn of(shmid: i32, ds: &libc::shmid_ds) -> PageId {
+        PageId {
+            shmid,
+            cpid: ds.shm_cpid as u32,
+            ctime: ds.shm_ctime,
+        }
+    }
+}
+
 const REC_MAGIC: usize = 0;
 const REC_VERSION: usize = 8;
 const REC_HEADER_SIZE: usize = 12;
@@ -497,7 +508,7 @@ impl Page {
                 ))
             }
         };
-        if ds.shm_cpid as u32 != id.cpid || ds.shm_ctime != id.ctime {
+        if PageId::of(id.shmid, &ds) != id {
             return Ok(None);
         }
         check_owner_and_mode(
@@ -535,11 +546,7 @@ impl Page {
         let Ok(ds) = ipc_stat(shmid) else {
             return Ok(None);
         };
-        let id = PageId {
-            shmid,
-            cpid: ds.shm_cpid as u32,
-            ctime: ds.shm_ctime,
-        };
+        let id = PageId::of(shmid, &ds);
         // A key holder that is not ours (another user's, another size) is simply
         // not our page: the caller makes one without the key.
         let sharing = sharing.unwrap_or(if ds.shm_perm.mode & 0o070 == 0 {
@@ -571,11 +578,7 @@ impl Page {
             unsafe { libc::shmdt(ptr) };
             Error::from_io(format!("IPC_STAT of segment {name}"), &e, "")
         })?;
-        let id = PageId {
-            shmid,
-            cpid: ds.shm_cpid as u32,
-            ctime: ds.shm_ctime,
-        };
+        let id = PageId::of(shmid, &ds);
         let ptr = NonNull::new(ptr.cast::<u8>())
             .ok_or_else(|| Error::new(ErrorKind::Os, "shmat returned a null address"))?;
         Ok(Page { ptr, id })
@@ -636,7 +639,7 @@ pub fn unlink(cname: &CString) -> Result<bool> {
         if let Ok(rec) = read_record(&fd) {
             if rec.magic == MAGIC && rec.page.shmid > 0 {
                 if let Ok(ds) = ipc_stat(rec.page.shmid) {
-                    if ds.shm_cpid as u32 == rec.page.cpid && ds.shm_ctime == rec.page.ctime {
+                    if PageId::of(rec.page.shmid, &ds) == rec.page {
                         remove_page(rec.page.shmid);
                     }
                 }
