@@ -34,10 +34,13 @@ trap cleanup EXIT
 
 # Readers stamp for 40 s: the fuzzer takes about 10 s (more on a loaded machine).
 read_ms=40000
+declare -A reader_pid
 "$ctest" fuzz-read "$read_ms" >"$work/c.out" 2>&1 &
+reader_pid[c]=$!
 "$hrts" debug fuzz-read "$read_ms" >"$work/rust.out" 2>&1 &
+reader_pid[rust]=$!
 java -cp "$jar:$classes" io.hrts.TestMains fuzz-read "$read_ms" >"$work/java.out" 2>&1 &
-readers=$(jobs -p)
+reader_pid[java]=$!
 for r in c rust java; do
   for _ in $(seq 200); do grep -q attached "$work/$r.out" 2>/dev/null && break; sleep 0.05; done
   grep -q attached "$work/$r.out" || { echo "fuzz: the $r reader did not attach:"; cat "$work/$r.out"; exit 1; }
@@ -50,14 +53,14 @@ fuzz_rc=${PIPESTATUS[0]}
 set -e
 passed=0
 failed=0
-read -r p f < <(sed -n 's/^fuzzer: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$work/fuzzer.out")
+read -r p f < <(sed -n 's/^fuzzer: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$work/fuzzer.out") || true
 passed=$((passed + ${p:-0}))
 failed=$((failed + ${f:-1}))
 [ "$fuzz_rc" -eq 0 ] || echo "fuzz: the fuzzer failed (exit $fuzz_rc)"
 
 # Each reader must end by itself (not killed, not hung) and report its counts.
 for r in c rust java; do
-  pid=$(echo "$readers" | sed -n "$(( $(echo "c rust java" | tr ' ' '\n' | grep -nx "$r" | cut -d: -f1) ))p")
+  pid=${reader_pid[$r]}
   status=0
   timeout_at=$((SECONDS + read_ms / 1000 + 30))
   while kill -0 "$pid" 2>/dev/null && [ "$SECONDS" -lt "$timeout_at" ]; do sleep 0.2; done
