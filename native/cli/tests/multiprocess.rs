@@ -132,17 +132,24 @@ fn stamps_follow_causality_between_processes() {
     let mut echoes: Vec<Echo> = (0..8).map(|_| Echo::spawn(&seg)).collect();
     let mut last = base.now_ns_ordered();
     for round in 0..4000 {
-        let before = base.now_ns_ordered();
-        assert!(before >= last, "round {round}: parent went backwards");
-        let n = echoes.len();
-        let theirs = echoes[round % n].stamp();
-        let after = base.now_ns_ordered();
-        assert!(
-            before <= theirs && theirs <= after,
-            "round {round}: child stamp {theirs} outside [{before}, {after}]"
-        );
-        last = after;
+        last = causal_round(&base, &mut echoes, round, last);
     }
+}
+
+/// One round of the causality check: a parent stamp, a child's stamp taken after
+/// its message arrived, a parent stamp after the reply; the child's must lie between
+/// the two, and the parent's never go back. Returns the last parent stamp.
+fn causal_round(base: &SharedBase, echoes: &mut [Echo], round: usize, last: u64) -> u64 {
+    let before = base.now_ns_ordered();
+    assert!(before >= last, "round {round}: parent went backwards");
+    let n = echoes.len();
+    let theirs = echoes[round % n].stamp();
+    let after = base.now_ns_ordered();
+    assert!(
+        before <= theirs && theirs <= after,
+        "round {round}: child stamp {theirs} outside [{before}, {after}]"
+    );
+    after
 }
 
 #[cfg(feature = "testing")]
@@ -466,16 +473,7 @@ fn stamps_follow_causality_between_processes_whose_clocks_are_faked() {
     let start = std::time::Instant::now();
     let mut round = 0;
     while start.elapsed() < Duration::from_secs(4) {
-        let before = base.now_ns_ordered();
-        assert!(before >= last, "round {round}: parent went backwards");
-        let n = echoes.len();
-        let theirs = echoes[round % n].stamp();
-        let after = base.now_ns_ordered();
-        assert!(
-            before <= theirs && theirs <= after,
-            "round {round}: child stamp {theirs} outside [{before}, {after}]"
-        );
-        last = after;
+        last = causal_round(&base, &mut echoes, round, last);
         round += 1;
     }
     assert!(base.info().tracking.ties >= 3, "the faked processes tied");
