@@ -51,6 +51,7 @@ mod metric;
 mod points;
 pub mod registry;
 pub mod ring;
+pub mod shared;
 mod stats;
 #[cfg(test)]
 mod tests;

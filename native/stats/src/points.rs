@@ -185,6 +185,31 @@ impl Timer {
     }
 }
 
+impl Timer {
+    /// Starts (or restarts) instance `instance` of this timer in the statistics
+    /// segment, so that any process of the user may stop it: the span is
+    /// measured on the shared timeline. Errors: the instance is not published
+    /// (statistics not started, or `shared-memory.enable` is off), or the
+    /// segment's table of running instances is full.
+    pub fn start_shared(&self, instance: u64) -> Result<()> {
+        crate::shared::timer_start(&self.inner, self.id, instance)
+    }
+
+    /// Stops instance `instance` started by any process (see
+    /// [`start_shared`](Timer::start_shared)) and records its duration in this
+    /// process's timer. Returns the duration, or `None` if no process started
+    /// that instance, it was stopped already, or it was idle past this
+    /// instance's timer idle timeout.
+    pub fn stop_shared(&self, instance: u64) -> Result<Option<u64>> {
+        crate::shared::timer_stop(&self.inner, self.id, instance, true)
+    }
+
+    /// Drops a shared instance without recording it; `false` if none was running.
+    pub fn discard_shared(&self, instance: u64) -> Result<bool> {
+        crate::shared::timer_stop(&self.inner, self.id, instance, false).map(|d| d.is_some())
+    }
+}
+
 /// A running span of a [`Timer`]; records its duration when dropped.
 #[must_use = "a timer scope measures until it is dropped"]
 pub struct TimerScope<'a> {
@@ -367,8 +392,29 @@ impl crate::Stats {
         }
     }
 
+    /// [`Timer::start_shared`] by id.
+    pub fn timer_start_shared_id(&self, m: MetricId, instance: u64) -> Result<()> {
+        crate::shared::timer_start(&self.inner, timer_of(m)?, instance)
+    }
+
+    /// [`Timer::stop_shared`] (`record` true) or [`Timer::discard_shared`] by id.
+    pub fn timer_stop_shared_id(&self, m: MetricId, instance: u64, record: bool) -> Result<Option<u64>> {
+        crate::shared::timer_stop(&self.inner, timer_of(m)?, instance, record)
+    }
+
     /// The timer idle timeout in force, in nanoseconds.
     pub fn idle_timeout_ns(&self) -> u64 {
         self.inner.control.idle_ns.load(Relaxed)
+    }
+}
+
+fn timer_of(m: MetricId) -> Result<u32> {
+    if m.kind == Kind::Timer {
+        Ok(m.id)
+    } else {
+        Err(Error::new(
+            ErrorKind::InvalidArgument,
+            format!("metric id is a {}, not a timer", m.kind.name()),
+        ))
     }
 }

@@ -1,0 +1,50 @@
+//! What a reader of the statistics segment gets: every registered statistics
+//! instance (one per [`Stats`](crate::Stats) that publishes, normally one per
+//! process) with its metrics, as typed values.
+
+use crate::dump::Dump;
+
+/// Whether the process that published an entry is still there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProcessState {
+    /// The process is running (its pid is alive and started when it registered).
+    Live,
+    /// The process is gone (exited or killed); its cells stay readable until a
+    /// writer reclaims them after the grace period.
+    Exited,
+}
+
+impl ProcessState {
+    pub fn name(self) -> &'static str {
+        match self {
+            ProcessState::Live => "live",
+            ProcessState::Exited => "exited",
+        }
+    }
+}
+
+/// One publishing statistics instance and its metrics at its last publication.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProcessStats {
+    pub pid: u32,
+    /// Which instance of the process (1 for the first one that published;
+    /// a process that makes several [`Stats`](crate::Stats) has several).
+    pub instance: u32,
+    /// The program's name (`/proc/PID/comm` when it registered), at most 31 bytes.
+    pub program: String,
+    pub state: ProcessState,
+    /// The metrics as of the instance's last publication; `dump.timestamp` is
+    /// when that was (epoch nanoseconds on the hrts timeline).
+    pub dump: Dump,
+}
+
+/// Everything in a statistics segment at one moment.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Snapshot {
+    /// The segment's name (`/hrts-stats-<uid>` by default).
+    pub segment: String,
+    /// When the snapshot was taken (epoch nanoseconds on the hrts timeline).
+    pub taken: u64,
+    /// Ordered by pid, then instance.
+    pub processes: Vec<ProcessStats>,
+}
