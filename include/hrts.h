@@ -182,6 +182,11 @@ typedef enum hrts_status {
    * An error kind newer than this C ABI.
    */
   HRTS_E_UNKNOWN = 15,
+  /**
+   * A fixed-size shared area (statistics cells, running shared timer
+   * instances) has no room left.
+   */
+  HRTS_E_FULL = 16,
 } hrts_status;
 
 /**

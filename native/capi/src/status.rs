@@ -51,11 +51,14 @@ pub enum HrtsStatus {
     E_OVERFLOW = 14,
     /// An error kind newer than this C ABI.
     E_UNKNOWN = 15,
+    /// A fixed-size shared area (statistics cells, running shared timer
+    /// instances) has no room left.
+    E_FULL = 16,
 }
 
 impl HrtsStatus {
     /// Every status, in value order (for `hrts_status_name` and the tests).
-    pub(crate) const ALL: [HrtsStatus; 16] = [
+    pub(crate) const ALL: [HrtsStatus; 17] = [
         HrtsStatus::SUCCESS,
         HrtsStatus::E_INVALID_ARGUMENT,
         HrtsStatus::E_OS,
@@ -72,6 +75,7 @@ impl HrtsStatus {
         HrtsStatus::E_BUFFER_TOO_SMALL,
         HrtsStatus::E_OVERFLOW,
         HrtsStatus::E_UNKNOWN,
+        HrtsStatus::E_FULL,
     ];
 
     /// The C name of the status, as the header spells it.
@@ -88,6 +92,7 @@ impl HrtsStatus {
             HrtsStatus::E_TIMEOUT => c"HRTS_E_TIMEOUT",
             HrtsStatus::E_SOURCE => c"HRTS_E_SOURCE",
             HrtsStatus::E_PERSIST => c"HRTS_E_PERSIST",
+            HrtsStatus::E_FULL => c"HRTS_E_FULL",
             HrtsStatus::E_NULL_POINTER => c"HRTS_E_NULL_POINTER",
             HrtsStatus::E_PANIC => c"HRTS_E_PANIC",
             HrtsStatus::E_BUFFER_TOO_SMALL => c"HRTS_E_BUFFER_TOO_SMALL",
@@ -109,6 +114,7 @@ impl HrtsStatus {
             ErrorKind::Timeout => HrtsStatus::E_TIMEOUT,
             ErrorKind::Source => HrtsStatus::E_SOURCE,
             ErrorKind::Persist => HrtsStatus::E_PERSIST,
+            ErrorKind::Full => HrtsStatus::E_FULL,
             // ErrorKind is non-exhaustive: a kind added to the core later must
             // still map to *some* failure, never to success.
             _ => HrtsStatus::E_UNKNOWN,

@@ -28,11 +28,14 @@ pub enum ErrorKind {
     Source,
     /// A persisted file (sequence numbers) is missing data or damaged.
     Persist,
+    /// A fixed-size shared area (statistics cells, running timer instances) has
+    /// no room left.
+    Full,
 }
 
 impl ErrorKind {
     /// Every kind, so the foreign layers' tests can check that each one maps.
-    pub const ALL: [ErrorKind; 10] = [
+    pub const ALL: [ErrorKind; 11] = [
         ErrorKind::InvalidArgument,
         ErrorKind::Os,
         ErrorKind::Foreign,
@@ -43,6 +46,7 @@ impl ErrorKind {
         ErrorKind::Timeout,
         ErrorKind::Source,
         ErrorKind::Persist,
+        ErrorKind::Full,
     ];
 }
 
@@ -57,7 +61,8 @@ const _: fn(ErrorKind) = |kind| match kind {
     | ErrorKind::Permission
     | ErrorKind::Timeout
     | ErrorKind::Source
-    | ErrorKind::Persist => {}
+    | ErrorKind::Persist
+    | ErrorKind::Full => {}
 };
 
 /// A failure with a message written for the person who has to fix it.

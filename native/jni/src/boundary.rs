@@ -43,6 +43,7 @@ pub(crate) fn kind_name(kind: ErrorKind) -> &'static str {
         ErrorKind::Timeout => "TIMEOUT",
         ErrorKind::Source => "SOURCE",
         ErrorKind::Persist => "PERSIST",
+        ErrorKind::Full => "FULL",
         // ErrorKind is #[non_exhaustive]: a new kind lands here until it is mapped.
         _ => KIND_UNMAPPED,
     }

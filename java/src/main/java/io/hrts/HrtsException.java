@@ -34,6 +34,8 @@ public class HrtsException extends RuntimeException {
         SOURCE,
         /** A persisted file (sequence numbers) is missing data or damaged. */
         PERSIST,
+        /** A fixed-size shared area (statistics cells, running shared timer instances) is full. */
+        FULL,
         /** A native call was made before the segment was opened (a bug in hrts). */
         NOT_OPEN,
         /** The native library failed internally (a caught panic or a failed JNI call): a bug. */
