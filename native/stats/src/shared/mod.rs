@@ -8,6 +8,8 @@
 //! ([`Timer::start_shared`](crate::Timer::start_shared)), through a table of
 //! running instances in the same segment.
 
+mod aggregate;
+mod expose;
 mod snapshot;
 
 pub use snapshot::{ProcessState, ProcessStats, Snapshot};
