@@ -72,6 +72,9 @@ pub enum Command {
     },
     /// `sync ...`, `trace ...`, `merge ...` (parsed by their own module).
     Trace(crate::commands::trace_args::TraceCommand),
+    /// `stats ...` (and, in test builds, `debug stats-record ...`), parsed by
+    /// their own module; `--segment` names the statistics segment for them.
+    Stats(crate::commands::stats_args::StatsCommand),
     Help,
     Version,
 }
@@ -92,6 +95,7 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Invocation, CliE
     let mut words = Vec::new();
     let mut options: Vec<(String, String)> = Vec::new();
     let mut traced = None;
+    let mut stats = None;
     let mut it = args.into_iter();
     while let Some(arg) = it.next() {
         if words.is_empty() && crate::commands::trace_args::owns(&arg) {
@@ -99,6 +103,22 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Invocation, CliE
             let (cmd, seg) = crate::commands::trace_args::parse(&arg, &rest)?;
             segment = seg.or(segment);
             traced = Some(cmd);
+            break;
+        }
+        if words.is_empty() && arg == "stats" {
+            let rest: Vec<String> = it.by_ref().collect();
+            let (cmd, seg) = crate::commands::stats_args::parse(&rest)?;
+            segment = seg.or(segment);
+            stats = Some(cmd);
+            break;
+        }
+        #[cfg(feature = "testing")]
+        if words.len() == 1 && words[0] == "debug" && arg == "stats-record" {
+            let rest: Vec<String> = it.by_ref().collect();
+            let (cmd, seg) = crate::commands::stats_args::parse_record(&rest)?;
+            segment = seg.or(segment);
+            stats = Some(cmd);
+            words.clear();
             break;
         }
         let (flag, inline) = match arg.split_once('=') {
@@ -137,6 +157,8 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Invocation, CliE
         Command::Version
     } else if let Some(cmd) = traced {
         Command::Trace(cmd)
+    } else if let Some(cmd) = stats {
+        Command::Stats(cmd)
     } else {
         command(&words, &options)?
     };
@@ -256,7 +278,8 @@ fn command(words: &[String], options: &[(String, String)]) -> Result<Command, Cl
             }),
             _ => Err(CliError::usage(
                 "usage: hrts debug hold-writer | hrts debug unique-dump PER_THREAD THREADS DIR | \
-                 hrts debug fuzz ROUNDS SEED | hrts debug fuzz-read MS",
+                 hrts debug fuzz ROUNDS SEED | hrts debug fuzz-read MS | \
+                 hrts debug stats-record [OPTIONS] (see `hrts debug stats-record --help`)",
             )),
         },
         other => Err(CliError::usage(format!("unknown command {other:?}"))),

@@ -43,10 +43,19 @@ Commands:
   merge FILE... --out GLOBAL [--json FILE]
                        put process traces of several hosts on one timeline
                        (`hrts sync --help`, `hrts trace --help`, `hrts merge --help`)
+  stats [--json | --prometheus] [--watch [SECONDS] [--count N]]
+                       every metric of every process that publishes hrts
+                       statistics, per process and aggregated by name
+  stats serve --listen HOST:PORT
+                       serve /metrics (Prometheus) and /stats.json over HTTP
+  stats unlink         remove the statistics segment; says whether it existed
+                       (`hrts stats --help`)
   help                 print this help
 
 Options:
-  --segment NAME       the segment to use (default: $HRTS_SEGMENT, else /hrts-<uid>)
+  --segment NAME       the segment to use (default: $HRTS_SEGMENT, else /hrts-<uid>);
+                       for `hrts stats` the statistics segment (default:
+                       $HRTS_STATS_SEGMENT, else /hrts-stats-<uid>)
   -h, --help           print this help
   -V, --version        print the version
 
@@ -64,6 +73,7 @@ Environment:
   HRTS_SEQ_FILE        where `seq` persists its high-water mark
                        (default ~/.local/state/hrts/<segment>.seq)
   HRTS_SEQ_INTERVAL    numbers issued between two writes of that file
+  HRTS_STATS_SEGMENT   statistics segment name (`hrts stats`)
   HRTS_TRACE_HOST      this host's name in trace files (default: hostname)
   HRTS_TEST_CLOCK_SKEW tests only: OFFSET_NS,DRIFT_PPM[,REF_NS] skews the
                        clock of traces and sync, to play several hosts
@@ -76,6 +86,67 @@ Exit status:
      corrupt, or owned by another user / unsafe mode
   4  timed out waiting for another process (segment creator or base writer)
 Errors are printed to stderr as `hrts: error: <message>`.
+";
+
+pub const STATS_USAGE: &str = "\
+Usage: hrts stats [--segment NAME] [--json | --prometheus] [--watch [SECONDS]]
+                  [--count N]
+       hrts stats serve --listen HOST:PORT [--segment NAME]
+       hrts stats unlink [--segment NAME]
+
+Every process that uses hrts statistics (Rust, C or Java) publishes its
+metrics in the statistics segment; these commands read it without the
+processes doing anything.
+
+`hrts stats` prints a table of every metric of every process (processes that
+exited stay, marked so, until their cells are reclaimed), with durations in
+human units, then every name aggregated over all processes (counters summed,
+gauges and timers at their latest value, statistics merged; quantiles only
+when one process has data).
+  --json               one JSON document instead: {\"segment\", \"timestamp\",
+                       \"processes\": [{\"pid\", \"instance\", \"program\",
+                       \"state\", \"timestamp\", \"metrics\"}], \"aggregate\"},
+                       metrics and aggregate in the handystats dump shape
+  --prometheus         the Prometheus text exposition format 0.0.4: counters
+                       hrts_NAME_total, gauges hrts_NAME, timers summaries
+                       hrts_NAME_seconds, labelled pid, instance and program;
+                       plus hrts_stats_processes{state=\"live\"|\"exited\"}
+  --watch [SECONDS]    print anew every SECONDS (default 1) until interrupted;
+                       on a terminal each frame replaces the last, otherwise
+                       frames follow one another (one line each with --json)
+  --count N            with --watch: stop after N frames
+  --segment NAME       the statistics segment (default: $HRTS_STATS_SEGMENT,
+                       else /hrts-stats-<uid>)
+With no segment (no process has published statistics yet) it says so on
+stderr and prints an empty result; exit status 0.
+
+`hrts stats serve` answers HTTP on HOST:PORT (port 0: any free port) with a
+fresh snapshot per request: GET /metrics in the Prometheus format (content
+type text/plain; version=0.0.4), GET /stats.json as --json; 404 for other
+paths, 405 for other methods. It prints `listening on http://HOST:PORT` (the
+port it got) and serves until SIGINT or SIGTERM.
+
+`hrts stats unlink` removes the statistics segment (processes that have it
+open keep using it) and says whether it existed.
+
+Exit status: as `hrts --help` says; 3 if the segment is not a statistics
+segment, truncated, of another layout version, or corrupt.
+";
+
+/// `hrts debug stats-record --help` (test builds only).
+#[cfg(feature = "testing")]
+pub const STATS_RECORD_USAGE: &str = "\
+Usage: hrts debug stats-record [--segment NAME] [--counter NAME=DELTA[,...]]
+                               [--gauge NAME=VALUE[,...]] [--timer NAME=NS[,...]]
+                               [--repeat N]
+
+Test builds only: starts the global statistics instance (publishing to the
+statistics segment --segment, default $HRTS_STATS_SEGMENT), then N times
+(default 1) adds each DELTA to its counter, sets each gauge to VALUE and
+records NS nanoseconds in each timer, in that order. Prints the instance's
+JSON dump (`json_dump()`) as one line, then waits until stdin is closed (or
+the process is killed). Options may repeat; a NAME is split from its value at
+its last `=` and cannot contain a comma.
 ";
 
 /// `hrts X.Y.Z (logic version a.b.c.d, 0x...)`.

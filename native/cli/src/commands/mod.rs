@@ -10,6 +10,11 @@ mod info;
 mod merge;
 mod reset;
 mod seq;
+mod stats;
+pub mod stats_args;
+#[cfg(feature = "testing")]
+mod stats_record;
+mod stats_serve;
 mod sync;
 mod test_loop;
 mod trace;
@@ -51,6 +56,7 @@ pub fn run(inv: &Invocation) -> Result<(), CliError> {
         #[cfg(feature = "testing")]
         Command::HoldWriter => debug::hold_writer(&open(segment)?),
         Command::Trace(cmd) => trace::run(cmd, segment),
+        Command::Stats(cmd) => stats::run(cmd, segment),
     }
 }
 
