@@ -1,0 +1,436 @@
+//! `hrts stats` against real writer processes (`hrts debug stats-record`):
+//! the table, JSON and Prometheus views, `--watch`, `serve` over HTTP,
+//! `unlink`, and refused segments. Every test uses a time segment and a
+//! statistics segment of its own, removed when it ends.
+
+use serde_json::Value;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::os::unix::fs::PermissionsExt;
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+mod common;
+use common::Segment;
+
+/// A private time segment and statistics segment; both removed on drop.
+struct Place {
+    time: Segment,
+    stats: String,
+}
+
+impl Place {
+    fn new() -> Place {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let stats = format!(
+            "/hrts-stats-itest-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        );
+        let _ = hrts_stats::shared::StatsSegment::unlink(&stats);
+        Place {
+            time: Segment::new(),
+            stats,
+        }
+    }
+
+    /// `hrts` on this place's segments (the statistics one through the environment).
+    fn command(&self) -> Command {
+        let mut c = self.time.command();
+        c.env("HRTS_STATS_SEGMENT", &self.stats);
+        c
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.command().args(args).output().expect("run hrts")
+    }
+}
+
+impl Drop for Place {
+    fn drop(&mut self) {
+        let _ = hrts_stats::shared::StatsSegment::unlink(&self.stats);
+        // A name a test planted that unlink refused: still ours to remove.
+        let _ = std::fs::remove_file(format!("/dev/shm{}", self.stats));
+    }
+}
+
+/// A child process killed (if still running) when the test ends, pass or fail.
+struct Reaped(Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8(bytes.to_vec()).unwrap()
+}
+
+/// Asserts success and returns stdout.
+fn ok(o: Output) -> String {
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", text(&o.stderr));
+    text(&o.stdout)
+}
+
+#[test]
+fn without_a_segment_it_says_so_and_shows_no_process() {
+    let place = Place::new();
+    let out = place.run(&["stats"]);
+    assert_eq!(out.status.code(), Some(0));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("no statistics segment") && err.contains(&place.stats),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(text(&out.stdout).contains("0 processes"));
+    let json: Value = serde_json::from_str(&ok(place.run(&["stats", "--json"]))).unwrap();
+    assert_eq!(json["segment"], place.stats.as_str());
+    assert_eq!(json["processes"], serde_json::json!([]));
+    assert_eq!(json["aggregate"], serde_json::json!({}));
+    let prom = ok(place.run(&["stats", "--prometheus"]));
+    assert!(
+        prom.contains("hrts_stats_processes{state=\"live\"} 0\n"),
+        "{prom}"
+    );
+    // --segment wins over the environment.
+    let other = format!("{}-other", place.stats);
+    let json: Value =
+        serde_json::from_str(&ok(place.run(&["stats", "--json", "--segment", &other]))).unwrap();
+    assert_eq!(json["segment"], other.as_str());
+    let out = place.run(&["stats", "unlink"]);
+    assert_eq!(
+        ok(out),
+        format!("statistics segment {} did not exist\n", place.stats)
+    );
+}
+
+#[test]
+fn a_foreign_or_truncated_statistics_segment_is_refused_with_exit_3() {
+    for bytes in [vec![0xA5u8; 8192], vec![0x5A; 100]] {
+        let place = Place::new();
+        let path = format!("/dev/shm{}", place.stats);
+        std::fs::write(&path, &bytes).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        for args in [
+            &["stats"][..],
+            &["stats", "--json"],
+            &["stats", "--prometheus"],
+        ] {
+            let out = place.run(args);
+            assert_eq!(
+                out.status.code(),
+                Some(3),
+                "{args:?}: {}",
+                text(&out.stderr)
+            );
+            let err = text(&out.stderr);
+            assert!(err.starts_with("hrts: error: "), "{err}");
+            assert!(out.stdout.is_empty());
+        }
+        // Nothing was overwritten, and unlink still removes it.
+        assert_eq!(std::fs::read(&path).unwrap(), bytes);
+        assert!(ok(place.run(&["stats", "unlink"])).starts_with("removed statistics segment"));
+    }
+}
+
+#[cfg(feature = "testing")]
+mod with_writers {
+    use super::*;
+
+    /// An `hrts debug stats-record` process, its dump, and its stdin (closing
+    /// it ends the process).
+    struct Writer {
+        child: Child,
+        dump: Value,
+    }
+
+    impl Writer {
+        fn spawn(place: &Place, args: &[&str]) -> Writer {
+            let mut child = place
+                .command()
+                .args(["debug", "stats-record"])
+                .args(args)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .spawn()
+                .expect("spawn hrts debug stats-record");
+            let mut line = String::new();
+            BufReader::new(child.stdout.take().unwrap())
+                .read_line(&mut line)
+                .unwrap();
+            let dump = serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("the writer's dump {line:?}: {e}"));
+            Writer { child, dump }
+        }
+
+        fn pid(&self) -> u64 {
+            u64::from(self.child.id())
+        }
+
+        /// Closes stdin and waits for a clean exit.
+        fn finish(mut self) {
+            drop(self.child.stdin.take());
+            let status = self.child.wait().unwrap();
+            assert!(status.success(), "{status:?}");
+        }
+    }
+
+    impl Drop for Writer {
+        fn drop(&mut self) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+
+    fn two_writers(place: &Place) -> (Writer, Writer) {
+        let a = Writer::spawn(
+            place,
+            &[
+                "--counter",
+                "requests=3",
+                "--gauge",
+                "queue=2.5",
+                "--timer",
+                "latency=1500",
+                "--repeat",
+                "4",
+            ],
+        );
+        let b = Writer::spawn(
+            place,
+            &[
+                "--counter",
+                "requests=5,errors=1",
+                "--gauge",
+                "queue=7",
+                "--timer",
+                "latency=2500000",
+            ],
+        );
+        (a, b)
+    }
+
+    fn process<'a>(json: &'a Value, pid: u64) -> &'a Value {
+        json["processes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["pid"] == pid)
+            .unwrap_or_else(|| panic!("no process {pid} in {json}"))
+    }
+
+    /// The parts of a metric's dump entry that do not move with time.
+    fn settled(metric: &Value) -> Value {
+        let v = &metric["values"];
+        serde_json::json!([
+            metric["type"],
+            metric["value"],
+            v["count"],
+            v["sum"],
+            v["min"],
+            v["max"]
+        ])
+    }
+
+    #[test]
+    fn json_shows_each_process_as_its_own_dump_and_the_aggregate() {
+        let place = Place::new();
+        let (a, b) = two_writers(&place);
+        let json: Value = serde_json::from_str(&ok(place.run(&["stats", "--json"]))).unwrap();
+        assert_eq!(json["segment"], place.stats.as_str());
+        for w in [&a, &b] {
+            let p = process(&json, w.pid());
+            assert_eq!(p["state"], "live");
+            assert_eq!(p["program"], "hrts");
+            let own = w.dump.as_object().unwrap();
+            for (name, metric) in own {
+                assert_eq!(settled(&p["metrics"][name]), settled(metric), "{name}");
+            }
+        }
+        let agg = &json["aggregate"];
+        assert_eq!(agg["requests"]["value"], 4 * 3 + 5);
+        assert_eq!(agg["errors"]["value"], 1);
+        assert_eq!(agg["queue"]["value"], 7, "the newer gauge value");
+        assert_eq!(agg["queue"]["values"]["count"], 5);
+        assert_eq!(agg["latency"]["values"]["count"], 5);
+        assert_eq!(agg["latency"]["values"]["sum"], 4 * 1500 + 2_500_000);
+        assert_eq!(agg["latency"]["values"]["p99"], Value::Null);
+        a.finish();
+        b.finish();
+    }
+
+    #[test]
+    fn table_and_prometheus_show_the_recorded_values() {
+        let place = Place::new();
+        let (a, b) = two_writers(&place);
+        let table = ok(place.run(&["stats"]));
+        assert!(table.contains(" 2 live, "), "{table}");
+        let row = |pid: u64, name: &str| -> Vec<String> {
+            table
+                .lines()
+                .find(|l| {
+                    let w: Vec<&str> = l.split_whitespace().collect();
+                    w.first() == Some(&pid.to_string().as_str()) && w.get(5) == Some(&name)
+                })
+                .unwrap_or_else(|| panic!("no row {pid} {name} in\n{table}"))
+                .split_whitespace()
+                .map(String::from)
+                .collect()
+        };
+        assert_eq!(row(a.pid(), "latency")[6..8], ["1.50", "µs"]);
+        assert_eq!(row(b.pid(), "latency")[6..8], ["2.50", "ms"]);
+        assert_eq!(row(a.pid(), "requests")[6], "12");
+        assert!(table.contains("all processes (aggregated by name)"));
+        let prom = ok(place.run(&["stats", "--prometheus"]));
+        let labels = |w: &Writer| format!("pid=\"{}\",instance=\"1\",program=\"hrts\"", w.pid());
+        for line in [
+            format!("hrts_requests_total{{{}}} 12", labels(&a)),
+            format!("hrts_requests_total{{{}}} 5", labels(&b)),
+            format!("hrts_queue{{{}}} 2.5", labels(&a)),
+            format!("hrts_queue{{{}}} 7.0", labels(&b)),
+            format!("hrts_latency_seconds_count{{{}}} 4", labels(&a)),
+            format!("hrts_latency_seconds_sum{{{}}} 0.0025", labels(&b)),
+            "hrts_stats_processes{state=\"live\"} 2".to_string(),
+        ] {
+            assert!(prom.lines().any(|l| l == line), "no {line:?} in\n{prom}");
+        }
+        a.finish();
+        b.finish();
+    }
+
+    #[test]
+    fn watch_prints_count_frames() {
+        let place = Place::new();
+        let w = Writer::spawn(&place, &["--counter", "n=1"]);
+        let out = ok(place.run(&["stats", "--json", "--watch", "0.05", "--count", "3"]));
+        let frames: Vec<Value> = out
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(frames.len(), 3, "{out}");
+        for f in &frames {
+            assert_eq!(process(f, w.pid())["metrics"]["n"]["value"], 1);
+        }
+        assert!(
+            !out.contains('\x1b'),
+            "no terminal codes when not on a terminal"
+        );
+        w.finish();
+    }
+
+    /// One HTTP/1.1 exchange: status, headers (lower-cased names) and body.
+    fn http(addr: &str, method: &str, path: &str) -> (u16, Vec<(String, String)>, String) {
+        let mut s = TcpStream::connect(addr).unwrap();
+        write!(
+            s,
+            "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut raw = String::new();
+        s.read_to_string(&mut raw).unwrap();
+        let (head, body) = raw.split_once("\r\n\r\n").unwrap();
+        let mut lines = head.lines();
+        let status = lines
+            .next()
+            .unwrap()
+            .split(' ')
+            .nth(1)
+            .unwrap()
+            .parse()
+            .unwrap();
+        let headers = lines
+            .filter_map(|l| l.split_once(": "))
+            .map(|(k, v)| (k.to_ascii_lowercase(), v.to_string()))
+            .collect();
+        (status, headers, body.to_string())
+    }
+
+    fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+        headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    #[test]
+    fn serve_answers_metrics_and_json_until_terminated() {
+        let place = Place::new();
+        let mut server = Reaped(
+            place
+                .command()
+                .args(["stats", "serve", "--listen", "127.0.0.1:0"])
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap(),
+        );
+        let mut line = String::new();
+        BufReader::new(server.0.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let addr = line
+            .trim_end()
+            .strip_prefix("listening on http://")
+            .unwrap_or_else(|| panic!("{line:?}"))
+            .to_string();
+        assert!(!addr.ends_with(":0"), "the real port: {addr}");
+        // Before any writer: no segment, no process.
+        let (status, _, body) = http(&addr, "GET", "/metrics");
+        assert_eq!(status, 200);
+        assert!(
+            body.contains("hrts_stats_processes{state=\"live\"} 0\n"),
+            "{body}"
+        );
+        // A snapshot per request: a writer started now is in the next one.
+        let w = Writer::spawn(&place, &["--counter", "hits=9"]);
+        let (status, headers, body) = http(&addr, "GET", "/metrics");
+        assert_eq!(status, 200);
+        assert_eq!(
+            header(&headers, "content-type"),
+            Some("text/plain; version=0.0.4; charset=utf-8")
+        );
+        let want = format!(
+            "hrts_hits_total{{pid=\"{}\",instance=\"1\",program=\"hrts\"}} 9",
+            w.pid()
+        );
+        assert!(body.lines().any(|l| l == want), "{body}");
+        let (status, headers, body) = http(&addr, "GET", "/stats.json?pretty=no");
+        assert_eq!(status, 200);
+        assert_eq!(header(&headers, "content-type"), Some("application/json"));
+        let json: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(process(&json, w.pid())["metrics"]["hits"]["value"], 9);
+        assert_eq!(http(&addr, "GET", "/").0, 404);
+        assert_eq!(http(&addr, "GET", "/metrics/x").0, 404);
+        let (status, headers, _) = http(&addr, "POST", "/metrics");
+        assert_eq!(status, 405);
+        assert_eq!(header(&headers, "allow"), Some("GET, HEAD"));
+        assert_eq!(http(&addr, "DELETE", "/stats.json").0, 405);
+        // SAFETY: kill has no memory effects; the pid is our own child's.
+        assert_eq!(
+            unsafe { libc::kill(server.0.id() as i32, libc::SIGTERM) },
+            0
+        );
+        let status = server.0.wait().unwrap();
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(libc::SIGTERM));
+        w.finish();
+    }
+
+    #[test]
+    fn unlink_removes_the_statistics_segment() {
+        let place = Place::new();
+        Writer::spawn(&place, &["--counter", "n=1"]).finish();
+        assert_eq!(
+            ok(place.run(&["stats", "unlink"])),
+            format!("removed statistics segment {}\n", place.stats)
+        );
+        assert_eq!(
+            ok(place.run(&["stats", "unlink"])),
+            format!("statistics segment {} did not exist\n", place.stats)
+        );
+        let out = place.run(&["stats"]);
+        assert!(text(&out.stderr).contains("no statistics segment"));
+    }
+}
