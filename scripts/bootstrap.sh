@@ -14,7 +14,9 @@ fi
 
 # ---- Debian packages
 # faketime: the multi-process tracking tests run hrts under a faked CLOCK_REALTIME.
-pkgs=(gradle junit4 libhamcrest-java python3 faketime maven
+# prometheus: tests/stats-shared/prometheus.sh scrapes `hrts stats serve` with a real
+# Prometheus server (and lints the exposition with its promtool).
+pkgs=(gradle junit4 libhamcrest-java python3 faketime maven prometheus
       gcc-aarch64-linux-gnu gcc-powerpc64le-linux-gnu
       libc6-dev-arm64-cross libc6-dev-ppc64el-cross qemu-user-static)
 if command -v dpkg-query >/dev/null 2>&1; then

@@ -113,6 +113,7 @@ count cargo "$passed" "$failed"
 run_optional scripts/cross-test.sh
 run_optional tests/c/run.sh
 run_optional tests/c/stats/run.sh
+run_optional tests/stats-shared/prometheus.sh
 
 # junit_counts DIR: prints "passed failed" of the JUnit XML results in DIR; nothing if
 # there are none (so that `read` fails).
