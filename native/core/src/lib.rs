@@ -60,6 +60,7 @@ mod os;
 pub mod process;
 mod segment;
 mod stamps;
+pub mod storage;
 #[cfg(test)]
 mod testutil;
 
