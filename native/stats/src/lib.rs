@@ -58,7 +58,7 @@ mod tests;
 
 pub use aggregate::Health;
 pub use clock::{Clock, ManualClock};
-pub use config::Config;
+pub use config::{Config, SharedMemory};
 pub use dump::{CounterDump, Dump, GaugeDump, Metric, TimerDump};
 pub use hrts_core::{Error, ErrorKind, Result};
 pub use incremental::Statistics;
