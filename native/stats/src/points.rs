@@ -329,10 +329,9 @@ pub enum TimerOp {
 impl crate::Stats {
     /// The id of metric `name` of `kind`, created on first use.
     pub fn metric_id(&self, name: &str, kind: Kind) -> Result<MetricId> {
-        Ok(MetricId {
-            id: self.inner.registry.id(name, kind)?,
-            kind,
-        })
+        let id = self.inner.registry.id(name, kind)?;
+        self.inner.claim_cell(id)?;
+        Ok(MetricId { id, kind })
     }
 
     /// [`Counter::add`] by id.
@@ -398,7 +397,12 @@ impl crate::Stats {
     }
 
     /// [`Timer::stop_shared`] (`record` true) or [`Timer::discard_shared`] by id.
-    pub fn timer_stop_shared_id(&self, m: MetricId, instance: u64, record: bool) -> Result<Option<u64>> {
+    pub fn timer_stop_shared_id(
+        &self,
+        m: MetricId,
+        instance: u64,
+        record: bool,
+    ) -> Result<Option<u64>> {
         crate::shared::timer_stop(&self.inner, timer_of(m)?, instance, record)
     }
 
