@@ -47,6 +47,7 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+trap 'exit 1' INT TERM
 
 # wait_for SECONDS COMMAND...: polls COMMAND every 0.1 s until it succeeds.
 wait_for() {
@@ -76,9 +77,11 @@ if ! wait_for 20 test -s "$work/a.json" || ! wait_for 20 test -s "$work/b.json";
   finish
 fi
 
-"$hrts" stats serve --listen 127.0.0.1:0 >"$work/serve.out" &
+# Later children must not hold the FIFO's writing end (fd 8), or the writers
+# never see the end of their input.
+"$hrts" stats serve --listen 127.0.0.1:0 >"$work/serve.out" 8>&- &
 pids+=("$!")
-if ! wait_for 20 grep -q '^listening on http://' "$work/serve.out"; then
+if ! wait_for 20 grep -qs '^listening on http://' "$work/serve.out"; then
   echo "FAIL: hrts stats serve did not say where it listens"
   failed=$((failed + 1))
   finish
@@ -117,7 +120,7 @@ scrape_configs:
       - targets: ['$serve_addr']
 EOF
 prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/data" \
-  --web.listen-address="127.0.0.1:$prom_port" >"$work/prometheus.log" 2>&1 &
+  --web.listen-address="127.0.0.1:$prom_port" >"$work/prometheus.log" 2>&1 8>&- &
 pids+=("$!")
 echo "prometheus: 127.0.0.1:$prom_port"
 

@@ -267,7 +267,7 @@ mod with_writers {
         let place = Place::new();
         let (a, b) = two_writers(&place);
         let table = ok(place.run(&["stats"]));
-        assert!(table.contains(" 2 live, "), "{table}");
+        assert!(table.contains("(2 live, 0 exited)"), "{table}");
         let row = |pid: u64, name: &str| -> Vec<String> {
             table
                 .lines()
