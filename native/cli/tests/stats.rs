@@ -4,10 +4,8 @@
 //! statistics segment of its own, removed when it ends.
 
 use serde_json::Value;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
 use std::os::unix::fs::PermissionsExt;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 mod common;
@@ -51,16 +49,6 @@ impl Drop for Place {
         let _ = hrts_stats::shared::StatsSegment::unlink(&self.stats);
         // A name a test planted that unlink refused: still ours to remove.
         let _ = std::fs::remove_file(format!("/dev/shm{}", self.stats));
-    }
-}
-
-/// A child process killed (if still running) when the test ends, pass or fail.
-struct Reaped(Child);
-
-impl Drop for Reaped {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
     }
 }
 
@@ -139,6 +127,18 @@ fn a_foreign_or_truncated_statistics_segment_is_refused_with_exit_3() {
 #[cfg(feature = "testing")]
 mod with_writers {
     use super::*;
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::net::TcpStream;
+    use std::process::{Child, Stdio};
+    /// A child process killed (if still running) when the test ends, pass or fail.
+    struct Reaped(Child);
+
+    impl Drop for Reaped {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
 
     /// An `hrts debug stats-record` process, its dump, and its stdin (closing
     /// it ends the process).
@@ -213,7 +213,7 @@ mod with_writers {
         (a, b)
     }
 
-    fn process<'a>(json: &'a Value, pid: u64) -> &'a Value {
+    fn process(json: &Value, pid: u64) -> &Value {
         json["processes"]
             .as_array()
             .unwrap()

@@ -36,6 +36,7 @@ pub enum StatsCommand {
 impl Eq for StatsCommand {}
 
 /// What `hrts debug stats-record` records, `repeat` times over.
+#[cfg(feature = "testing")]
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RecordSpec {
     pub counters: Vec<(String, i64)>,
