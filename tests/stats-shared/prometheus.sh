@@ -13,6 +13,8 @@ cd "$root"
 
 passed=0
 failed=0
+pass() { echo "ok: $*"; passed=$((passed + 1)); }
+fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
 cleanup() { :; }
 # Stops everything, then prints the count line last and exits.
 finish() {
@@ -23,8 +25,7 @@ finish() {
 }
 
 if ! command -v prometheus >/dev/null 2>&1; then
-  echo "FAIL: no prometheus command: install the Debian package prometheus (scripts/bootstrap.sh)"
-  failed=1
+  fail "no prometheus command: install the Debian package prometheus (scripts/bootstrap.sh)"
   finish
 fi
 
@@ -72,8 +73,7 @@ pid_b=$!
 pids+=("$pid_b")
 exec 8>"$work/hold"
 if ! wait_for 20 test -s "$work/a.json" || ! wait_for 20 test -s "$work/b.json"; then
-  echo "FAIL: the writers printed no dump"
-  failed=$((failed + 1))
+  fail "the writers printed no dump"
   finish
 fi
 
@@ -82,8 +82,7 @@ fi
 "$hrts" stats serve --listen 127.0.0.1:0 >"$work/serve.out" 8>&- &
 pids+=("$!")
 if ! wait_for 20 grep -qs '^listening on http://' "$work/serve.out"; then
-  echo "FAIL: hrts stats serve did not say where it listens"
-  failed=$((failed + 1))
+  fail "hrts stats serve did not say where it listens"
   finish
 fi
 serve_addr=$(sed -n 's|^listening on http://||p' "$work/serve.out")
@@ -96,12 +95,10 @@ get() { # URL: the body, or a failure
 if command -v promtool >/dev/null 2>&1; then
   get "http://$serve_addr/metrics" >"$work/metrics.prom"
   if promtool check metrics <"$work/metrics.prom"; then
-    echo "ok: promtool check metrics accepts /metrics"
-    passed=$((passed + 1))
+    pass "promtool check metrics accepts /metrics"
   else
-    echo "FAIL: promtool check metrics refuses /metrics:"
+    fail "promtool check metrics refuses /metrics:"
     cat "$work/metrics.prom"
-    failed=$((failed + 1))
   fi
 else
   echo "promtool not installed: the exposition is not linted"
@@ -205,8 +202,7 @@ if [ -n "$counts" ]; then
   passed=$((passed + ${counts% *}))
   failed=$((failed + ${counts#* }))
 else
-  echo "FAIL: the query checks ended early"
-  failed=$((failed + 1))
+  fail "the query checks ended early"
 fi
 if [ "$failed" -gt 0 ]; then
   echo "--- prometheus log (last lines)"
@@ -219,11 +215,9 @@ wait "$pid_a" "$pid_b" || true
 get "http://$serve_addr/metrics" >"$work/after.prom"
 if grep -qx 'hrts_stats_processes{state="exited"} 2' "$work/after.prom" &&
   grep -q "^hrts_requests_total{pid=\"$pid_a\",.*} 12\$" "$work/after.prom"; then
-  echo "ok: exited writers are still exposed, counted as exited"
-  passed=$((passed + 1))
+  pass "exited writers are still exposed, counted as exited"
 else
-  echo "FAIL: after the writers exited, /metrics says:"
+  fail "after the writers exited, /metrics says:"
   cat "$work/after.prom"
-  failed=$((failed + 1))
 fi
 finish
