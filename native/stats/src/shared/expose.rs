@@ -793,6 +793,13 @@ mod tests {
             requests[7], "-",
             "quantiles of several processes are unknown"
         );
+        let idle = snapshot(vec![process(42, vec![])]).to_table();
+        let row: Vec<&str> = idle.lines().nth(3).unwrap().split_whitespace().collect();
+        assert_eq!(
+            row[..7],
+            ["42", "1", "p42", "live", "-", "(no", "metrics)"],
+            "{idle}"
+        );
         let empty = snapshot(vec![]).to_table();
         assert_eq!(
             empty,
