@@ -45,9 +45,9 @@ pub struct hrts_stats_snapshot {
     segment: CString,
     taken: u64,
     processes: Vec<hrts_stats_process>,
-    /// The `dump` pointers of `processes` point into these boxes, which do not
-    /// move while the snapshot lives.
-    dumps: Vec<Box<hrts_stats_dump>>,
+    /// Owns what the `dump` pointers of `processes` point to (never resized,
+    /// so its elements do not move; read only through those pointers).
+    _dumps: Vec<hrts_stats_dump>,
     aggregate: Box<hrts_stats_dump>,
 }
 
@@ -69,28 +69,31 @@ fn program_field(name: &str) -> [c_char; 32] {
 }
 
 fn c_snapshot(snap: Snapshot, aggregate: Dump) -> Box<hrts_stats_snapshot> {
-    let mut out = Box::new(hrts_stats_snapshot {
-        // Segment names come from a C string or the environment: no NUL.
-        segment: CString::new(snap.segment).unwrap_or_default(),
-        taken: snap.taken,
-        processes: Vec::with_capacity(snap.processes.len()),
-        dumps: Vec::with_capacity(snap.processes.len()),
-        aggregate: c_dump(Arc::new(aggregate)),
-    });
+    let mut processes = Vec::with_capacity(snap.processes.len());
+    let mut dumps = Vec::with_capacity(snap.processes.len());
     for p in snap.processes {
-        let timestamp = p.dump.timestamp;
-        let dump = c_dump(Arc::new(p.dump));
-        out.processes.push(hrts_stats_process {
+        processes.push(hrts_stats_process {
             pid: p.pid,
             instance: p.instance,
             program: program_field(&p.program),
             state: state_code(p.state),
-            timestamp,
-            dump: &*dump,
+            timestamp: p.dump.timestamp,
+            dump: std::ptr::null(),
         });
-        out.dumps.push(dump);
+        dumps.push(*c_dump(Arc::new(p.dump)));
     }
-    out
+    // `dumps` is complete: its elements no longer move.
+    for (p, d) in processes.iter_mut().zip(&dumps) {
+        p.dump = d;
+    }
+    Box::new(hrts_stats_snapshot {
+        // Segment names come from a C string or the environment: no NUL.
+        segment: CString::new(snap.segment).unwrap_or_default(),
+        taken: snap.taken,
+        processes,
+        _dumps: dumps,
+        aggregate: c_dump(Arc::new(aggregate)),
+    })
 }
 
 /// The segment name a reader asked for: the default one for NULL.
