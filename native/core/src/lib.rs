@@ -13,12 +13,13 @@
 //! # Ok::<(), hrts_core::Error>(())
 //! ```
 //!
-//! # The crate in three rooms
+//! # The crate in four rooms
 //!
 //! | room | what | depends on |
 //! |---|---|---|
 //! | [`clock`] | counter sources, eligibility, calibration, tick→ns conversion, the cross-CPU reliability evaluation | nothing else here |
-//! | `segment` | the shared page: layout, `shm` mapping, creation, validation, the timeline (reading, moving and tying the base), tracking (what a tie does, pure), presence (frozen mode's re-pair), segment facts | [`clock`] |
+//! | [`storage`] | where shared things live: a POSIX name with a record, a System V page no one can shrink, the creation race, relinking a lost record, identity checks; for any kind of segment ([`storage::Spec`]) | nothing else here |
+//! | `segment` | the time segment: layout, creation on [`storage`], validation, the timeline (reading, moving and tying the base), tracking (what a tie does, pure), presence (frozen mode's re-pair), segment facts | [`storage`], [`clock`] |
 //! | `stamps` | what is built on the timeline: unique stamps, Intel Trace Collector stamps, persisted sequence numbers | `segment`, [`clock`] |
 //!
 //! [`process`] holds the process's default segment and stamper, [`ibmts`] the
@@ -60,6 +61,7 @@ mod os;
 pub mod process;
 mod segment;
 mod stamps;
+pub mod storage;
 #[cfg(test)]
 mod testutil;
 

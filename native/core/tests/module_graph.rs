@@ -95,7 +95,7 @@ fn find_cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>>
 #[test]
 fn rooms_import_each_other_without_cycles() {
     let graph = room_graph();
-    for room in ["clock", "segment", "stamps", "process", "ibmts"] {
+    for room in ["clock", "storage", "segment", "stamps", "process", "ibmts"] {
         assert!(graph.contains_key(room), "room {room} not found: {graph:?}");
     }
     if let Some(cycle) = find_cycle(&graph) {
@@ -107,6 +107,11 @@ fn rooms_import_each_other_without_cycles() {
     assert!(
         graph["clock"].iter().all(|d| d == "error" || d == "os"),
         "clock imports {clock:?}"
+    );
+    assert!(
+        graph["storage"].iter().all(|d| d == "error" || d == "os"),
+        "storage imports {:?}",
+        graph["storage"]
     );
     assert!(
         !graph["segment"].contains("stamps") && !graph["segment"].contains("process"),

@@ -398,7 +398,12 @@ impl crate::Stats {
     }
 
     /// [`Timer::stop_shared`] (`record` true) or [`Timer::discard_shared`] by id.
-    pub fn timer_stop_shared_id(&self, m: MetricId, instance: u64, record: bool) -> Result<Option<u64>> {
+    pub fn timer_stop_shared_id(
+        &self,
+        m: MetricId,
+        instance: u64,
+        record: bool,
+    ) -> Result<Option<u64>> {
         crate::shared::timer_stop(&self.inner, timer_of(m)?, instance, record)
     }
 

@@ -1,9 +1,9 @@
 //! How a process finds and opens its segment: name, sharing, calendar source,
 //! and the bounds on waiting. `Config::from_env` is what every front end uses.
 
-use super::shm::Sharing;
 use crate::clock::calibrate::CalibrationConfig;
 use crate::error::{Error, ErrorKind, Result};
+use crate::storage::Sharing;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;

@@ -25,11 +25,33 @@ pub const SEGMENT_SIZE: usize = 4096;
 /// Bytes kept for the reason a counter source was chosen.
 pub const REASON_LEN: usize = 192;
 
-/// `state` word: high 32 bits a `STATE_*` code, low 32 bits the pid of the
-/// process that initialises (or initialised) the segment.
-pub const STATE_EMPTY: u64 = 0;
-pub const STATE_INITIALISING: u64 = 1;
-pub const STATE_READY: u64 = 2;
+/// `state` word: see `storage` (the record and the page share it).
+pub use crate::storage::{state_code, state_word, STATE_READY};
+
+/// The time segment as the storage layer sees it.
+pub const SPEC: crate::storage::Spec = crate::storage::Spec {
+    what: "an hrts segment",
+    magic: MAGIC,
+    version: LAYOUT_VERSION,
+    header_size: std::mem::size_of::<Header>() as u32,
+    size: SEGMENT_SIZE,
+    unlink_command: "`hrts unlink`",
+    name_env: "HRTS_SEGMENT",
+    group_env: "HRTS_GROUP",
+};
+
+// The page's first 32 bytes mirror the name's record.
+const _: () = {
+    use crate::storage::shm::{
+        REC_HEADER_SIZE, REC_MAGIC, REC_SEGMENT_SIZE, REC_STATE, REC_VERSION,
+    };
+    assert!(std::mem::offset_of!(Header, magic) == REC_MAGIC);
+    assert!(std::mem::offset_of!(Header, layout_version) == REC_VERSION);
+    assert!(std::mem::offset_of!(Header, header_size) == REC_HEADER_SIZE);
+    assert!(std::mem::offset_of!(Header, segment_size) == REC_SEGMENT_SIZE);
+    assert!(std::mem::offset_of!(Header, state) == REC_STATE);
+    assert!(SEGMENT_SIZE == crate::storage::NAME_SIZE);
+};
 
 /// `eval_monotonic` when no reliability evaluation ran.
 pub const EVAL_NOT_RUN: u32 = 2;
@@ -40,16 +62,6 @@ pub const PACE_NOT_RUN: u32 = 0;
 pub const PACE_SAME: u32 = 1;
 pub const PACE_DIFFERS: u32 = 2;
 pub const PACE_STUCK: u32 = 3;
-
-pub fn state_word(code: u64, pid: u32) -> u64 {
-    (code << 32) | pid as u64
-}
-pub fn state_code(word: u64) -> u64 {
-    word >> 32
-}
-pub fn state_pid(word: u64) -> u32 {
-    word as u32
-}
 
 /// One copy of the base. Two copies exist so a writer always writes the copy
 /// readers are not using: readers never wait for a writer, and a writer that dies
@@ -210,7 +222,7 @@ pub struct Extension {
 
 const _: () = assert!(EXTENSION_OFFSET.is_multiple_of(64));
 const _: () = assert!(std::mem::size_of::<Slot>() == 128);
-// The page's last 64 bytes belong to the storage layer (`shm::TAG_OFFSET`).
+// The page's last 64 bytes belong to the storage layer (`storage::shm::TAG_LEN`).
 const _: () = assert!(EXTENSION_OFFSET + std::mem::size_of::<Extension>() <= SEGMENT_SIZE - 64);
 const _: () = assert!(std::mem::size_of::<Header>() <= SEGMENT_SIZE / 2);
 const _: () = assert!(std::mem::align_of::<Header>() <= 4096);

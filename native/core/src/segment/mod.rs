@@ -13,34 +13,23 @@ pub(crate) mod info;
 mod init;
 pub(crate) mod layout;
 mod presence;
-pub(crate) mod shm;
 pub(crate) mod timeline;
 pub(crate) mod tracking;
 mod validate;
 
 pub(crate) use init::{load_reason, pair_counter_with_calendar};
 
+pub use crate::storage::{Opened, Sharing};
 pub use config::{default_name, resolve_group, Calendar, Config, Mode, TrackingConfig};
-pub use shm::Sharing;
 
 use crate::clock::convert::Scale;
 use crate::clock::source::SourceId;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
+use crate::storage::{self, shm};
 use layout::*;
 use std::sync::atomic::Ordering::{Acquire, Relaxed};
 use std::sync::Mutex;
 use std::time::Duration;
-
-/// How this process came to use the segment.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Opened {
-    /// It created the segment and calibrated the counter.
-    Created,
-    /// It attached to a ready segment (no calibration).
-    Attached,
-    /// The creator died before `ready`; this process initialised it instead.
-    TookOver,
-}
 
 /// A process's handle on the shared base. Cheap to read from any thread.
 pub struct SharedBase {
@@ -81,10 +70,6 @@ impl std::fmt::Debug for SharedBase {
     }
 }
 
-/// A poll interval while waiting on another process: short next to a creator's
-/// calibration, long enough not to burn a core.
-const POLL: Duration = Duration::from_millis(1);
-
 impl SharedBase {
     /// Opens the segment named by the environment (see [`Config::from_env`]).
     pub fn open_default() -> Result<SharedBase> {
@@ -93,146 +78,14 @@ impl SharedBase {
 
     /// Creates the segment `cfg.name`, or attaches to it if it exists.
     pub fn open(cfg: &Config) -> Result<SharedBase> {
-        let cname = shm::validate_name(&cfg.name)?;
-        let deadline = crate::os::monotonic_ns() + cfg.ready_timeout.as_nanos() as u64;
-        loop {
-            if let Some(fd) = shm::create_exclusive(&cname, cfg.sharing)? {
-                // The creator holds the name's lock from before the object has a
-                // size until the page is ready, so a waiter that finds the lock free
-                // and no ready record knows the creator is gone.
-                let created = fd.lock().and_then(|lock| {
-                    shm::set_size(&fd, SEGMENT_SIZE)?;
-                    SharedBase::initialise_locked(&fd, lock, cfg, Opened::Created)
-                });
-                if created.is_err() {
-                    let _ = shm::unlink(&cname);
-                }
-                return created;
-            }
-            let Some(fd) = shm::open_existing(&cname)? else {
-                continue; // removed between our two calls: try creating again
-            };
-            return SharedBase::attach_named(&fd, cfg, deadline);
-        }
-    }
-
-    /// Waits, bounded, for an existing name to name a ready page and attaches
-    /// it; takes over initialisation when its initialiser is gone, or when
-    /// nobody started it by `deadline`.
-    fn attach_named(fd: &shm::Fd, cfg: &Config, deadline: u64) -> Result<SharedBase> {
-        let name = &cfg.name;
-        loop {
-            let st = shm::fstat(name, fd)?;
-            shm::check_owner_and_mode(name, &st, cfg.sharing)?;
-            let timed_out = crate::os::monotonic_ns() >= deadline;
-            if st.size == 0 {
-                // Not sized yet: its creator is a moment away, or died right after
-                // creating the name.
-                if timed_out {
-                    return SharedBase::initialise_locked(fd, fd.lock()?, cfg, Opened::TookOver);
-                }
-                std::thread::sleep(POLL);
-                continue;
-            }
-            if (st.size as usize) < SEGMENT_SIZE {
-                return Err(Error::new(
-                    ErrorKind::Truncated,
-                    format!(
-                        "segment {name} is truncated: {} bytes, an hrts segment has \
-                         {SEGMENT_SIZE}; remove it with `hrts unlink` and retry",
-                        st.size
-                    ),
-                ));
-            }
-            let rec = shm::read_record(fd)?;
-            check_identity(rec.magic, rec.layout_version, name)?;
-            match state_code(rec.state) {
-                STATE_READY => {
-                    if let Some(page) = shm::Page::attach(name, rec.page, cfg.sharing)? {
-                        return SharedBase::from_ready(page, cfg, Opened::Attached);
-                    }
-                    // The page is gone (removed with ipcrm, or the host's IPC
-                    // namespace was reset) while the name stayed: make a new one.
-                    return SharedBase::initialise_locked(fd, fd.lock()?, cfg, Opened::TookOver);
-                }
-                STATE_INITIALISING | STATE_EMPTY => {
-                    if let Some(lock) = fd.try_lock()? {
-                        return SharedBase::initialise_locked(fd, lock, cfg, Opened::TookOver);
-                    }
-                }
-                _ => {
-                    return Err(corrupt(
-                        name,
-                        format!("state word {:#x} is invalid", rec.state),
-                    ));
-                }
-            }
-            if timed_out {
-                return Err(Error::new(
-                    ErrorKind::Timeout,
-                    format!(
-                        "segment {name} is still being initialised by pid {} after {} ms; \
-                         if that process is stuck, stop it or remove the segment with `hrts unlink`",
-                        state_pid(rec.state),
-                        cfg.ready_timeout.as_millis()
-                    ),
-                ));
-            }
-            std::thread::sleep(POLL);
-        }
-    }
-
-    /// Under the name's lock: attaches the page if another process finished it
-    /// meanwhile; otherwise makes a fresh page, records it, calibrates into it and
-    /// publishes `ready`. A half-made page of a creator that died is removed.
-    fn initialise_locked(
-        fd: &shm::Fd,
-        lock: shm::NameLock<'_>,
-        cfg: &Config,
-        opened: Opened,
-    ) -> Result<SharedBase> {
-        let name = &cfg.name;
-        // `opened` is what this process did if it initialises a page; attaching one
-        // that another process finished (or linking a found one) is `Attached`.
-        if (shm::fstat(name, fd)?.size as usize) < SEGMENT_SIZE {
-            shm::set_size(fd, SEGMENT_SIZE)?;
-        }
-        let rec = shm::read_record(fd)?;
-        if check_identity(rec.magic, rec.layout_version, name)? {
-            if state_code(rec.state) == STATE_READY {
-                if let Some(page) = shm::Page::attach(name, rec.page, cfg.sharing)? {
-                    return SharedBase::from_ready(page, cfg, Opened::Attached);
-                }
-            } else if rec.page.shmid > 0 {
-                if let Ok(Some(stale)) = shm::Page::attach(name, rec.page, cfg.sharing) {
-                    shm::remove_page(stale.id().shmid);
-                }
-            }
-        }
-        // The record was lost but the page is there (found by its key): link it
-        // again, so everyone stays on one timeline; a half-made one is replaced.
-        if let Some(page) = shm::Page::find(name, Some(cfg.sharing))? {
-            let h = header_of(&page);
-            let ready =
-                state_code(h.state.load(Acquire)) == STATE_READY && h.magic.load(Acquire) == MAGIC;
-            if ready {
-                shm::write_record(fd, h.state.load(Relaxed), page.id())?;
-                drop(lock);
-                return SharedBase::from_ready(page, cfg, Opened::Attached);
-            }
-            shm::remove_page(page.id().shmid);
-        }
-        let page = shm::Page::create(name, cfg.sharing)?;
-        let me = crate::os::pid();
-        let initialised = shm::write_record(fd, state_word(STATE_INITIALISING, me), page.id())
-            .and_then(|_| init::initialise(header_of(&page), extension_of(&page), cfg))
-            .and_then(|_| shm::write_state(fd, state_word(STATE_READY, me)));
-        if let Err(e) = initialised {
-            let _ = shm::write_record(fd, STATE_EMPTY, shm::PageId::default());
-            shm::remove_page(page.id().shmid);
-            return Err(e);
-        }
-        drop(lock);
+        let args = storage::OpenArgs {
+            name: &cfg.name,
+            sharing: cfg.sharing,
+            ready_timeout: cfg.ready_timeout,
+        };
+        let init =
+            |page: &storage::Page| init::initialise(header_of(page), extension_of(page), cfg);
+        let (page, opened) = storage::open(&SPEC, &args, &init)?;
         SharedBase::from_ready(page, cfg, opened)
     }
 
@@ -358,9 +211,9 @@ impl SharedBase {
     /// keep their page until they detach; the next process to open the name
     /// creates a fresh segment. `Ok(false)`: no segment had that name.
     pub fn unlink(name: &str) -> Result<bool> {
-        let cname = shm::validate_name(name)?;
+        shm::validate_name(name)?;
         let _ = std::fs::remove_file(presence::path(name));
-        shm::unlink(&cname)
+        storage::unlink(&SPEC, name)
     }
 }
 
@@ -380,50 +233,11 @@ fn extension_of(page: &shm::Page) -> &Extension {
 }
 
 pub(crate) fn corrupt(name: &str, what: String) -> Error {
-    Error::new(
-        ErrorKind::Corrupt,
-        format!("segment {name} is corrupt: {what}; remove it with `hrts unlink` and retry"),
-    )
+    storage::corrupt(&SPEC, name, what)
 }
 
-/// Magic and version sit at fixed offsets in every layout version (of the name
-/// record and of the page), so this check is safe on anything, ours or not.
-/// `Ok(false)`: not initialised yet.
 fn check_identity(magic: u64, version: u32, name: &str) -> Result<bool> {
-    if magic == 0 {
-        return Ok(false);
-    }
-    if magic != MAGIC {
-        return Err(Error::new(
-            ErrorKind::Foreign,
-            format!(
-                "shared memory object {name} is not an hrts segment (magic {magic:#018x}); \
-                 another program uses that name: choose another segment name (HRTS_SEGMENT, \
-                 `--segment`, or the name passed to open)"
-            ),
-        ));
-    }
-    if version != LAYOUT_VERSION {
-        let (age, fix) = if version < LAYOUT_VERSION {
-            (
-                "an older",
-                "once every process using it has exited, remove it with `hrts unlink`",
-            )
-        } else {
-            (
-                "a newer",
-                "upgrade this program's hrts library, or use another segment name",
-            )
-        };
-        return Err(Error::new(
-            ErrorKind::Version,
-            format!(
-                "segment {name} has layout version {version}, from {age} hrts; this library \
-                 understands version {LAYOUT_VERSION}: {fix}"
-            ),
-        ));
-    }
-    Ok(true)
+    storage::check_identity(&SPEC, magic, version, name)
 }
 
 #[cfg(test)]

@@ -14,8 +14,8 @@
 //! `shm_nattch`) can answer [`Attendance`] directly instead.
 
 use super::config::Mode;
-use super::shm::Sharing;
 use super::Opened;
+use crate::storage::Sharing;
 use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;

@@ -3,6 +3,8 @@
 //! native/cli/tests/multiprocess.rs.
 
 use super::layout::*;
+use crate::error::ErrorKind;
+use crate::storage::STATE_INITIALISING;
 use super::*;
 use crate::clock::source;
 use crate::testutil::{Rng, TestName};
@@ -331,7 +333,7 @@ fn truncating_shrinking_or_growing_the_name_never_reaches_an_attached_reader() {
     let fd = shm::open_existing(&shm::validate_name(&t.0).unwrap())
         .unwrap()
         .unwrap();
-    shm::write_record(&fd, 0, shm::PageId::default()).unwrap();
+    shm::write_record(&fd, &SPEC, 0, shm::PageId::default()).unwrap();
     assert_eq!(SharedBase::open(&cfg).unwrap().page.id(), base.page.id());
 }
 
@@ -364,7 +366,7 @@ fn a_removed_page_is_replaced_and_a_reused_page_id_is_not_trusted() {
         ctime: other_base.page.id().ctime - 1,
         ..other_base.page.id()
     };
-    shm::write_record(&fd, state_word(STATE_READY, 1), forged).unwrap();
+    shm::write_record(&fd, &SPEC, state_word(STATE_READY, 1), forged).unwrap();
     let relinked = SharedBase::open(&t.cfg()).unwrap();
     assert_eq!(relinked.page.id(), next.page.id(), "found again by its key");
     assert_ne!(relinked.page.id().shmid, other_base.page.id().shmid);

@@ -22,9 +22,11 @@
 //! no page is left behind. If a foreign segment holds the key, the page is made
 //! without one (`IPC_PRIVATE`) and only the record links it.
 //!
-//! Nothing here knows the header's meaning beyond the record; `segment::open` does.
+//! Nothing here knows a page's meaning beyond the first 32 bytes it shares with
+//! the record ([`Spec`]); the segment kinds built on it (the time segment, the
+//! statistics segment) do.
 
-use super::layout::{Header, LAYOUT_VERSION, MAGIC, SEGMENT_SIZE};
+use super::Spec;
 use crate::error::{Error, ErrorKind, Result};
 use std::ffi::CString;
 use std::ptr::NonNull;
@@ -240,15 +242,16 @@ pub fn fstat(name: &str, fd: &Fd) -> Result<Stat> {
 /// Refuses a segment another user owns or whose mode gives away more than
 /// `sharing` allows: a writable base would let any process move everyone's time.
 /// Applies to the name object and to the page alike.
-pub fn check_owner_and_mode(name: &str, st: &Stat, sharing: Sharing) -> Result<()> {
+pub fn check_owner_and_mode(name: &str, spec: &Spec, st: &Stat, sharing: Sharing) -> Result<()> {
     // SAFETY: geteuid cannot fail.
     let euid = unsafe { libc::geteuid() };
     let refuse = |why: String| {
         Err(Error::new(
             ErrorKind::Permission,
             format!(
-                "refusing segment {name}: {why}; remove it with `hrts unlink` (as its owner) or \
-                 choose another segment name (HRTS_SEGMENT)"
+                "refusing segment {name}: {why}; remove it with {} (as its owner) or \
+                 choose another segment name ({})",
+                spec.unlink_command, spec.name_env
             ),
         ))
     };
@@ -265,8 +268,8 @@ pub fn check_owner_and_mode(name: &str, st: &Stat, sharing: Sharing) -> Result<(
             }
             if st.mode & 0o077 != 0 {
                 return refuse(format!(
-                    "its mode {:04o} is not 0600 (set HRTS_GROUP to share a segment with a group)",
-                    st.mode
+                    "its mode {:04o} is not 0600 (set {} to share a segment with a group)",
+                    st.mode, spec.group_env
                 ));
             }
         }
@@ -294,8 +297,8 @@ pub fn set_size(fd: &Fd, size: usize) -> Result<()> {
 }
 
 /// What the name object says, read from its first bytes. The first 32 bytes
-/// mirror [`Header`] (magic, layout version, sizes, state word), so any hrts
-/// version recognises any other's name and refuses it clearly.
+/// mirror a page's (magic, layout version, sizes, state word: `REC_*` offsets),
+/// so any hrts version recognises any other's name and refuses it clearly.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Record {
     pub magic: u64,
@@ -324,21 +327,15 @@ impl PageId {
     }
 }
 
-const REC_MAGIC: usize = 0;
-const REC_VERSION: usize = 8;
-const REC_HEADER_SIZE: usize = 12;
-const REC_SEGMENT_SIZE: usize = 16;
-const REC_STATE: usize = 24;
+pub const REC_MAGIC: usize = 0;
+pub const REC_VERSION: usize = 8;
+pub const REC_HEADER_SIZE: usize = 12;
+pub const REC_SEGMENT_SIZE: usize = 16;
+pub const REC_STATE: usize = 24;
 const REC_SHMID: usize = 32;
 const REC_CPID: usize = 36;
 const REC_CTIME: usize = 40;
 const REC_LEN: usize = 48;
-
-const _: () = assert!(std::mem::offset_of!(Header, magic) == REC_MAGIC);
-const _: () = assert!(std::mem::offset_of!(Header, layout_version) == REC_VERSION);
-const _: () = assert!(std::mem::offset_of!(Header, header_size) == REC_HEADER_SIZE);
-const _: () = assert!(std::mem::offset_of!(Header, segment_size) == REC_SEGMENT_SIZE);
-const _: () = assert!(std::mem::offset_of!(Header, state) == REC_STATE);
 
 /// Reads the record (the object's size was checked by the caller).
 pub fn read_record(fd: &Fd) -> Result<Record> {
@@ -365,13 +362,12 @@ pub fn read_record(fd: &Fd) -> Result<Record> {
 }
 
 /// Writes the whole record; only under the name's lock.
-pub fn write_record(fd: &Fd, state: u64, page: PageId) -> Result<()> {
+pub fn write_record(fd: &Fd, spec: &Spec, state: u64, page: PageId) -> Result<()> {
     let mut b = [0u8; REC_LEN];
-    b[REC_MAGIC..REC_MAGIC + 8].copy_from_slice(&MAGIC.to_ne_bytes());
-    b[REC_VERSION..REC_VERSION + 4].copy_from_slice(&LAYOUT_VERSION.to_ne_bytes());
-    let header_size = std::mem::size_of::<Header>() as u32;
-    b[REC_HEADER_SIZE..REC_HEADER_SIZE + 4].copy_from_slice(&header_size.to_ne_bytes());
-    b[REC_SEGMENT_SIZE..REC_SEGMENT_SIZE + 8].copy_from_slice(&(SEGMENT_SIZE as u64).to_ne_bytes());
+    b[REC_MAGIC..REC_MAGIC + 8].copy_from_slice(&spec.magic.to_ne_bytes());
+    b[REC_VERSION..REC_VERSION + 4].copy_from_slice(&spec.version.to_ne_bytes());
+    b[REC_HEADER_SIZE..REC_HEADER_SIZE + 4].copy_from_slice(&spec.header_size.to_ne_bytes());
+    b[REC_SEGMENT_SIZE..REC_SEGMENT_SIZE + 8].copy_from_slice(&(spec.size as u64).to_ne_bytes());
     b[REC_STATE..REC_STATE + 8].copy_from_slice(&state.to_ne_bytes());
     b[REC_SHMID..REC_SHMID + 4].copy_from_slice(&page.shmid.to_ne_bytes());
     b[REC_CPID..REC_CPID + 4].copy_from_slice(&page.cpid.to_ne_bytes());
@@ -400,9 +396,9 @@ pub fn write_state(fd: &Fd, state: u64) -> Result<()> {
 
 // ---------------------------------------------------------------- the page
 
-/// Where the storage layer's tag sits: the page's last 64 bytes, which the
-/// header and extension never reach (checked at compile time in `layout`).
-pub const TAG_OFFSET: usize = SEGMENT_SIZE - 64;
+/// The storage layer's tag sits in a page's last 64 bytes, which no layout built
+/// on it may use (each layout checks that at compile time).
+pub const TAG_LEN: usize = 64;
 
 /// FNV-1a over the owner's uid and the name: the page tag, and (its low 32 bits)
 /// the System V key.
@@ -429,6 +425,7 @@ fn page_key(name: &str) -> libc::key_t {
 pub struct Page {
     ptr: NonNull<u8>,
     id: PageId,
+    size: usize,
 }
 
 // SAFETY: the page is plain shared memory accessed only through atomics.
@@ -448,24 +445,31 @@ fn ipc_stat(shmid: i32) -> std::result::Result<libc::shmid_ds, std::io::Error> {
 
 impl Page {
     /// Creates a fresh, zeroed page with the mode `sharing` gives.
-    pub fn create(name: &str, sharing: Sharing) -> Result<Page> {
+    pub fn create(name: &str, spec: &Spec, sharing: Sharing) -> Result<Page> {
         let flags = libc::IPC_CREAT | libc::IPC_EXCL | sharing.mode() as libc::c_int;
         // SAFETY: plain system call; IPC_EXCL never returns an existing segment.
-        let mut shmid = unsafe { libc::shmget(page_key(name), SEGMENT_SIZE, flags) };
+        let mut shmid = unsafe { libc::shmget(page_key(name), spec.size, flags) };
         if shmid < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EEXIST) {
             // Another segment holds the key (the caller already tried to link a
             // page of ours): make one only the record can find.
             // SAFETY: plain system call; IPC_PRIVATE always makes a new segment.
-            shmid = unsafe { libc::shmget(libc::IPC_PRIVATE, SEGMENT_SIZE, flags) };
+            shmid = unsafe { libc::shmget(libc::IPC_PRIVATE, spec.size, flags) };
         }
         if shmid < 0 {
-            return Err(Error::os(
+            let err = std::io::Error::last_os_error();
+            let hint = format!(
+                "the host's System V shared-memory limits (kernel.shmmni, kernel.shmmax, \
+                 kernel.shmall, ipcs -m) may be exhausted: remove unused segments with {} or \
+                 `ipcrm`",
+                spec.unlink_command
+            );
+            return Err(Error::from_io(
                 format!("shmget for segment {name}"),
-                "the host's System V shared-memory limits (kernel.shmmni, ipcs -m) may be \
-                 exhausted: remove unused segments with `hrts unlink` or `ipcrm`",
+                &err,
+                &hint,
             ));
         }
-        let page = Page::attach_id(name, shmid).inspect_err(|_| {
+        let page = Page::attach_id(name, shmid, spec.size).inspect_err(|_| {
             remove_page(shmid);
         })?;
         page.tag().store(name_hash(name), Relaxed);
@@ -491,7 +495,7 @@ impl Page {
     /// Attaches the page a record names, after checking that it is still the
     /// page the record was written for and that its owner and mode are ours.
     /// `Ok(None)`: the page is gone (removed, or its id reused by another segment).
-    pub fn attach(name: &str, id: PageId, sharing: Sharing) -> Result<Option<Page>> {
+    pub fn attach(name: &str, spec: &Spec, id: PageId, sharing: Sharing) -> Result<Option<Page>> {
         let ds = match ipc_stat(id.shmid) {
             Ok(ds) => ds,
             Err(e) if matches!(e.raw_os_error(), Some(libc::EINVAL) | Some(libc::EIDRM)) => {
@@ -513,6 +517,7 @@ impl Page {
         }
         check_owner_and_mode(
             name,
+            spec,
             &Stat {
                 size: ds.shm_segsz as u64,
                 uid: ds.shm_perm.uid,
@@ -521,23 +526,23 @@ impl Page {
             },
             sharing,
         )?;
-        if ds.shm_segsz != SEGMENT_SIZE {
+        if ds.shm_segsz != spec.size {
             return Err(Error::new(
                 ErrorKind::Truncated,
                 format!(
-                    "segment {name}: its page has {} bytes, an hrts page has {SEGMENT_SIZE}; \
-                     remove it with `hrts unlink` and retry",
-                    ds.shm_segsz
+                    "segment {name}: its page has {} bytes, {} has {}; remove it with {} \
+                     and retry",
+                    ds.shm_segsz, spec.what, spec.size, spec.unlink_command
                 ),
             ));
         }
-        Page::attach_id(name, id.shmid).map(Some)
+        Page::attach_id(name, id.shmid, spec.size).map(Some)
     }
 
     /// The page of `name` found by its key and tag, if one exists and is ours
     /// (the record that linked it may be lost), shared as `sharing` says, or in
     /// any way for `None` (removal). Its contents are for the caller to judge.
-    pub fn find(name: &str, sharing: Option<Sharing>) -> Result<Option<Page>> {
+    pub fn find(name: &str, spec: &Spec, sharing: Option<Sharing>) -> Result<Option<Page>> {
         // SAFETY: plain system call; without IPC_CREAT it only looks up.
         let shmid = unsafe { libc::shmget(page_key(name), 0, 0) };
         if shmid < 0 {
@@ -554,21 +559,23 @@ impl Page {
         } else {
             Sharing::Group(ds.shm_perm.gid)
         });
-        let Ok(Some(page)) = Page::attach(name, id, sharing) else {
+        let Ok(Some(page)) = Page::attach(name, spec, id, sharing) else {
             return Ok(None);
         };
         Ok((page.tag().load(Relaxed) == name_hash(name)).then_some(page))
     }
 
     fn tag(&self) -> &AtomicU64 {
-        // SAFETY: TAG_OFFSET is 8-byte aligned inside the SEGMENT_SIZE page, which
-        // stays attached while `self` lives; any bit pattern is a valid AtomicU64.
-        unsafe { &*(self.ptr.as_ptr().add(TAG_OFFSET) as *const AtomicU64) }
+        // SAFETY: `size - TAG_LEN` is 8-byte aligned (sizes are multiples of 4096)
+        // inside the page, which stays attached while `self` lives; any bit pattern
+        // is a valid AtomicU64.
+        unsafe { &*(self.ptr.as_ptr().add(self.size - TAG_LEN) as *const AtomicU64) }
     }
 
-    fn attach_id(name: &str, shmid: i32) -> Result<Page> {
+    fn attach_id(name: &str, shmid: i32, size: usize) -> Result<Page> {
         // SAFETY: the kernel picks the address, so no existing memory is affected;
-        // the segment is SEGMENT_SIZE bytes for its whole life.
+        // the segment keeps the size it was created with (checked by the callers)
+        // for its whole life.
         let ptr = unsafe { libc::shmat(shmid, std::ptr::null(), 0) };
         if ptr as isize == -1 {
             return Err(Error::os(format!("shmat of segment {name}"), ""));
@@ -581,7 +588,7 @@ impl Page {
         let id = PageId::of(shmid, &ds);
         let ptr = NonNull::new(ptr.cast::<u8>())
             .ok_or_else(|| Error::new(ErrorKind::Os, "shmat returned a null address"))?;
-        Ok(Page { ptr, id })
+        Ok(Page { ptr, id, size })
     }
 
     pub fn id(&self) -> PageId {
@@ -590,6 +597,11 @@ impl Page {
 
     pub fn as_ptr(&self) -> *mut u8 {
         self.ptr.as_ptr()
+    }
+
+    /// The page's size in bytes (fixed for its life).
+    pub fn size(&self) -> usize {
+        self.size
     }
 
     /// How many attachments the page has now (every attached process counts
@@ -630,14 +642,14 @@ fn unlink_name(name: &CString) -> std::io::Result<()> {
 /// Removes a segment: its page (if the record names one that is still ours)
 /// and its name. Processes that have the page attached keep it until they
 /// detach. `Ok(false)`: there was no such name.
-pub fn unlink(cname: &CString) -> Result<bool> {
+pub fn unlink(cname: &CString, spec: &Spec) -> Result<bool> {
     let name = cname.to_string_lossy();
     // The record is read without the mode and owner checks: removing a segment
     // someone damaged must stay possible. Only a page whose kernel facts match
     // the record is removed, never an unrelated one.
     if let Ok(Some(fd)) = open_existing(cname) {
         if let Ok(rec) = read_record(&fd) {
-            if rec.magic == MAGIC && rec.page.shmid > 0 {
+            if rec.magic == spec.magic && rec.page.shmid > 0 {
                 if let Ok(ds) = ipc_stat(rec.page.shmid) {
                     if PageId::of(rec.page.shmid, &ds) == rec.page {
                         remove_page(rec.page.shmid);
@@ -647,7 +659,7 @@ pub fn unlink(cname: &CString) -> Result<bool> {
         }
     }
     // A page the record no longer names, found by its key and tag.
-    if let Ok(Some(page)) = Page::find(&name, None) {
+    if let Ok(Some(page)) = Page::find(&name, spec, None) {
         remove_page(page.id().shmid);
     }
     match unlink_name(cname) {
