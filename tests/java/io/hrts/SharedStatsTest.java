@@ -30,8 +30,8 @@ import org.junit.Before;
 import org.junit.Test;
 
 /**
- * The shared statistics across real processes and languages (issue 13): writers in C, Java (and
- * Rust, the CLI) record metrics into a statistics segment of the test's own; readers in C ({@code
+ * The shared statistics across real processes and languages (issue 13): writers in C, Java and
+ * Rust ({@code hrts debug stats-record}) record metrics into a statistics segment of the test's own; readers in C ({@code
  * shared_test read}), Java ({@link SharedStats}) and the CLI ({@code hrts stats --json}) must show
  * each writer's statistics exactly as the writer's own dump says, and the aggregate by name as the
  * contract computes it from those dumps. And a timer instance started in a C process and stopped in
@@ -40,6 +40,7 @@ import org.junit.Test;
 public class SharedStatsTest {
     private static final AtomicInteger SEQ = new AtomicInteger();
     private static String cShared;
+    private static String testingCli;
 
     private String segment;
     private final List<Child> children = new ArrayList<>();
@@ -58,6 +59,25 @@ public class SharedStatsTest {
             cShared = out;
         }
         return cShared;
+    }
+
+    /**
+     * The hrts CLI with the {@code testing} feature ({@code hrts debug stats-record}, the Rust
+     * writer), built once per test JVM as tests/fuzz/run.sh builds it (target/debug/hrts).
+     */
+    private static synchronized String testingCli() throws Exception {
+        if (testingCli == null) {
+            String root = ChildJvm.prop("hrts.test.repoRoot");
+            ProcessBuilder pb = new ProcessBuilder("cargo", "build", "-q", "-p", "hrts-cli", "--features", "testing")
+                    .directory(new File(root)).redirectErrorStream(true);
+            Process p = pb.start();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertTrue("cargo build of the testing CLI ended", p.waitFor(900, TimeUnit.SECONDS));
+            assertEquals("cargo build -p hrts-cli --features testing: " + out, 0, p.exitValue());
+            String target = System.getenv().getOrDefault("CARGO_TARGET_DIR", root + "/target");
+            testingCli = Paths.get(target, "debug", "hrts").toString();
+        }
+        return testingCli;
     }
 
     @Before
@@ -115,14 +135,19 @@ public class SharedStatsTest {
         /** The rest of the next line that starts with "KEY ". */
         String value(String key) throws InterruptedException {
             for (;;) {
-                String l = lines.poll(60, TimeUnit.SECONDS);
-                if (l == null) {
-                    fail(cmd + ": no line \"" + key + " ...\" (alive: " + p.isAlive() + ", stderr: " + err + ")");
-                }
+                String l = line();
                 if (l.startsWith(key + " ")) {
                     return l.substring(key.length() + 1);
                 }
             }
+        }
+
+        String line() throws InterruptedException {
+            String l = lines.poll(120, TimeUnit.SECONDS);
+            if (l == null) {
+                fail(cmd + ": no line (alive: " + p.isAlive() + ", stderr: " + err + ")");
+            }
+            return l;
         }
 
         /** Closes stdin (the writers' cue to end) and waits for a clean exit. */
@@ -306,19 +331,29 @@ public class SharedStatsTest {
     @Test
     public void writersInThreeLanguagesReadFromCJavaAndTheCli() throws Exception {
         String c = cShared();
+        String cli = testingCli();
         List<Child> writers = new ArrayList<>();
         writers.add(new Child(Arrays.asList(c, "record", "1")));
         writers.add(new Child(Procs.javaMain("stats-record", "2")));
         writers.add(new Child(Arrays.asList(c, "record", "3")));
-        writers.add(new Child(Procs.javaMain("stats-record", "4")));
+        // Rust: the same shared names with values of its own, and one name of its own.
+        Child rust = new Child(Arrays.asList(cli, "debug", "stats-record", "--counter", "e2e.requests=3",
+                "--counter", "e2e.errors=-1", "--counter", "e2e.rust.5=5", "--gauge", "e2e.queue=42.5",
+                "--timer", "e2e.latency=5000", "--repeat", "25"));
+        writers.add(rust);
         Map<Long, Map<String, M>> own = new TreeMap<>();
         for (Child w : writers) {
+            if (w == rust) {
+                own.put(w.p.pid(), e2e(Json.object(w.line())));
+                continue;
+            }
             long pid = Long.parseLong(w.value("pid"));
             assertEquals(w.p.pid(), pid);
             own.put(pid, e2e(Json.object(w.value("dump"))));
         }
         Map<String, M> aggregate = expectedAggregate(own);
-        assertTrue(aggregate.toString(), aggregate.containsKey("e2e.c.1") && aggregate.containsKey("e2e.java.4"));
+        assertTrue(aggregate.toString(), aggregate.containsKey("e2e.c.1") && aggregate.containsKey("e2e.java.2")
+                && aggregate.containsKey("e2e.rust.5"));
 
         // Java's reader (this JVM).
         SharedStats.Snapshot snap = SharedStats.snapshot(segment);
@@ -358,9 +393,9 @@ public class SharedStatsTest {
         assertSame("C reader, aggregate", aggregate, cAggregate);
 
         // The CLI's reader: hrts stats --json.
-        Procs cli = Procs.run(Arrays.asList(Procs.cli(), "stats", "--json"), env());
-        assertEquals(cli.toString(), 0, cli.exit);
-        Map<String, Object> json = Json.object(cli.out.trim());
+        Procs listed = Procs.run(Arrays.asList(cli, "stats", "--json"), env());
+        assertEquals(listed.toString(), 0, listed.exit);
+        Map<String, Object> json = Json.object(listed.out.trim());
         assertEquals(segment, json.get("segment"));
         Map<Long, Map<String, M>> cliByPid = new TreeMap<>();
         for (Object o : (List<?>) json.get("processes")) {
