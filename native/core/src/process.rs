@@ -58,3 +58,16 @@ pub fn itc_next() -> Result<u64> {
 pub fn global_if_open() -> Option<&'static SharedBase> {
     GLOBAL.get()
 }
+
+/// The start time of process `pid` in clock ticks since boot, which tells a
+/// process from a later one that reuses its pid; `None` if /proc cannot say.
+pub fn start_time(pid: u32) -> Option<u64> {
+    crate::os::process_start_time(pid)
+}
+
+/// Whether process `pid`, which started at `start_time` (0: unknown), can still
+/// run: it exists, is not a zombie, and its pid was not reused since.
+pub fn still_running(pid: u32, start_time: u64) -> bool {
+    crate::os::process_alive(pid)
+        && (start_time == 0 || crate::os::process_start_time(pid).is_none_or(|t| t == start_time))
+}

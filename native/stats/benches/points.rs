@@ -69,7 +69,12 @@ mod x86 {
         let base: &'static SharedBase = Box::leak(Box::new(
             SharedBase::open(&SegmentConfig::named(&name)).unwrap(),
         ));
-        let stats = Stats::with_clock(Config::default(), Clock::Hrts(base));
+        // The default configuration publishes to shared memory, as in a program;
+        // to a segment of the run's own.
+        let shared_name = format!("{name}-stats");
+        let mut config = Config::default();
+        config.shared_memory.name = Some(shared_name.clone());
+        let stats = Stats::with_clock(config, Clock::Hrts(base));
         stats.start().unwrap();
         metrics::set_global_recorder(AtomicRecorder(Registry::atomic())).unwrap();
 
@@ -173,6 +178,8 @@ mod x86 {
         let h = stats.health();
         println!("hrts-stats health after the run: {h:?}");
         SharedBase::unlink(&name).unwrap();
+        drop(stats);
+        let _ = hrts_stats::shared::StatsSegment::unlink(&shared_name);
     }
 }
 

@@ -79,6 +79,9 @@ pub struct Aggregator {
     retired: Health,
     health: Health,
     internal: Option<[u32; 4]>,
+    /// Metrics applied since the last dump (for publishing only what changed).
+    changed: Vec<u32>,
+    is_changed: Vec<bool>,
 }
 
 impl Aggregator {
@@ -92,6 +95,8 @@ impl Aggregator {
             retired: Health::default(),
             health: Health::default(),
             internal: None,
+            changed: Vec::new(),
+            is_changed: Vec::new(),
         }
     }
 
@@ -106,6 +111,7 @@ impl Aggregator {
         }
         // Dropped and folded counts stay process totals; the rest restarts.
         self.states.clear();
+        self.take_changed();
         self.health = Health {
             folded_events: self.health.folded_events,
             ..Health::default()
@@ -195,6 +201,13 @@ impl Aggregator {
 
     fn apply(&mut self, it: &Item, registry: &Registry) {
         let (p, idle) = (self.params, self.idle_ns);
+        let m = it.metric as usize;
+        if m >= self.is_changed.len() {
+            self.is_changed.resize(m + 1, false);
+        }
+        if !std::mem::replace(&mut self.is_changed[m], true) {
+            self.changed.push(it.metric);
+        }
         let mut outcome = TimerOutcome::Ok;
         match (self.state(it.metric, registry), it.kind) {
             (Some(State::Counter(c)), kind::COUNTER_INIT) => c.init(it.value as i64, it.ts, &p),
@@ -311,15 +324,39 @@ impl Aggregator {
                 g.set(v as f64, now, &p);
             }
         }
+        self.take_changed();
+        let all = 0..self.states.len() as u32;
+        self.dump_of(all, now, registry)
+    }
+
+    /// A dump of only the metrics that events changed since the last dump of
+    /// either kind (statistics that merely age, such as interval counts, are
+    /// refreshed by the next full dump).
+    pub fn dump_changed(&mut self, now: u64, registry: &Registry) -> Dump {
+        let ids = self.take_changed();
+        self.dump_of(ids.into_iter(), now, registry)
+    }
+
+    fn take_changed(&mut self) -> Vec<u32> {
+        for &id in &self.changed {
+            self.is_changed[id as usize] = false;
+        }
+        std::mem::take(&mut self.changed)
+    }
+
+    fn dump_of(&self, ids: impl Iterator<Item = u32>, now: u64, registry: &Registry) -> Dump {
+        let p = self.params;
         let mut metrics = BTreeMap::new();
-        for (id, s) in self.states.iter().enumerate() {
-            let Some(s) = s else { continue };
+        for id in ids {
+            let Some(Some(s)) = self.states.get(id as usize) else {
+                continue;
+            };
             let dumped: Option<Metric> = match s {
                 State::Counter(c) => c.dump(now, &p),
                 State::Gauge(g) => g.dump(now, &p),
                 State::Timer(t) => t.dump(now, &p),
             };
-            if let (Some(m), Some(meta)) = (dumped, registry.meta(id as u32)) {
+            if let (Some(m), Some(meta)) = (dumped, registry.meta(id)) {
                 metrics.insert(meta.name.to_string(), m);
             }
         }

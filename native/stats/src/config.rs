@@ -33,6 +33,38 @@ pub struct Config {
     /// summaries (`message-queue.capacity`, hrts's own key; a power of two from
     /// 16 to 2^20, default 2048).
     pub queue_capacity: usize,
+    /// Publishing to the shared statistics segment (`shared-memory`, hrts's own
+    /// section; see [`shared`](crate::shared)).
+    pub shared_memory: SharedMemory,
+}
+
+/// The `shared-memory` section.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SharedMemory {
+    /// Whether the instance publishes its metrics when started (`enable`,
+    /// default true).
+    pub enable: bool,
+    /// The segment (`name`; default: `HRTS_STATS_SEGMENT`, else
+    /// `/hrts-stats-<uid>`).
+    pub name: Option<String>,
+    /// How often metrics that changed are published between dumps
+    /// (`interval`, milliseconds, default 100).
+    pub interval: Duration,
+    /// How long the cells of a process that is gone stay readable before this
+    /// instance reclaims them (`grace`, milliseconds; default:
+    /// `HRTS_STATS_GRACE_MS`, else 60000).
+    pub grace: Option<Duration>,
+}
+
+impl Default for SharedMemory {
+    fn default() -> Self {
+        SharedMemory {
+            enable: true,
+            name: None,
+            interval: Duration::from_millis(100),
+            grace: None,
+        }
+    }
 }
 
 impl Default for Config {
@@ -48,6 +80,7 @@ impl Default for Config {
                 .map(|&us| Duration::from_micros(us))
                 .collect(),
             queue_capacity: 2048,
+            shared_memory: SharedMemory::default(),
         }
     }
 }
@@ -159,6 +192,7 @@ impl Config {
                 "json-dump",
                 "metrics-dump",
                 "message-queue",
+                "shared-memory",
             ],
         )?;
         let mut cfg = Config::default();
@@ -230,6 +264,29 @@ impl Config {
                         ))
                     }
                 };
+            }
+        }
+        if let Some(m) = section(root, "shared-memory")? {
+            let name = key("shared-memory");
+            check_keys(m, &name, &["enable", "name", "interval", "grace"])?;
+            if let Some(v) = m.get("enable") {
+                cfg.shared_memory.enable = v
+                    .as_bool()
+                    .ok_or_else(|| invalid(&format!("{name}.enable"), "true or false", v))?;
+            }
+            if let Some(v) = m.get("name") {
+                let what = "a shared-memory name: '/' and up to 254 more bytes, no other '/'";
+                let n = v
+                    .as_str()
+                    .filter(|n| hrts_core::storage::shm::validate_name(n).is_ok())
+                    .ok_or_else(|| invalid(&format!("{name}.name"), what, v))?;
+                cfg.shared_memory.name = Some(n.to_string());
+            }
+            if let Some(v) = m.get("interval") {
+                cfg.shared_memory.interval = millis(v, &format!("{name}.interval"), false)?;
+            }
+            if let Some(v) = m.get("grace") {
+                cfg.shared_memory.grace = Some(millis(v, &format!("{name}.grace"), true)?);
             }
         }
         Ok(cfg)

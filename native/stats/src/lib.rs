@@ -36,9 +36,10 @@
 //!   relative error. It makes the [dumps](dump) at the configured intervals.
 //! - **Configuration** ([`Config`]) uses the seed's JSON keys and defaults.
 //!
-//! Every state is in fixed-size blocks of 64-bit words (queues) or per-metric
-//! structures owned by one thread (statistics), so moving them into named
-//! shared memory later changes where they live, not how they work.
+//! - **Shared statistics** ([`shared`]): every started instance publishes its
+//!   metrics to a named shared-memory segment that any process of the user reads
+//!   (`hrts stats`, the Prometheus endpoint, typed snapshots), and timer
+//!   instances can start in one process and stop in another.
 
 mod aggregate;
 pub mod clock;
@@ -58,7 +59,7 @@ mod tests;
 
 pub use aggregate::Health;
 pub use clock::{Clock, ManualClock};
-pub use config::Config;
+pub use config::{Config, SharedMemory};
 pub use dump::{CounterDump, Dump, GaugeDump, Metric, TimerDump};
 pub use hrts_core::{Error, ErrorKind, Result};
 pub use incremental::Statistics;

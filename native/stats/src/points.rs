@@ -329,10 +329,9 @@ pub enum TimerOp {
 impl crate::Stats {
     /// The id of metric `name` of `kind`, created on first use.
     pub fn metric_id(&self, name: &str, kind: Kind) -> Result<MetricId> {
-        Ok(MetricId {
-            id: self.inner.registry.id(name, kind)?,
-            kind,
-        })
+        let id = self.inner.registry.id(name, kind)?;
+        self.inner.claim_cell(id)?;
+        Ok(MetricId { id, kind })
     }
 
     /// [`Counter::add`] by id.

@@ -121,6 +121,11 @@ impl Registry {
         }
     }
 
+    /// The id of an existing metric.
+    pub fn lookup(&self, name: &str) -> Option<u32> {
+        self.by_name.pin().get(name).copied()
+    }
+
     pub fn meta(&self, id: u32) -> Option<&Meta> {
         self.metas.get(id as usize)
     }

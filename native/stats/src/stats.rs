@@ -9,6 +9,8 @@ use crate::incremental::Params;
 use crate::points::{Counter, Gauge, Timer};
 use crate::registry::{Kind, Registry};
 use crate::ring::Ring;
+use crate::shared::publish::Publisher;
+use crate::shared::{SharedConfig, StatsSegment};
 use hrts_core::Result;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
@@ -53,6 +55,9 @@ pub(crate) struct Inner {
     worker: Mutex<Option<Worker>>,
     started_once: AtomicBool,
     lost: AtomicU64,
+    /// This instance's registration in the shared statistics segment, from its
+    /// first start (if `shared-memory.enable`) until it is dropped.
+    shared: Mutex<Option<Publisher>>,
 }
 
 struct Worker {
@@ -102,6 +107,26 @@ impl Inner {
         }
     }
 
+    /// Registers in the shared statistics segment at the first start that asks
+    /// for it, and claims a cell for every metric created so far.
+    fn join_shared(&self, cfg: &Config) -> Result<()> {
+        let mut shared = lock(&self.shared);
+        if shared.is_some() || !cfg.shared_memory.enable {
+            return Ok(());
+        }
+        let mut sc = SharedConfig::from_env()?;
+        if let Some(name) = &cfg.shared_memory.name {
+            sc.name = name.clone();
+        }
+        if let Some(grace) = cfg.shared_memory.grace {
+            sc.grace = grace;
+        }
+        let mut publisher = Publisher::start(&sc)?;
+        publisher.claim_all(&self.registry)?;
+        *shared = Some(publisher);
+        Ok(())
+    }
+
     pub(crate) fn new_ring(&self) -> Arc<Ring> {
         let ring = Arc::new(Ring::new(self.capacity.load(Relaxed)));
         lock(&self.new_rings).push(ring.clone());
@@ -123,8 +148,34 @@ impl Inner {
 
     fn make_dump(&self, agg: &mut Aggregator) -> Arc<Dump> {
         let dump = Arc::new(agg.dump(self.now(), &self.registry));
+        self.publish(&dump);
         *lock(&self.latest_dump) = Some(dump.clone());
         dump
+    }
+
+    /// Writes a dump to this instance's cells (called with the aggregator
+    /// locked, so publications never interleave).
+    fn publish(&self, dump: &Dump) {
+        if let Some(p) = lock(&self.shared).as_mut() {
+            p.publish(dump, &self.registry);
+        }
+    }
+
+    /// The shared statistics segment this instance publishes to, if it does.
+    pub(crate) fn shared_segment(&self) -> Option<Arc<StatsSegment>> {
+        lock(&self.shared).as_ref().map(|p| p.seg.clone())
+    }
+
+    /// The cell of a metric just looked up, claimed on first use.
+    pub(crate) fn claim_cell(&self, id: u32) -> Result<()> {
+        if let Some(p) = lock(&self.shared).as_mut() {
+            p.cell(id, &self.registry)?;
+        }
+        Ok(())
+    }
+
+    pub(crate) fn idle_ns(&self) -> u64 {
+        self.control.idle_ns.load(Relaxed)
     }
 
     fn make_json(&self, dump: &Dump) {
@@ -140,6 +191,8 @@ impl Inner {
         let mut next_metrics = due(cfg.metrics_dump_interval);
         let mut next_json = due(cfg.json_dump_interval);
         let mut next_sweep = start;
+        let publish_every = cfg.shared_memory.interval;
+        let mut next_publish = start + publish_every;
         while !stop.load(Acquire) {
             if !manual {
                 self.control.coarse.store(self.now(), Relaxed);
@@ -153,6 +206,13 @@ impl Inner {
             if now >= next_sweep {
                 agg.sweep(self.now());
                 next_sweep = now + Duration::from_millis(10);
+            }
+            if now >= next_publish {
+                if lock(&self.shared).is_some() {
+                    let changed = agg.dump_changed(self.now(), &self.registry);
+                    self.publish(&changed);
+                }
+                next_publish = now + publish_every;
             }
             let metrics_due = next_metrics.is_some_and(|t| now >= t);
             let json_due = next_json.is_some_and(|t| now >= t);
@@ -244,6 +304,7 @@ impl Stats {
                 worker: Mutex::new(None),
                 started_once: AtomicBool::new(false),
                 lost: AtomicU64::new(0),
+                shared: Mutex::new(None),
             }),
         }
     }
@@ -280,6 +341,7 @@ impl Stats {
             let _ = inner.clock.set(Clock::hrts()?);
         }
         let cfg = lock(&inner.config).clone();
+        inner.join_shared(&cfg)?;
         {
             let mut agg = lock(&inner.agg);
             if inner.has_new_rings.swap(false, Acquire) {
@@ -338,26 +400,23 @@ impl Stats {
     /// The counter `name`, created on first use. Errors: a bad name, a name
     /// used by another kind of metric, too many metrics.
     pub fn counter(&self, name: &str) -> Result<Counter> {
-        Ok(Counter::new(
-            self.inner.clone(),
-            self.inner.registry.id(name, Kind::Counter)?,
-        ))
+        let id = self.inner.registry.id(name, Kind::Counter)?;
+        self.inner.claim_cell(id)?;
+        Ok(Counter::new(self.inner.clone(), id))
     }
 
     /// The gauge `name`, created on first use.
     pub fn gauge(&self, name: &str) -> Result<Gauge> {
-        Ok(Gauge::new(
-            self.inner.clone(),
-            self.inner.registry.id(name, Kind::Gauge)?,
-        ))
+        let id = self.inner.registry.id(name, Kind::Gauge)?;
+        self.inner.claim_cell(id)?;
+        Ok(Gauge::new(self.inner.clone(), id))
     }
 
     /// The timer `name`, created on first use.
     pub fn timer(&self, name: &str) -> Result<Timer> {
-        Ok(Timer::new(
-            self.inner.clone(),
-            self.inner.registry.id(name, Kind::Timer)?,
-        ))
+        let id = self.inner.registry.id(name, Kind::Timer)?;
+        self.inner.claim_cell(id)?;
+        Ok(Timer::new(self.inner.clone(), id))
     }
 
     /// Applies everything queued so far (and drops idle timer instances) now,

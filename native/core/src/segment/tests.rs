@@ -3,10 +3,10 @@
 //! native/cli/tests/multiprocess.rs.
 
 use super::layout::*;
-use crate::error::ErrorKind;
-use crate::storage::STATE_INITIALISING;
 use super::*;
 use crate::clock::source;
+use crate::error::ErrorKind;
+use crate::storage::STATE_INITIALISING;
 use crate::testutil::{Rng, TestName};
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;

@@ -4,29 +4,80 @@
 //! its metrics there; any process opens the segment and takes a [`Snapshot`]
 //! without the instrumented process doing anything.
 //!
-//! Also here: timer instances that start in one process and stop in another
-//! ([`Timer::start_shared`](crate::Timer::start_shared)), through a table of
-//! running instances in the same segment.
+//! - **Where:** the segment is stored like the time segment (a POSIX name and a
+//!   System V page, see `hrts_core::storage`), so a truncated, foreign,
+//!   other-version or damaged object is refused with a clear error, never a
+//!   signal. Its layout is stated once, in `layout`.
+//! - **Who writes what:** an instance registers in a process slot and claims
+//!   one cell per metric; only its processing thread (or a thread making a
+//!   dump) writes its cells, with no lock and no system call. Measuring points
+//!   do not touch the segment at all: they write the thread's own queue as
+//!   before.
+//! - **When:** at every dump ([`Stats::dump`](crate::Stats::dump),
+//!   [`json_dump`](crate::Stats::json_dump), the periodic dumps, `stop`) the
+//!   whole dump is published, so a reader sees exactly what the process's own
+//!   latest dump says; between dumps, metrics that changed are published every
+//!   `shared-memory.interval` (default 100 ms).
+//! - **Crashes:** a cell holds two payload buffers and a sequence word; a
+//!   writer killed mid-publication leaves the previous publication whole. A
+//!   process that is gone shows as [`ProcessState::Exited`] until a writer
+//!   reclaims its slot and cells, `HRTS_STATS_GRACE_MS` (default 60 s) after it
+//!   was first seen gone.
+//! - **Across processes:** [`Timer::start_shared`](crate::Timer::start_shared)
+//!   puts a running instance (name, instance id, start stamp) in a table in the
+//!   segment; [`Timer::stop_shared`](crate::Timer::stop_shared) in any process of
+//!   the user takes it and records the span on the shared timeline.
+//!
+//! Capacity (fixed by the layout): 1024 registered instances, 16384 metric
+//! cells, 8192 running shared timer instances; a full area is an
+//! [`ErrorKind::Full`] error where the metric or instance is created.
 
+mod cells;
+mod codec;
+mod layout;
+mod processes;
+pub(crate) mod publish;
+mod read;
+mod segment;
 mod snapshot;
+#[cfg(test)]
+mod tests;
+mod timers;
 
+pub use segment::StatsSegment;
 pub use snapshot::{ProcessState, ProcessStats, Snapshot};
 
+use crate::stats::Inner;
 use hrts_core::{Error, ErrorKind, Result, Sharing};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Names the statistics segment (default `/hrts-stats-<uid>`).
 pub const ENV_SEGMENT: &str = "HRTS_STATS_SEGMENT";
-/// Shares the statistics segment with a group (a group name or gid; mode 0660).
+/// Shares a statistics segment this process creates with a group (a group name
+/// or gid; mode 0660).
 pub const ENV_GROUP: &str = "HRTS_STATS_GROUP";
 /// How long the cells of a process that is gone stay readable, in milliseconds
 /// (default 60000).
 pub const ENV_GRACE_MS: &str = "HRTS_STATS_GRACE_MS";
 
+/// Capacity of a statistics segment: registered instances, metric cells,
+/// running shared timer instances.
+pub const CAPACITY: (usize, usize, usize) =
+    (layout::PROCESS_SLOTS, layout::CELLS, layout::INSTANCE_SLOTS);
+
 /// The default statistics segment name of the calling user.
 pub fn default_name() -> String {
-    // SAFETY: getuid cannot fail and has no preconditions.
-    format!("/hrts-stats-{}", unsafe { libc::getuid() })
+    // SAFETY: geteuid cannot fail and has no preconditions.
+    format!("/hrts-stats-{}", unsafe { libc::geteuid() })
+}
+
+/// The segment name the environment gives (`HRTS_STATS_SEGMENT`), else the default.
+pub fn name_from_env() -> String {
+    match std::env::var(ENV_SEGMENT) {
+        Ok(n) if !n.is_empty() => n,
+        _ => default_name(),
+    }
 }
 
 /// Where and how a [`Stats`](crate::Stats) instance publishes.
@@ -41,56 +92,86 @@ pub struct SharedConfig {
 impl SharedConfig {
     /// From `HRTS_STATS_SEGMENT`, `HRTS_STATS_GROUP` and `HRTS_STATS_GRACE_MS`.
     pub fn from_env() -> Result<SharedConfig> {
-        Err(Error::new(ErrorKind::InvalidArgument, "not built yet"))
+        let grace = match std::env::var(ENV_GRACE_MS) {
+            Ok(v) if !v.is_empty() => Duration::from_millis(v.parse().map_err(|_| {
+                Error::new(
+                    ErrorKind::InvalidArgument,
+                    format!("{ENV_GRACE_MS}={v:?} is not a whole number of milliseconds"),
+                )
+            })?),
+            _ => Duration::from_secs(60),
+        };
+        Ok(SharedConfig {
+            name: name_from_env(),
+            sharing: segment::sharing_from_env()?,
+            grace,
+        })
     }
-}
-
-/// An open statistics segment.
-pub struct StatsSegment {
-    name: String,
 }
 
 impl StatsSegment {
-    /// Creates the segment or attaches to it (writers).
-    pub fn open(cfg: &SharedConfig) -> Result<StatsSegment> {
-        let _ = cfg;
-        Err(Error::new(ErrorKind::InvalidArgument, "not built yet"))
-    }
-
-    /// Attaches to an existing segment (readers); `None` if there is none, that
-    /// is, no process has published statistics under that name.
-    pub fn attach(name: &str) -> Result<Option<StatsSegment>> {
-        let _ = name;
-        Err(Error::new(ErrorKind::InvalidArgument, "not built yet"))
-    }
-
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
     /// Every registered instance's metrics as of its last publication.
     pub fn snapshot(&self) -> Snapshot {
-        unimplemented!()
+        let taken = crate::Clock::hrts().map_or_else(|_| processes::now_ns(), |c| c.now());
+        read::snapshot(self, taken)
     }
 
-    /// Removes the segment (name and page); `false` if there was none.
-    pub fn unlink(name: &str) -> Result<bool> {
-        let _ = name;
-        Err(Error::new(ErrorKind::InvalidArgument, "not built yet"))
+    /// Shared timer instances running now.
+    pub fn running_shared_timers(&self) -> usize {
+        timers::running(self)
     }
 }
 
-pub(crate) fn timer_start(inner: &crate::stats::Inner, id: u32, instance: u64) -> Result<()> {
-    let _ = (inner, id, instance);
-    Err(Error::new(ErrorKind::InvalidArgument, "not built yet"))
+fn not_published(what: &str) -> Error {
+    Error::new(
+        ErrorKind::InvalidArgument,
+        format!(
+            "{what}: this statistics instance does not publish to shared memory (start it first, \
+             with \"shared-memory\": {{\"enable\": true}}, the default)"
+        ),
+    )
+}
+
+fn timer_key(inner: &Inner, id: u32, instance: u64) -> Result<u64> {
+    let meta = inner
+        .registry
+        .meta(id)
+        .ok_or_else(|| Error::new(ErrorKind::InvalidArgument, "unknown timer id"))?;
+    Ok(timers::key(&meta.name, instance))
+}
+
+pub(crate) fn timer_start(inner: &Inner, id: u32, instance: u64) -> Result<()> {
+    let seg = inner
+        .shared_segment()
+        .ok_or_else(|| not_published("starting a shared timer instance"))?;
+    timers::start(
+        &seg,
+        timer_key(inner, id, instance)?,
+        inner.now(),
+        inner.idle_ns(),
+    )
 }
 
 pub(crate) fn timer_stop(
-    inner: &crate::stats::Inner,
+    inner: &Arc<Inner>,
     id: u32,
     instance: u64,
     record: bool,
 ) -> Result<Option<u64>> {
-    let _ = (inner, id, instance, record);
-    Err(Error::new(ErrorKind::InvalidArgument, "not built yet"))
+    let seg = inner
+        .shared_segment()
+        .ok_or_else(|| not_published("stopping a shared timer instance"))?;
+    let key = timer_key(inner, id, instance)?;
+    let now = inner.now();
+    let Some(start) = timers::take(&seg, key) else {
+        return Ok(None);
+    };
+    let duration = now.saturating_sub(start);
+    if start == 0 || duration > inner.idle_ns() {
+        return Ok(None); // idle past the timeout: dropped, as a local instance would be
+    }
+    if record {
+        crate::Timer::new(inner.clone(), id).record(duration);
+    }
+    Ok(Some(duration))
 }

@@ -1,0 +1,175 @@
+//! The statistics segment's memory layout, stated once. C and Java see it only
+//! through the C ABI and native calls.
+//!
+//! ```text
+//! offset 0            header (4096 bytes; the first 32 mirror the name's record)
+//! PROCESSES_OFFSET    PROCESS_SLOTS process slots of 128 bytes: who publishes
+//! INSTANCES_OFFSET    INSTANCE_SLOTS shared timer instances of 32 bytes
+//! CELLS_OFFSET        CELLS metric cells of CELL_BYTES: one metric of one process
+//! SEGMENT_SIZE - 4096 the storage layer's tag (last 64 bytes)
+//! ```
+//!
+//! Every word is a `u64` read and written through atomics: other processes
+//! read (and may damage) the page concurrently. Each word has exactly one
+//! writer except the claim words, which change only by compare-and-swap.
+
+use hrts_core::storage::Spec;
+
+/// "HRTSSTAT" in little-endian.
+pub const MAGIC: u64 = u64::from_le_bytes(*b"HRTSSTAT");
+/// 1: the first statistics layout.
+pub const LAYOUT_VERSION: u32 = 1;
+
+pub const HEADER_BYTES: usize = 4096;
+
+/// Registered statistics instances (normally one per process) at once.
+pub const PROCESS_SLOTS: usize = 1024;
+pub const PROCESS_SLOT_WORDS: usize = 16;
+/// Shared timer instances running at once.
+pub const INSTANCE_SLOTS: usize = 8192;
+pub const INSTANCE_SLOT_WORDS: usize = 4;
+/// Metric cells: every metric of every registered instance.
+pub const CELLS: usize = 16_384;
+
+/// Longest metric name stored (the registry's own limit).
+pub const NAME_BYTES: usize = 256;
+/// Bytes of a program name kept in a process slot (`/proc/PID/comm` has 15).
+pub const PROGRAM_BYTES: usize = 32;
+
+/// A statistics set: the 13 values of `dump::STATISTICS_KEYS`, in that order;
+/// `count` as an integer, absent values as NaN.
+pub const STATS_WORDS: usize = 13;
+/// One published metric: timestamp, value, then up to four statistics sets
+/// (a counter's values, increment, decrement and delta sets).
+pub const PAYLOAD_WORDS: usize = 2 + 4 * STATS_WORDS;
+
+// ---------------------------------------------------------------- process slots
+
+/// Process slot words.
+pub mod process {
+    /// Claim word: generation (high 32 bits) and phase (low 8).
+    pub const STATE: usize = 0;
+    pub const PID: usize = 1;
+    /// The process's start time (`/proc/PID/stat` field 22): a reused pid has
+    /// another one.
+    pub const START_TIME: usize = 2;
+    /// Which instance of the process this is (1, 2, ...).
+    pub const INSTANCE: usize = 3;
+    /// When a reclaimer first saw the process gone (0: not seen gone).
+    pub const GONE_SINCE: usize = 4;
+    /// The timestamp of the instance's last publication.
+    pub const PUBLISHED: usize = 5;
+    /// The program name, NUL-padded (`PROGRAM_BYTES`).
+    pub const PROGRAM: usize = 8;
+}
+
+pub const PHASE_FREE: u64 = 0;
+/// Claimed; the owner is writing the slot's fields.
+pub const PHASE_CLAIMED: u64 = 1;
+/// Fields written; readers show it.
+pub const PHASE_LIVE: u64 = 2;
+/// A reclaimer is freeing its cells.
+pub const PHASE_RECLAIMING: u64 = 3;
+
+pub fn slot_state(generation: u32, phase: u64) -> u64 {
+    ((generation as u64) << 32) | phase
+}
+pub fn slot_generation(state: u64) -> u32 {
+    (state >> 32) as u32
+}
+pub fn slot_phase(state: u64) -> u64 {
+    state & 0xff
+}
+
+// ---------------------------------------------------------------- cells
+
+/// Cell words.
+pub mod cell {
+    /// Claim word: 0 free, else `owner_word(slot, generation, ready)`.
+    pub const OWNER: usize = 0;
+    /// Kind (1 counter, 2 gauge, 3 timer) in the low 8 bits, name length above.
+    pub const DESCRIPTOR: usize = 1;
+    /// The name (`NAME_BYTES`).
+    pub const NAME: usize = 2;
+    /// Publications so far: the last complete one is in buffer `SEQ % 2`.
+    pub const SEQ: usize = NAME + super::NAME_BYTES / 8;
+    /// Two payload buffers; a writer writes the one readers are not told to
+    /// read, so a writer killed mid-publication leaves the last one whole.
+    pub const BUFFERS: usize = SEQ + 1;
+}
+/// Words of a cell, rounded up to whole cache lines.
+pub const CELL_WORDS: usize = (cell::BUFFERS + 2 * PAYLOAD_WORDS).div_ceil(8) * 8;
+pub const CELL_BYTES: usize = CELL_WORDS * 8;
+
+const READY_BIT: u64 = 1 << 63;
+
+/// A cell's owner word: the slot index + 1, the slot's generation, and whether
+/// the descriptor and name are written.
+pub fn owner_word(slot: usize, generation: u32, ready: bool) -> u64 {
+    (ready as u64) << 63 | ((generation as u64 & 0x7fff_ffff) << 32) | (slot as u64 + 1)
+}
+/// (slot, generation, ready) of an owner word; `None` for a free cell or a slot
+/// index out of range (damage).
+pub fn owner_of(word: u64) -> Option<(usize, u32, bool)> {
+    let slot = (word as u32 as usize).checked_sub(1)?;
+    (slot < PROCESS_SLOTS).then_some((
+        slot,
+        ((word >> 32) & 0x7fff_ffff) as u32,
+        word & READY_BIT != 0,
+    ))
+}
+
+pub const KIND_COUNTER: u64 = 1;
+pub const KIND_GAUGE: u64 = 2;
+pub const KIND_TIMER: u64 = 3;
+
+// ---------------------------------------------------------------- timer instances
+
+/// Shared timer instance words.
+pub mod instance {
+    /// Claim word: 0 free, else the key (timer name and instance id hashed, never 0).
+    pub const KEY: usize = 0;
+    /// The start stamp (epoch ns); 0 while the starter is still writing it.
+    pub const START: usize = 1;
+    /// Who started it.
+    pub const PID: usize = 2;
+}
+/// How far a key's slot is searched for (linear probing).
+pub const PROBE: usize = 64;
+
+// ---------------------------------------------------------------- the page
+
+/// The header's words after the record's 32 bytes.
+pub mod header {
+    pub const PROCESS_SLOTS: usize = 4;
+    pub const INSTANCE_SLOTS: usize = 5;
+    pub const CELLS: usize = 6;
+    pub const CELL_WORDS: usize = 7;
+    /// The next instance number per pid is not kept here; this counts
+    /// registrations, for `hrts stats` to show churn.
+    pub const REGISTRATIONS: usize = 8;
+}
+
+pub const PROCESSES_OFFSET: usize = HEADER_BYTES;
+pub const INSTANCES_OFFSET: usize = PROCESSES_OFFSET + PROCESS_SLOTS * PROCESS_SLOT_WORDS * 8;
+pub const CELLS_OFFSET: usize = INSTANCES_OFFSET + INSTANCE_SLOTS * INSTANCE_SLOT_WORDS * 8;
+/// The last 4096 bytes stay clear of the cells: the storage layer's tag is in
+/// their last 64.
+pub const SEGMENT_SIZE: usize = CELLS_OFFSET + CELLS * CELL_BYTES + 4096;
+
+const _: () = assert!(CELL_BYTES.is_multiple_of(64));
+const _: () = assert!(CELLS_OFFSET.is_multiple_of(64));
+const _: () = assert!(SEGMENT_SIZE.is_multiple_of(4096));
+const _: () = assert!(NAME_BYTES > crate::registry::MAX_NAME_LEN);
+
+/// The statistics segment as the storage layer sees it.
+pub const SPEC: Spec = Spec {
+    what: "an hrts statistics segment",
+    magic: MAGIC,
+    version: LAYOUT_VERSION,
+    header_size: HEADER_BYTES as u32,
+    size: SEGMENT_SIZE,
+    unlink_command: "`hrts stats unlink`",
+    name_env: super::ENV_SEGMENT,
+    group_env: super::ENV_GROUP,
+};

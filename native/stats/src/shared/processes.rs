@@ -1,0 +1,194 @@
+//! Process slots: registering a publishing instance, telling live from gone,
+//! and reclaiming what gone processes held once the grace period is over.
+
+use super::layout::{
+    self, owner_of, process as pw, slot_generation, slot_phase, slot_state, PHASE_CLAIMED,
+    PHASE_FREE, PHASE_LIVE, PHASE_RECLAIMING, PROCESS_SLOTS, PROGRAM_BYTES,
+};
+use super::segment::StatsSegment;
+use hrts_core::{Error, ErrorKind, Result};
+use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
+
+/// A registered slot: its index and the generation that claimed it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SlotId {
+    pub slot: usize,
+    pub generation: u32,
+}
+
+/// This process's name (`/proc/self/comm`), cut to what a slot keeps.
+fn program() -> [u8; PROGRAM_BYTES] {
+    let mut out = [0u8; PROGRAM_BYTES];
+    let name = std::fs::read_to_string("/proc/self/comm").unwrap_or_default();
+    let name = name.trim_end();
+    let n = name.len().min(PROGRAM_BYTES - 1);
+    out[..n].copy_from_slice(&name.as_bytes()[..n]);
+    out
+}
+
+/// Registers instance `instance` of this process in a free slot.
+pub fn register(seg: &StatsSegment, instance: u32, grace_ns: u64) -> Result<SlotId> {
+    for attempt in 0..2 {
+        for slot in 0..PROCESS_SLOTS {
+            let state = seg.process(slot, pw::STATE).load(Acquire);
+            if slot_phase(state) != PHASE_FREE {
+                continue;
+            }
+            let generation = slot_generation(state).wrapping_add(1);
+            let claimed = slot_state(generation, PHASE_CLAIMED);
+            if seg
+                .process(slot, pw::STATE)
+                .compare_exchange(state, claimed, AcqRel, Relaxed)
+                .is_err()
+            {
+                continue;
+            }
+            let pid = hrts_core::process::pid();
+            seg.process(slot, pw::PID).store(pid as u64, Relaxed);
+            let start = hrts_core::process::start_time(pid).unwrap_or(0);
+            seg.process(slot, pw::START_TIME).store(start, Relaxed);
+            seg.process(slot, pw::INSTANCE)
+                .store(instance as u64, Relaxed);
+            seg.process(slot, pw::GONE_SINCE).store(0, Relaxed);
+            seg.process(slot, pw::PUBLISHED).store(0, Relaxed);
+            for (i, chunk) in program().chunks(8).enumerate() {
+                let word = u64::from_ne_bytes(chunk.try_into().unwrap_or_default());
+                seg.process(slot, pw::PROGRAM + i).store(word, Relaxed);
+            }
+            seg.header(layout::header::REGISTRATIONS)
+                .fetch_add(1, Relaxed);
+            seg.process(slot, pw::STATE)
+                .store(slot_state(generation, PHASE_LIVE), Release);
+            return Ok(SlotId { slot, generation });
+        }
+        if attempt == 0 && reclaim(seg, grace_ns, now_ns()) == 0 {
+            break;
+        }
+    }
+    Err(Error::new(
+        ErrorKind::Full,
+        format!(
+            "statistics segment {}: all {PROCESS_SLOTS} process slots are in use; slots of \
+             processes that are gone are reclaimed {} ms after they go ({}); stop some \
+             statistics instances, or remove the segment with `hrts stats unlink` when no \
+             process uses it",
+            seg.name(),
+            grace_ns / 1_000_000,
+            super::ENV_GRACE_MS
+        ),
+    ))
+}
+
+/// Frees a slot this process registered, and every cell it owns.
+pub fn release(seg: &StatsSegment, id: SlotId) {
+    let live = slot_state(id.generation, PHASE_LIVE);
+    let reclaiming = slot_state(id.generation, PHASE_RECLAIMING);
+    if seg
+        .process(id.slot, pw::STATE)
+        .compare_exchange(live, reclaiming, AcqRel, Relaxed)
+        .is_ok()
+    {
+        free_cells(seg, id);
+        seg.process(id.slot, pw::STATE)
+            .store(slot_state(id.generation, PHASE_FREE), Release);
+    }
+}
+
+/// Whether the process of `slot` still runs.
+pub fn slot_alive(seg: &StatsSegment, slot: usize) -> bool {
+    let pid = seg.process(slot, pw::PID).load(Relaxed);
+    let start = seg.process(slot, pw::START_TIME).load(Relaxed);
+    u32::try_from(pid).is_ok_and(|pid| hrts_core::process::still_running(pid, start))
+}
+
+pub fn program_of(seg: &StatsSegment, slot: usize) -> String {
+    let mut bytes = Vec::with_capacity(PROGRAM_BYTES);
+    for i in 0..PROGRAM_BYTES / 8 {
+        bytes.extend_from_slice(
+            &seg.process(slot, pw::PROGRAM + i)
+                .load(Relaxed)
+                .to_ne_bytes(),
+        );
+    }
+    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+    String::from_utf8_lossy(&bytes[..end]).into_owned()
+}
+
+fn free_cells(seg: &StatsSegment, id: SlotId) {
+    for cell in 0..layout::CELLS {
+        let word = seg.cell(cell, layout::cell::OWNER).load(Relaxed);
+        if let Some((slot, generation, _)) = owner_of(word) {
+            if slot == id.slot && generation == id.generation & 0x7fff_ffff {
+                let _ = seg
+                    .cell(cell, layout::cell::OWNER)
+                    .compare_exchange(word, 0, AcqRel, Relaxed);
+            }
+        }
+    }
+}
+
+/// One reclaiming pass: notes when each registered process was first seen
+/// gone, and frees the slots (and cells) of those gone for longer than
+/// `grace_ns`. Returns how many slots it freed.
+pub fn reclaim(seg: &StatsSegment, grace_ns: u64, now: u64) -> usize {
+    let mut freed = 0;
+    for slot in 0..PROCESS_SLOTS {
+        let state = seg.process(slot, pw::STATE).load(Acquire);
+        let phase = slot_phase(state);
+        if phase != PHASE_LIVE && phase != PHASE_CLAIMED && phase != PHASE_RECLAIMING {
+            continue;
+        }
+        if slot_alive(seg, slot) {
+            continue;
+        }
+        let gone = seg.process(slot, pw::GONE_SINCE);
+        let since = match gone.compare_exchange(0, now, AcqRel, Acquire) {
+            Ok(_) => now,
+            Err(t) => t,
+        };
+        // A reclaimer that died mid-reclaim left phase RECLAIMING: finish its job
+        // after the same grace.
+        if now.saturating_sub(since) < grace_ns {
+            continue;
+        }
+        let id = SlotId {
+            slot,
+            generation: slot_generation(state),
+        };
+        let reclaiming = slot_state(id.generation, PHASE_RECLAIMING);
+        if state != reclaiming
+            && seg
+                .process(slot, pw::STATE)
+                .compare_exchange(state, reclaiming, AcqRel, Relaxed)
+                .is_err()
+        {
+            continue;
+        }
+        free_cells(seg, id);
+        if seg
+            .process(slot, pw::STATE)
+            .compare_exchange(
+                reclaiming,
+                slot_state(id.generation, PHASE_FREE),
+                AcqRel,
+                Relaxed,
+            )
+            .is_ok()
+        {
+            freed += 1;
+        }
+    }
+    freed
+}
+
+/// Nanoseconds since boot (`CLOCK_BOOTTIME`), for the grace period only: one
+/// count for every process of the host, which no clock correction moves.
+pub fn now_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; CLOCK_BOOTTIME always exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
