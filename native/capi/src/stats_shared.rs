@@ -137,11 +137,8 @@ pub unsafe extern "C" fn hrts_stats_snapshot_take(
                 processes: Vec::new(),
             },
         };
-        let aggregate = Dump {
-            timestamp: 0,
-            metrics: Default::default(),
-        }; // TEMP-AGGREGATE
-           // SAFETY: non-NULL (checked above) and writable by the contract.
+        let aggregate = snap.aggregate();
+        // SAFETY: non-NULL (checked above) and writable by the contract.
         unsafe { out.write(Box::into_raw(c_snapshot(snap, aggregate))) };
         Ok(())
     })

@@ -6,7 +6,7 @@
 use crate::boundary::{Failure, ThrowHrtsException};
 use crate::stats::{dump_array, long_array, object_array, string_array};
 use hrts_stats::shared::{default_name, ProcessState, Snapshot, StatsSegment, ENV_SEGMENT};
-use hrts_stats::{global, Dump, MetricId};
+use hrts_stats::{global, MetricId};
 use jni::objects::{JByteArray, JClass, JObject, JObjectArray};
 use jni::sys::{jboolean, jint, jlong};
 use jni::{jni_mangle, jni_str, Env, EnvUnowned};
@@ -42,10 +42,7 @@ pub fn n_snapshot<'local>(
                 processes: Vec::new(),
             },
         };
-        let aggregate = Dump {
-            timestamp: 0,
-            metrics: Default::default(),
-        }; // TEMP-AGGREGATE
+        let aggregate = snap.aggregate();
         let mut longs = Vec::with_capacity(1 + 3 * snap.processes.len());
         longs.push(snap.taken as jlong);
         for p in &snap.processes {

@@ -7,8 +7,8 @@ import java.util.Map;
 
 /**
  * A small JSON reader for the tests (the dumps and {@code hrts stats --json}): objects become
- * {@code Map<String, Object>}, arrays {@code List<Object>}, numbers {@code Double}, null {@code
- * null}. Rejects what is not JSON.
+ * {@code Map<String, Object>}, arrays {@code List<Object>}, integers that fit {@code Long}
+ * as such, other numbers {@code Double}, null {@code null}. Rejects what is not JSON.
  */
 final class Json {
     private final String s;
@@ -107,7 +107,15 @@ final class Json {
         if (start == i) {
             throw error("unexpected '" + c + "'");
         }
-        return Double.valueOf(s.substring(start, i));
+        String n = s.substring(start, i);
+        if (n.matches("-?[0-9]+")) {
+            try {
+                return Long.valueOf(n); // exact: epoch-ns timestamps do not fit a double
+            } catch (NumberFormatException e) {
+                // beyond a long: a double
+            }
+        }
+        return Double.valueOf(n);
     }
 
     private String string() {

@@ -190,7 +190,11 @@ public class SharedStatsTest {
         }
 
         static double num(Object o) {
-            return o == null ? Double.NaN : (Double) o;
+            return o == null ? Double.NaN : ((Number) o).doubleValue();
+        }
+
+        static long integer(Object o) {
+            return ((Number) o).longValue();
         }
 
         @SuppressWarnings("unchecked")
@@ -201,8 +205,8 @@ public class SharedStatsTest {
             for (int i = 0; i < keys.length; i++) {
                 s[i] = num(v.get(keys[i]));
             }
-            return new M((String) m.get("type"), (long) num(m.get("timestamp")), num(m.get("value")),
-                    (long) num(v.get("count")), s);
+            return new M((String) m.get("type"), integer(m.get("timestamp")), num(m.get("value")),
+                    integer(v.get("count")), s);
         }
 
         static M ofDump(MetricDump m) {
@@ -401,7 +405,7 @@ public class SharedStatsTest {
         for (Object o : (List<?>) json.get("processes")) {
             @SuppressWarnings("unchecked")
             Map<String, Object> p = (Map<String, Object>) o;
-            long pid = (long) M.num(p.get("pid"));
+            long pid = M.integer(p.get("pid"));
             if (own.containsKey(pid)) {
                 assertEquals("live", p.get("state"));
                 @SuppressWarnings("unchecked")
