@@ -59,6 +59,18 @@
 #define HRTS_STATS_DEFAULT_INSTANCE UINT64_MAX
 
 /**
+ * `hrts_stats_process.state` of a process that is running.
+ */
+#define HRTS_STATS_LIVE 1
+
+/**
+ * `hrts_stats_process.state` of a process that is gone; its cells stay
+ * readable until a writer reclaims them after the grace period
+ * (`HRTS_STATS_GRACE_MS`).
+ */
+#define HRTS_STATS_EXITED 2
+
+/**
  * Event kind: a point in time.
  */
 #define HRTS_TRACE_INSTANT 0
@@ -219,9 +231,14 @@ typedef enum hrts_mode {
 typedef struct hrts_segment hrts_segment;
 
 /**
- * A dump: its metrics and its JSON text.
+ * A dump: its metrics, and its JSON text made on first request.
  */
 typedef struct hrts_stats_dump hrts_stats_dump;
+
+/**
+ * A snapshot of a statistics segment (`hrts_stats_snapshot_take`).
+ */
+typedef struct hrts_stats_snapshot hrts_stats_snapshot;
 
 /**
  * An open trace file (opaque). Any thread may record to it at once; only
@@ -387,6 +404,36 @@ typedef struct hrts_stats_metric_dump {
   double value;
   struct hrts_stats_statistics statistics[4];
 } hrts_stats_metric_dump;
+
+/**
+ * One publishing statistics instance of a snapshot (normally one per process).
+ */
+typedef struct hrts_stats_process {
+  uint32_t pid;
+  /**
+   * Which instance of the process (1 for its first; a process that makes
+   * several statistics instances has several).
+   */
+  uint32_t instance;
+  /**
+   * The program's name (`/proc/PID/comm` when it registered), NUL-terminated.
+   */
+  char program[32];
+  /**
+   * `HRTS_STATS_LIVE` or `HRTS_STATS_EXITED`.
+   */
+  uint32_t state;
+  /**
+   * When the instance last published (its dump's timestamp, epoch ns).
+   */
+  uint64_t timestamp;
+  /**
+   * Its metrics, read with `hrts_stats_dump_len`, `_metric` and `_json`;
+   * valid until the snapshot is freed. Not to be passed to
+   * `hrts_stats_dump_free`.
+   */
+  const struct hrts_stats_dump *dump;
+} hrts_stats_process;
 
 #ifdef __cplusplus
 extern "C" {
@@ -1031,6 +1078,135 @@ const char *hrts_stats_dump_json(const struct hrts_stats_dump *dump);
  * freed; it must not be used afterwards.
  */
 void hrts_stats_dump_free(struct hrts_stats_dump *dump);
+
+/**
+ * Takes a snapshot of the statistics segment `segment` (NULL: the one named by
+ * `HRTS_STATS_SEGMENT`, else the user's default `/hrts-stats-<uid>`): every
+ * publishing process's metrics as of its last publication, and their
+ * aggregate by name. The caller frees it with `hrts_stats_snapshot_free`.
+ *
+ * No segment of that name (no process has published) is no error: the
+ * snapshot has no process and its `taken` is 0. A damaged, truncated or
+ * foreign segment gives `HRTS_E_CORRUPT`, `_TRUNCATED`, `_FOREIGN` or
+ * `_VERSION`; one of another user `HRTS_E_PERMISSION`.
+ *
+ * # Safety
+ * `segment` must be NULL or a NUL-terminated string; `out` NULL
+ * (`HRTS_E_NULL_POINTER`) or writable.
+ */
+int hrts_stats_snapshot_take(const char *segment,
+                             struct hrts_stats_snapshot **out);
+
+/**
+ * The name of the snapshot's segment ("" for NULL); valid until it is freed.
+ *
+ * # Safety
+ * `snapshot` must be NULL or a snapshot not yet freed.
+ */
+const char *hrts_stats_snapshot_segment(const struct hrts_stats_snapshot *snapshot);
+
+/**
+ * When the snapshot was taken (epoch nanoseconds on the hrts timeline); 0 if
+ * there was no segment, and for NULL.
+ *
+ * # Safety
+ * `snapshot` must be NULL or a snapshot not yet freed.
+ */
+uint64_t hrts_stats_snapshot_taken(const struct hrts_stats_snapshot *snapshot);
+
+/**
+ * How many processes (publishing instances) the snapshot holds (0 for NULL).
+ *
+ * # Safety
+ * `snapshot` must be NULL or a snapshot not yet freed.
+ */
+size_t hrts_stats_snapshot_len(const struct hrts_stats_snapshot *snapshot);
+
+/**
+ * The `index`-th process of the snapshot (ordered by pid, then instance), or
+ * NULL when out of range. Valid until the snapshot is freed.
+ *
+ * # Safety
+ * `snapshot` must be NULL or a snapshot not yet freed.
+ */
+const struct hrts_stats_process *hrts_stats_snapshot_process(const struct hrts_stats_snapshot *snapshot,
+                                                             size_t index);
+
+/**
+ * Every process's metrics aggregated by name, read with the dump accessors
+ * (NULL for NULL); valid until the snapshot is freed, not to be passed to
+ * `hrts_stats_dump_free`. A counter's value is the sum of the processes'
+ * values; a gauge's or timer's the value of the most recent update; the
+ * statistics add up their counts, sums and interval counts and sums, take the
+ * min of the minimums and the max of the maximums; quantiles are NaN unless
+ * one process alone has the metric (quantiles cannot be merged from
+ * quantiles). A name used with different kinds aggregates only the kind of the
+ * lowest pid.
+ *
+ * # Safety
+ * `snapshot` must be NULL or a snapshot not yet freed.
+ */
+const struct hrts_stats_dump *hrts_stats_snapshot_aggregate(const struct hrts_stats_snapshot *snapshot);
+
+/**
+ * Frees a snapshot and every dump in it; NULL is ignored.
+ *
+ * # Safety
+ * `snapshot` must be NULL or a snapshot from `hrts_stats_snapshot_take` not
+ * yet freed; neither it nor anything read from it may be used afterwards.
+ */
+void hrts_stats_snapshot_free(struct hrts_stats_snapshot *snapshot);
+
+/**
+ * Starts (or restarts) instance `instance` of a timer in the statistics
+ * segment, so that any process of the user can stop it
+ * (`hrts_stats_timer_stop_shared` with the same timer name and instance).
+ * Needs the statistics running and publishing (`hrts_stats_start`; the
+ * configuration's `shared-memory.enable`, on by default): otherwise
+ * `HRTS_E_INVALID_ARGUMENT`. `HRTS_E_FULL` when the segment's table of
+ * running instances has no room.
+ */
+int hrts_stats_timer_start_shared(uint64_t timer,
+                                  uint64_t instance);
+
+/**
+ * Stops a shared timer instance started by any process of the user and
+ * records its duration, measured on the shared timeline, in this process's
+ * timer. Returns `HRTS_SUCCESS` also when no process started that instance:
+ * then `*found` is 0 and nothing is recorded; otherwise `*found` is 1 and
+ * `*duration_ns` the duration. Either pointer may be NULL.
+ *
+ * # Safety
+ * `duration_ns` and `found` must each be NULL or writable.
+ */
+int hrts_stats_timer_stop_shared(uint64_t timer,
+                                 uint64_t instance,
+                                 uint64_t *duration_ns,
+                                 int *found);
+
+/**
+ * Drops a shared timer instance without recording it; `*found` (if not NULL)
+ * says whether one was running.
+ *
+ * # Safety
+ * `found` must be NULL or writable.
+ */
+int hrts_stats_timer_discard_shared(uint64_t timer,
+                                    uint64_t instance,
+                                    int *found);
+
+/**
+ * Removes the statistics segment `segment` (NULL: the one named by
+ * `HRTS_STATS_SEGMENT`, else the user's default), its name and its page;
+ * `*existed` (if not NULL) says whether there was one. Processes still
+ * attached keep their mapping; new ones create a fresh segment.
+ *
+ * # Safety
+ * `segment` must be NULL or a NUL-terminated string; `existed` NULL or
+ * writable.
+ */
+int hrts_stats_segment_unlink(const char *segment,
+                              int *existed);
 
 /**
  * Creates (or replaces) the trace file `path` of this process, stamped with

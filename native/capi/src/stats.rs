@@ -6,6 +6,7 @@ use crate::boundary::{status_call, value_call};
 use crate::status::{Failure, HrtsStatus};
 use hrts_stats::{global, Config, Kind, Metric, MetricId, Statistics, TimerOp};
 use std::ffi::{c_char, c_int, CStr, CString};
+use std::sync::{Arc, OnceLock};
 
 /// Kind of a counter metric, for `hrts_stats_metric`.
 pub const HRTS_STATS_COUNTER: u32 = 1;
@@ -16,7 +17,7 @@ pub const HRTS_STATS_TIMER: u32 = 3;
 /// The instance id of a timer's default instance.
 pub const HRTS_STATS_DEFAULT_INSTANCE: u64 = u64::MAX;
 
-fn text<'a>(p: *const c_char, arg: &str, function: &str) -> Result<&'a str, Failure> {
+pub(crate) fn text<'a>(p: *const c_char, arg: &str, function: &str) -> Result<&'a str, Failure> {
     if p.is_null() {
         return Err(Failure::null(arg, function));
     }
@@ -228,12 +229,13 @@ pub struct hrts_stats_metric_dump {
     pub statistics: [hrts_stats_statistics; 4],
 }
 
-/// A dump: its metrics and its JSON text.
+/// A dump: its metrics, and its JSON text made on first request.
 #[allow(non_camel_case_types)]
 pub struct hrts_stats_dump {
     names: Vec<CString>,
     metrics: Vec<hrts_stats_metric_dump>,
-    json: CString,
+    dump: Arc<hrts_stats::Dump>,
+    json: OnceLock<CString>,
 }
 
 fn c_statistics(s: &Statistics) -> hrts_stats_statistics {
@@ -255,14 +257,17 @@ fn c_statistics(s: &Statistics) -> hrts_stats_statistics {
     }
 }
 
-fn c_dump(dump: &hrts_stats::Dump) -> Box<hrts_stats_dump> {
+/// The C form of a dump; a snapshot of the shared statistics makes one per
+/// process (`stats_shared.rs`), so the JSON text is only made when asked for.
+pub(crate) fn c_dump(dump: Arc<hrts_stats::Dump>) -> Box<hrts_stats_dump> {
     let mut out = Box::new(hrts_stats_dump {
         names: Vec::with_capacity(dump.metrics.len()),
         metrics: Vec::with_capacity(dump.metrics.len()),
-        // serde_json escapes control characters, so the text has no NUL.
-        json: CString::new(dump.to_json()).unwrap_or_default(),
+        dump,
+        json: OnceLock::new(),
     });
-    for (name, m) in &dump.metrics {
+    let out_ref = &mut *out;
+    for (name, m) in &out_ref.dump.metrics {
         // Metric names have no control characters, so no NUL.
         let cname = CString::new(name.as_str()).unwrap_or_default();
         let sets = m.statistics();
@@ -275,7 +280,7 @@ fn c_dump(dump: &hrts_stats::Dump) -> Box<hrts_stats_dump> {
             Metric::Gauge(g) => (HRTS_STATS_GAUGE, 0, g.value),
             Metric::Timer(t) => (HRTS_STATS_TIMER, 0, t.value as f64),
         };
-        out.metrics.push(hrts_stats_metric_dump {
+        out_ref.metrics.push(hrts_stats_metric_dump {
             // The CString's heap buffer does not move when `names` grows.
             name: cname.as_ptr(),
             kind,
@@ -285,7 +290,7 @@ fn c_dump(dump: &hrts_stats::Dump) -> Box<hrts_stats_dump> {
             value,
             statistics,
         });
-        out.names.push(cname);
+        out_ref.names.push(cname);
     }
     out
 }
@@ -302,7 +307,7 @@ pub unsafe extern "C" fn hrts_stats_dump_now(out: *mut *mut hrts_stats_dump) -> 
         if out.is_null() {
             return Err(Failure::null("out", "hrts_stats_dump_now"));
         }
-        let dump = c_dump(&global().dump());
+        let dump = c_dump(global().dump());
         // SAFETY: non-NULL (checked above) and writable by the contract.
         unsafe { out.write(Box::into_raw(dump)) };
         Ok(())
@@ -322,7 +327,7 @@ pub unsafe extern "C" fn hrts_stats_dump_last(out: *mut *mut hrts_stats_dump) ->
         }
         let dump = global()
             .last_dump()
-            .map_or(std::ptr::null_mut(), |d| Box::into_raw(c_dump(&d)));
+            .map_or(std::ptr::null_mut(), |d| Box::into_raw(c_dump(d)));
         // SAFETY: non-NULL (checked above) and writable by the contract.
         unsafe { out.write(dump) };
         Ok(())
@@ -368,7 +373,12 @@ pub unsafe extern "C" fn hrts_stats_dump_metric(
 pub unsafe extern "C" fn hrts_stats_dump_json(dump: *const hrts_stats_dump) -> *const c_char {
     value_call(c"".as_ptr(), || {
         // SAFETY: NULL or a live dump, by the contract.
-        unsafe { dump.as_ref() }.map_or(c"".as_ptr(), |d| d.json.as_ptr())
+        unsafe { dump.as_ref() }.map_or(c"".as_ptr(), |d| {
+            d.json
+                // serde_json escapes control characters, so the text has no NUL.
+                .get_or_init(|| CString::new(d.dump.to_json()).unwrap_or_default())
+                .as_ptr()
+        })
     })
 }
 

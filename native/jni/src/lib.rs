@@ -43,4 +43,5 @@ mod calls;
 mod exports;
 mod objects;
 mod stats;
+mod stats_shared;
 mod trace;

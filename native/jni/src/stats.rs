@@ -10,7 +10,7 @@
 
 use crate::boundary::{Failure, ThrowHrtsException};
 use hrts_stats::ring::Ring;
-use hrts_stats::{global, Config, Kind, Metric};
+use hrts_stats::{global, Config, Dump, Kind, Metric};
 use jni::objects::{JByteArray, JClass, JIntArray, JLongArray, JObject, JObjectArray};
 use jni::sys::{jboolean, jint, jlong};
 use jni::{jni_mangle, jni_str, Env, EnvUnowned};
@@ -168,7 +168,7 @@ pub fn n_chunk<'local>(
     .resolve::<ThrowHrtsException>()
 }
 
-fn long_array<'local>(
+pub(crate) fn long_array<'local>(
     env: &mut Env<'local>,
     values: &[jlong],
 ) -> Result<JLongArray<'local>, Failure> {
@@ -200,10 +200,8 @@ const LONGS_PER_METRIC: usize = 8;
 /// count, sum and mean, p50, p90, p99, p99.9 (NaN where there is no datum).
 const DOUBLES_PER_SET: usize = 12;
 
-/// `static native Object[] nDump(boolean fresh)`: {String[] names, long[]
-/// [dump timestamp, then LONGS_PER_METRIC per metric], double[] [per metric: the
-/// value, then 4 sets of DOUBLES_PER_SET], String json}, or null if `fresh` is
-/// false and the library has made no dump yet.
+/// `static native Object[] nDump(boolean fresh)`: the dump as [`dump_array`]
+/// encodes it, or null if `fresh` is false and the library has made no dump yet.
 #[jni_mangle("io.hrts.stats.StatsNative")]
 pub fn n_dump<'local>(
     mut env: EnvUnowned<'local>,
@@ -216,70 +214,95 @@ pub fn n_dump<'local>(
         } else {
             global().last_dump()
         };
-        let Some(dump) = dump else {
-            return Ok(JObjectArray::default());
+        match dump {
+            Some(dump) => dump_array(env, &dump),
+            None => Ok(JObjectArray::default()),
+        }
+    })
+    .resolve::<ThrowHrtsException>()
+}
+
+/// A dump for Java's `StatsDump.of`: {String[] names, long[] [dump timestamp,
+/// then LONGS_PER_METRIC per metric], double[] [per metric: the value, then 4
+/// sets of DOUBLES_PER_SET], String json}.
+pub(crate) fn dump_array<'local>(
+    env: &mut Env<'local>,
+    dump: &Dump,
+) -> Result<JObjectArray<'local>, Failure> {
+    let n = dump.metrics.len();
+    let mut longs = Vec::with_capacity(1 + n * LONGS_PER_METRIC);
+    let mut doubles = Vec::with_capacity(n * (1 + 4 * DOUBLES_PER_SET));
+    longs.push(dump.timestamp as jlong);
+    for m in dump.metrics.values() {
+        let sets = m.statistics();
+        let (kind, counter, value) = match m {
+            Metric::Counter(c) => (1, c.value, c.value as f64),
+            Metric::Gauge(g) => (2, 0, g.value),
+            Metric::Timer(t) => (3, 0, t.value as f64),
         };
-        let n = dump.metrics.len();
-        let mut longs = Vec::with_capacity(1 + n * LONGS_PER_METRIC);
-        let mut doubles = Vec::with_capacity(n * (1 + 4 * DOUBLES_PER_SET));
-        longs.push(dump.timestamp as jlong);
-        for m in dump.metrics.values() {
-            let sets = m.statistics();
-            let (kind, counter, value) = match m {
-                Metric::Counter(c) => (1, c.value, c.value as f64),
-                Metric::Gauge(g) => (2, 0, g.value),
-                Metric::Timer(t) => (3, 0, t.value as f64),
-            };
-            longs.extend([kind, m.timestamp() as jlong, counter, sets.len() as jlong]);
-            doubles.push(value);
-            for i in 0..4 {
-                match sets.get(i) {
-                    Some((_, s)) => {
-                        longs.push(s.count as jlong);
-                        let f = |v: Option<f64>| v.unwrap_or(f64::NAN);
-                        doubles.extend([
-                            s.sum,
-                            f(s.min),
-                            f(s.max),
-                            f(s.mean),
-                            f(s.moving_avg),
-                            s.interval_count,
-                            s.interval_sum,
-                            f(s.interval_mean),
-                            f(s.quantiles[0]),
-                            f(s.quantiles[1]),
-                            f(s.quantiles[2]),
-                            f(s.quantiles[3]),
-                        ]);
-                    }
-                    None => {
-                        longs.push(0);
-                        doubles.extend([f64::NAN; DOUBLES_PER_SET]);
-                    }
+        longs.extend([kind, m.timestamp() as jlong, counter, sets.len() as jlong]);
+        doubles.push(value);
+        for i in 0..4 {
+            match sets.get(i) {
+                Some((_, s)) => {
+                    longs.push(s.count as jlong);
+                    let f = |v: Option<f64>| v.unwrap_or(f64::NAN);
+                    doubles.extend([
+                        s.sum,
+                        f(s.min),
+                        f(s.max),
+                        f(s.mean),
+                        f(s.moving_avg),
+                        s.interval_count,
+                        s.interval_sum,
+                        f(s.interval_mean),
+                        f(s.quantiles[0]),
+                        f(s.quantiles[1]),
+                        f(s.quantiles[2]),
+                        f(s.quantiles[3]),
+                    ]);
+                }
+                None => {
+                    longs.push(0);
+                    doubles.extend([f64::NAN; DOUBLES_PER_SET]);
                 }
             }
         }
-        let json = dump.to_json();
-        let string_class = env.find_class(jni_str!("java/lang/String"))?;
-        let names = env.new_object_array(n as jint, &string_class, JObject::null())?;
-        for (i, name) in dump.metrics.keys().enumerate() {
-            let s = env.new_string(name)?;
-            names.set_element(env, i, &s)?;
-            env.delete_local_ref(s);
-        }
-        let la = long_array(env, &longs)?;
-        let da = env.new_double_array(doubles.len())?;
-        da.set_region(env, 0, &doubles)?;
-        let js = env.new_string(&json)?;
-        let object_class = env.find_class(jni_str!("java/lang/Object"))?;
-        let out = env.new_object_array(4, &object_class, JObject::null())?;
-        out.set_element(env, 0, &names)?;
-        out.set_element(env, 1, &la)?;
-        out.set_element(env, 2, &da)?;
-        out.set_element(env, 3, &js)?;
-        Ok(out)
-    })
-    .resolve::<ThrowHrtsException>()
+    }
+    let names = string_array(env, dump.metrics.keys())?;
+    let la = long_array(env, &longs)?;
+    let da = env.new_double_array(doubles.len())?;
+    da.set_region(env, 0, &doubles)?;
+    let js = env.new_string(dump.to_json())?;
+    object_array(env, &[&names, &la, &da, &js])
+}
+
+/// A `String[]` of `items`.
+pub(crate) fn string_array<'local, S: AsRef<str>>(
+    env: &mut Env<'local>,
+    items: impl ExactSizeIterator<Item = S>,
+) -> Result<JObjectArray<'local>, Failure> {
+    let string_class = env.find_class(jni_str!("java/lang/String"))?;
+    let out = env.new_object_array(items.len() as jint, &string_class, JObject::null())?;
+    for (i, item) in items.enumerate() {
+        let s = env.new_string(item.as_ref())?;
+        out.set_element(env, i, &s)?;
+        env.delete_local_ref(s);
+    }
+    Ok(out)
+}
+
+/// An `Object[]` of `items`.
+pub(crate) fn object_array<'local>(
+    env: &mut Env<'local>,
+    items: &[&JObject<'_>],
+) -> Result<JObjectArray<'local>, Failure> {
+    let object_class = env.find_class(jni_str!("java/lang/Object"))?;
+    let out = env.new_object_array(items.len() as jint, &object_class, JObject::null())?;
+    for (i, item) in items.iter().enumerate() {
+        out.set_element(env, i, *item)?;
+    }
+    Ok(out)
 }
 
 /// `static native int[] nLayout()`: the queue layout Java writes (word offsets

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds libhrts and the scenario example (release), compiles the C statistics
-# test against include/hrts.h, runs it on a segment of its own, and checks that
-# its scenario dump equals the one the Rust scenario makes. The last line of
-# output is "c-stats: N passed, N failed".
+# tests against include/hrts.h, runs them on segments of their own (time and
+# statistics), and checks that the scenario dump equals the one the Rust
+# scenario makes. The last line of output is "c-stats: N passed, N failed".
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
 cd "$root"
@@ -15,13 +15,18 @@ bin="$target/c"
 mkdir -p "$bin"
 cc -std=c11 -Wall -Wextra -Werror -O2 -pthread -I include tests/c/stats/stats_test.c \
   -o "$bin/stats_test" -L "$lib" -lhrts -lm -Wl,-rpath,"$lib"
+cc -std=c11 -Wall -Wextra -Werror -O2 -I include tests/c/stats/shared_test.c \
+  -o "$bin/shared_test" -L "$lib" -lhrts -lm -Wl,-rpath,"$lib"
 
 segment="/hrts-cstats-$$"
+stats_segment="/hrts-cstats-shared-$$"
 work="$(mktemp -d)"
 # `hrts unlink` removes the segment's page as well as its name (rm of /dev/shm/NAME
-# would leave the page behind).
-trap '"$lib/hrts" --segment "$segment" unlink >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+# would leave the page behind); so does `shared_test unlink` for the statistics one.
+trap '"$lib/hrts" --segment "$segment" unlink >/dev/null 2>&1 || true
+      "$bin/shared_test" unlink "$stats_segment" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 export HRTS_SEGMENT="$segment"
+export HRTS_STATS_SEGMENT="$stats_segment"
 set +e
 "$bin/stats_test" "$work/c.json" | tee "$work/out.txt"
 rc=${PIPESTATUS[0]}
@@ -40,5 +45,19 @@ else
   failed=$((failed + 1))
 fi
 [ "$rc" -eq 0 ] || [ "$failed" -gt 0 ] || failed=1
+# The shared statistics from C (snapshot, shared timers, unlink).
+set +e
+"$bin/shared_test" check | tee "$work/shared.txt"
+rc=${PIPESTATUS[0]}
+set -e
+counts=$(tail -n 1 "$work/shared.txt" | sed -n 's/^shared_test: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p')
+if [ -n "$counts" ]; then
+  passed=$((passed + ${counts% *}))
+  failed=$((failed + ${counts#* }))
+fi
+if [ -z "$counts" ] || { [ "$rc" -ne 0 ] && [ "${counts#* }" -eq 0 ]; }; then
+  echo "FAIL: shared_test check exited $rc"
+  failed=$((failed + 1))
+fi
 echo "c-stats: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

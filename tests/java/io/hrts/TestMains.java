@@ -35,8 +35,15 @@ public final class TestMains {
             case "mode":
                 mode();
                 return;
+            case "stats-record":
+                statsRecord(Integer.parseInt(args[1]));
+                return;
+            case "stats-timer-stop":
+                statsTimerStop(Long.parseLong(args[1]));
+                return;
             default:
-                System.err.println("usage: TestMains echo|open-twice|next-sequence|fill-scaling|stamp-for MS|fuzz-read MS|mode");
+                System.err.println("usage: TestMains echo|open-twice|next-sequence|fill-scaling|stamp-for MS|fuzz-read MS|mode"
+                        + "|stats-record SEED|stats-timer-stop INSTANCE");
                 System.exit(2);
         }
     }
@@ -227,5 +234,63 @@ public final class TestMains {
         } catch (HrtsException e) {
             return e.getKind().name();
         }
+    }
+
+    /**
+     * The Java writer of SharedStatsTest: records the e2e.* metrics from SEED (the recipe of
+     * tests/c/stats/shared_test.c's record), prints "pid PID" and "dump JSON", then stays (its
+     * statistics live in the segment HRTS_STATS_SEGMENT names) until stdin closes.
+     */
+    static void statsRecord(int seed) throws Exception {
+        io.hrts.stats.Stats.start();
+        io.hrts.stats.Counter requests = io.hrts.stats.Stats.counter("e2e.requests");
+        io.hrts.stats.Counter errors = io.hrts.stats.Stats.counter("e2e.errors");
+        io.hrts.stats.Gauge queue = io.hrts.stats.Stats.gauge("e2e.queue");
+        io.hrts.stats.Timer latency = io.hrts.stats.Stats.timer("e2e.latency");
+        io.hrts.stats.Counter mine = io.hrts.stats.Stats.counter("e2e.java." + seed);
+        for (int i = 0; i < 20 + seed; i++) {
+            requests.add(i % 5 + 1);
+        }
+        errors.add(2L * seed);
+        errors.add(-seed);
+        for (int i = 0; i < 15; i++) {
+            queue.set(seed * 10 + i * 0.5);
+        }
+        for (int i = 0; i < 30 + seed; i++) {
+            latency.record(1000L * seed + 37L * i);
+        }
+        mine.add(seed);
+        String json = io.hrts.stats.Stats.dump().json();
+        System.out.println("pid " + ProcessHandle.current().pid());
+        System.out.println("dump " + json);
+        System.out.flush();
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        while (in.readLine() != null) {
+            // the test closes stdin once it has read the segment
+        }
+        io.hrts.stats.Stats.stop();
+    }
+
+    /**
+     * The Java side of SharedStatsTest's cross-process timer: stops shared instance INSTANCE of
+     * timer e2e.span (started by the C process) between two stamps and prints "stop_before NS",
+     * "stop_after NS", "duration NS" (or "duration none"), "again none|NS" (a second stop) and
+     * "recorded COUNT VALUE" (e2e.span in this process's dump).
+     */
+    static void statsTimerStop(long instance) {
+        io.hrts.stats.Stats.start();
+        io.hrts.stats.Timer span = io.hrts.stats.Stats.timer("e2e.span");
+        HighResTimestamp.getEpochNanoseconds(); // the first stamp of a JVM is not part of the span
+        long before = HighResTimestamp.getEpochNanoseconds();
+        java.util.OptionalLong d = span.stopShared(instance);
+        long after = HighResTimestamp.getEpochNanoseconds();
+        java.util.OptionalLong again = span.stopShared(instance);
+        System.out.println("stop_before " + before);
+        System.out.println("stop_after " + after);
+        System.out.println("duration " + (d.isPresent() ? Long.toString(d.getAsLong()) : "none"));
+        System.out.println("again " + (again.isPresent() ? Long.toString(again.getAsLong()) : "none"));
+        io.hrts.stats.MetricDump m = io.hrts.stats.Stats.dump().get("e2e.span");
+        System.out.println("recorded " + (m == null ? "0 NaN" : m.values().count() + " " + (long) m.value()));
+        io.hrts.stats.Stats.stop();
     }
 }

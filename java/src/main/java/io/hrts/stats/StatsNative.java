@@ -37,4 +37,20 @@ final class StatsNative {
 
     /** {names, longs, doubles, json}, or null if {@code fresh} is false and there is no dump. */
     static native Object[] nDump(boolean fresh);
+
+    /**
+     * A snapshot of a statistics segment (null: the default one): {segment, long[] {taken, then
+     * pid, instance, state per process}, String[] programs, Object[] dumps (each process's as
+     * {@link #nDump} gives them, then the aggregate)}.
+     */
+    static native Object[] nSnapshot(byte[] utf8Segment);
+
+    /**
+     * A shared timer instance's event: op 0 start (returns 0), 1 stop (the duration, or -1 if no
+     * process started it), 2 discard (1 if one was running, else 0).
+     */
+    static native long nTimerShared(long metric, long instance, int op);
+
+    /** Removes a statistics segment (null: the default one); false if there was none. */
+    static native boolean nUnlinkSegment(byte[] utf8Segment);
 }

@@ -1,6 +1,8 @@
 package io.hrts.stats;
 
 import io.hrts.HighResTimestamp;
+import io.hrts.HrtsException;
+import java.util.OptionalLong;
 
 /**
  * A timer: the durations (nanoseconds) of its finished spans. A span is a {@link Scope}
@@ -91,6 +93,49 @@ public final class Timer {
         if (enabled()) {
             Producer.current().record(id, Layout.TIMER_RECORD, nanos);
         }
+    }
+
+    /**
+     * Starts instance {@code instance} in the statistics segment, so that any process of the user
+     * can stop it ({@link #stopShared(long)} on a timer of the same name, in the same segment),
+     * measuring the span on the shared timeline. Restarts it if it is running. Unlike {@link
+     * #start(long)} it is a native call that waits for nothing but the segment's table.
+     *
+     * @param instance the instance id (any number; the processes agree on it)
+     * @throws HrtsException if the statistics are not started or do not publish ({@code
+     *     shared-memory.enable} is off): {@code INVALID_ARGUMENT}; if the segment's table of running
+     *     instances is full: {@code FULL}
+     */
+    public void startShared(long instance) {
+        Stats.ensureReady();
+        StatsNative.nTimerShared(bits, instance, 0);
+    }
+
+    /**
+     * Stops instance {@code instance}, started by {@link #startShared(long)} in this or any other
+     * process, and records its duration in this process's timer.
+     *
+     * @param instance the instance id given to {@link #startShared(long)}
+     * @return the duration in nanoseconds, or empty if no process had started that instance
+     *     (nothing is recorded then)
+     * @throws HrtsException if the statistics are not started or do not publish
+     */
+    public OptionalLong stopShared(long instance) {
+        Stats.ensureReady();
+        long d = StatsNative.nTimerShared(bits, instance, 1);
+        return d < 0 ? OptionalLong.empty() : OptionalLong.of(d);
+    }
+
+    /**
+     * Drops instance {@code instance} of the statistics segment without recording it.
+     *
+     * @param instance the instance id given to {@link #startShared(long)}
+     * @return whether it was running
+     * @throws HrtsException if the statistics are not started or do not publish
+     */
+    public boolean discardShared(long instance) {
+        Stats.ensureReady();
+        return StatsNative.nTimerShared(bits, instance, 2) != 0;
     }
 
     /**
