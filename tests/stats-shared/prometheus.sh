@@ -121,9 +121,8 @@ prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/data"
 pids+=("$!")
 echo "prometheus: 127.0.0.1:$prom_port"
 
-# The checks: each query's value against the recorded one. Prometheus puts its
-# target in the label `instance`, so hrts's instance number becomes
-# `exported_instance` (honor_labels is off).
+# The checks: each query's value against the recorded one. hrts's instance
+# number is the label `hrts_instance` (Prometheus keeps `instance` for its target).
 python3 - "127.0.0.1:$prom_port" "$pid_a" "$pid_b" >"$work/checks.out" 2>&1 <<'PY' || true
 import json, sys, time, urllib.parse, urllib.request
 
@@ -190,8 +189,9 @@ if ready:
     _, raw = value(f'hrts_requests_total{{pid="{a}"}}')
     labels = raw[0]["metric"] if raw else {}
     check(
-        "labels: program and hrts's instance (as exported_instance)",
-        labels.get("program") == "hrts" and labels.get("exported_instance") == "1",
+        "labels: program and hrts_instance, and Prometheus's own instance (the target)",
+        labels.get("program") == "hrts" and labels.get("hrts_instance") == "1"
+        and labels.get("instance", "").startswith("127.0.0.1:"),
         f"(got {labels})",
     )
 print(f"checks: {passed} {failed}")

@@ -6,7 +6,9 @@
 //! ```
 //! use hrts_stats::{Clock, Config, Stats};
 //! # let (clock, _hand) = Clock::manual(1_000);
-//! # let stats = Stats::with_clock(Config::default(), clock);
+//! # let mut config = Config::default();
+//! # config.shared_memory.enable = false; // leaves no segment behind
+//! # let stats = Stats::with_clock(config, clock);
 //! // let stats = Stats::new(Config::from_json(r#"{"handystats": {"timer": {"idle-timeout": 500}}}"#)?);
 //! stats.start()?;
 //! let requests = stats.counter("requests")?;

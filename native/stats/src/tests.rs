@@ -10,11 +10,23 @@ use std::time::Duration;
 const T0: u64 = 1_700_000_000_000_000_000;
 const MS: u64 = 1_000_000;
 
+/// The defaults without publishing to shared memory (`shared::tests` covers
+/// that, on segments of its own): these tests leave no segment behind.
+fn unpublished() -> Config {
+    Config {
+        shared_memory: crate::SharedMemory {
+            enable: false,
+            ..Default::default()
+        },
+        ..Config::default()
+    }
+}
+
 fn quiet_config() -> Config {
     Config {
         json_dump_interval: Duration::ZERO,
         metrics_dump_interval: Duration::ZERO,
-        ..Config::default()
+        ..unpublished()
     }
 }
 
@@ -451,7 +463,7 @@ fn start_and_stop_are_idempotent_and_nothing_is_recorded_while_stopped() {
     stats.start().unwrap();
     assert!(stats.is_running());
     assert!(stats
-        .configure(Config::default())
+        .configure(unpublished())
         .unwrap_err()
         .message()
         .contains("stop"));
@@ -479,7 +491,7 @@ fn the_processing_thread_makes_dumps_at_the_configured_intervals() {
     let cfg = Config {
         json_dump_interval: Duration::from_millis(5),
         metrics_dump_interval: Duration::from_millis(5),
-        ..Config::default()
+        ..unpublished()
     };
     let (stats, _hand) = manual(cfg);
     stats.counter("ticks").unwrap().add(3);
@@ -591,6 +603,7 @@ fn macros_use_the_global_instance() {
     let name = format!("/hrts-stats-macros-{}", std::process::id());
     std::env::set_var("HRTS_SEGMENT", &name);
     let g = crate::global();
+    g.configure(unpublished()).unwrap();
     g.start().unwrap();
     for i in 0..3 {
         crate::counter_increment!("macro events");

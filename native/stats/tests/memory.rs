@@ -20,11 +20,15 @@ fn events_on_a_thousand_metrics_do_not_grow_memory_after_warm_up() {
         .unwrap_or(10_000_000);
     // Dumps are made at fixed points only: a JSON dump of 1,000 metrics is a
     // few megabytes while it exists, which would blur the measurement.
-    let cfg = Config {
+    // Publishing to shared memory stays on (as in a program), to a segment of
+    // the test's own.
+    let shared = format!("/hrts-stats-memtest-{}", std::process::id());
+    let mut cfg = Config {
         json_dump_interval: Duration::ZERO,
         metrics_dump_interval: Duration::ZERO,
         ..Config::default()
     };
+    cfg.shared_memory.name = Some(shared.clone());
     let (clock, hand) = Clock::manual(1_700_000_000_000_000_000);
     let stats = Stats::with_clock(cfg, clock);
     stats.start().unwrap();
@@ -62,6 +66,7 @@ fn events_on_a_thousand_metrics_do_not_grow_memory_after_warm_up() {
     stats.json_dump();
     let after = resident_bytes();
     stats.stop();
+    let _ = hrts_stats::shared::StatsSegment::unlink(&shared);
     let h = stats.health();
     eprintln!(
         "{events} events: resident {before} -> {after} bytes; folded {} dropped {}",

@@ -4,7 +4,8 @@
 //! # Prometheus
 //!
 //! Every metric of every process is one sample (a group of samples for a
-//! timer) labelled `pid`, `instance` and `program`; processes that exited stay
+//! timer) labelled `pid`, `hrts_instance` and `program` (not `instance`, which
+//! Prometheus gives every scraped series for its target); processes that exited stay
 //! until their cells are reclaimed. Aggregate with PromQL (`sum by (...)`).
 //!
 //! | hrts metric `NAME` | family | samples |
@@ -288,7 +289,7 @@ impl Family<'_> {
 
 fn labels(p: &ProcessStats) -> String {
     format!(
-        "pid=\"{}\",instance=\"{}\",program=\"{}\"",
+        "pid=\"{}\",hrts_instance=\"{}\",program=\"{}\"",
         p.pid,
         p.instance,
         escape_label(&p.program)
@@ -549,7 +550,7 @@ mod tests {
             .find(|x| x.metric == "hrts_queue_size")
             .unwrap();
         assert_eq!(sample.labels.get("program"), Some("p100"));
-        assert_eq!(sample.labels.get("instance"), Some("1"));
+        assert_eq!(sample.labels.get("hrts_instance"), Some("1"));
         assert_eq!(s.docs["hrts_queue_size"], "hrts gauge \"queue size\"");
     }
 
@@ -710,9 +711,9 @@ mod tests {
         assert!(text.contains("# HELP hrts_a_b_2_total hrts counter \"a-b\"\n"));
         assert!(text.contains("# HELP hrts_a_b_3_total hrts counter \"a.b\"\n"));
         assert!(text.contains("program=\"we\\\"ird\\\\name\\nx\""), "{text}");
-        assert!(text.contains("hrts_inf{pid=\"1\",instance=\"1\",program=\"p1\"} +Inf\n"));
+        assert!(text.contains("hrts_inf{pid=\"1\",hrts_instance=\"1\",program=\"p1\"} +Inf\n"));
         // A gauge and a counter of one name in two processes: each where it belongs.
-        assert!(text.contains("hrts_k_total{pid=\"1\",instance=\"1\",program=\"p1\"} 4\n"));
+        assert!(text.contains("hrts_k_total{pid=\"1\",hrts_instance=\"1\",program=\"p1\"} 4\n"));
         assert!(text.contains("hrts_k{pid=\"2\","));
         check_exposition(&sample().to_prometheus());
         let empty = snapshot(vec![]).to_prometheus();
@@ -729,8 +730,11 @@ mod tests {
         let text = snapshot(vec![process(1, vec![("t", m)])]).to_prometheus();
         check_exposition(&text);
         assert!(!text.contains("quantile"));
-        assert!(text.contains("hrts_t_seconds_sum{pid=\"1\",instance=\"1\",program=\"p1\"} 3e-8\n"));
-        assert!(text.contains("hrts_t_seconds_count{pid=\"1\",instance=\"1\",program=\"p1\"} 2\n"));
+        assert!(text
+            .contains("hrts_t_seconds_sum{pid=\"1\",hrts_instance=\"1\",program=\"p1\"} 3e-8\n"));
+        assert!(
+            text.contains("hrts_t_seconds_count{pid=\"1\",hrts_instance=\"1\",program=\"p1\"} 2\n")
+        );
     }
 
     #[test]

@@ -114,7 +114,16 @@ impl SharedConfig {
 impl StatsSegment {
     /// Every registered instance's metrics as of its last publication.
     pub fn snapshot(&self) -> Snapshot {
-        let taken = crate::Clock::hrts().map_or_else(|_| processes::now_ns(), |c| c.now());
+        // A reader does not open (or create) a time segment for this: the
+        // timeline if this process has it open, else the system's calendar.
+        let taken = hrts_core::process::global_if_open().map_or_else(
+            || {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_nanos() as u64)
+            },
+            |b| b.now_ns(),
+        );
         read::snapshot(self, taken)
     }
 

@@ -5,7 +5,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::AtomicU32;
 use std::sync::atomic::Ordering::Relaxed;
 
-/// A private segment name, removed when dropped.
+/// A private statistics segment and a time segment of its own (so that no
+/// test depends on the process's default one), removed when dropped.
 struct TestSegment(String);
 
 impl TestSegment {
@@ -17,6 +18,17 @@ impl TestSegment {
             N.fetch_add(1, Relaxed)
         );
         TestSegment(name)
+    }
+
+    fn time_name(&self) -> String {
+        format!("{}-time", self.0)
+    }
+
+    /// A statistics instance on this test's segments.
+    fn stats(&self) -> Stats {
+        let base = hrts_core::SharedBase::open(&hrts_core::Config::named(&self.time_name()))
+            .expect("time segment");
+        Stats::with_clock(self.config(), Clock::Hrts(Box::leak(Box::new(base))))
     }
 
     fn config(&self) -> Config {
@@ -43,6 +55,7 @@ impl TestSegment {
 impl Drop for TestSegment {
     fn drop(&mut self) {
         let _ = StatsSegment::unlink(&self.0);
+        let _ = hrts_core::SharedBase::unlink(&self.time_name());
     }
 }
 
@@ -56,7 +69,7 @@ fn mine(snap: &Snapshot) -> Vec<&ProcessStats> {
 #[test]
 fn a_dump_is_what_readers_see() {
     let t = TestSegment::new("dump");
-    let stats = Stats::new(t.config());
+    let stats = t.stats();
     stats.start().unwrap();
     let c = stats.counter("requests").unwrap();
     let g = stats.gauge("queue size").unwrap();
@@ -82,7 +95,7 @@ fn a_dump_is_what_readers_see() {
 #[test]
 fn changes_are_published_between_dumps_and_a_dropped_instance_frees_its_cells() {
     let t = TestSegment::new("interval");
-    let stats = Stats::new(t.config());
+    let stats = t.stats();
     stats.start().unwrap();
     let c = stats.counter("ticks").unwrap();
     c.add(5);
@@ -115,7 +128,7 @@ fn changes_are_published_between_dumps_and_a_dropped_instance_frees_its_cells() 
 #[test]
 fn a_full_area_is_an_error_at_metric_creation() {
     let t = TestSegment::new("full");
-    let stats = Stats::new(t.config());
+    let stats = t.stats();
     stats.start().unwrap();
     // The library's own gauges take cells of their own at the first dump.
     let mut made = Vec::new();
@@ -141,8 +154,8 @@ fn a_full_area_is_an_error_at_metric_creation() {
 #[test]
 fn a_shared_timer_starts_in_one_instance_and_stops_in_another() {
     let t = TestSegment::new("timer");
-    let a = Stats::new(t.config());
-    let b = Stats::new(t.config());
+    let a = t.stats();
+    let b = t.stats();
     a.start().unwrap();
     b.start().unwrap();
     let ta = a.timer("request").unwrap();
@@ -193,7 +206,7 @@ fn an_unpublished_instance_says_so_for_shared_timers() {
 #[test]
 fn foreign_truncated_and_damaged_segments_are_refused_never_a_crash() {
     let t = TestSegment::new("damage");
-    let stats = Stats::new(t.config());
+    let stats = t.stats();
     stats.start().unwrap();
     stats.counter("a").unwrap().add(1);
     stats.dump();
@@ -231,7 +244,7 @@ fn foreign_truncated_and_damaged_segments_are_refused_never_a_crash() {
     let e = StatsSegment::attach(&t.0).unwrap_err();
     assert_eq!(e.kind(), hrts_core::ErrorKind::Foreign, "{e}");
     assert!(e.message().contains("statistics segment"), "{e}");
-    let e = Stats::new(t.config()).start().unwrap_err();
+    let e = t.stats().start().unwrap_err();
     assert_eq!(e.kind(), hrts_core::ErrorKind::Foreign, "writers too: {e}");
     std::fs::write(&path, [0u8; 100]).unwrap();
     let e = StatsSegment::attach(&t.0).unwrap_err();
@@ -271,9 +284,10 @@ fn child_writer() {
     let spec = std::env::var(CHILD_ENV).expect("run by spawn_writer only");
     let (segment, mode) = spec.split_once(' ').unwrap();
     let t = TestSegment(segment.to_string());
+    let stats = t.stats();
     let mut cfg = t.config();
     cfg.shared_memory.interval = Duration::from_millis(1);
-    let stats = Stats::new(cfg);
+    stats.configure(cfg).unwrap();
     stats.start().unwrap();
     let c = stats.counter("n").unwrap();
     let g = stats.gauge("g").unwrap();
@@ -389,7 +403,7 @@ fn sigkill_mid_publication_leaves_nothing_torn_and_gone_processes_are_reclaimed(
     }
     // With a grace of 0, the survivor's next reclaim pass (every 5 s) or this
     // process's registration frees the killed ones.
-    let reclaimer = Stats::new(t.config());
+    let reclaimer = t.stats();
     reclaimer.start().unwrap();
     let snap = seg.snapshot();
     let exited = snap
