@@ -51,10 +51,8 @@ impl Skew {
             .trim_start_matches('+')
             .parse::<i64>()
             .map_err(|_| bad("has an offset that is not a whole number of ns"))?;
-        let drift_ppm = parts[1]
-            .parse::<f64>()
-            .ok()
-            .filter(|d| d.is_finite() && d.abs() < 10_000.0)
+        let drift_ppm = decimal(parts[1])
+            .filter(|d| d.abs() < 10_000.0)
             .ok_or_else(|| bad("has a drift that is not a number of ppm below 10000"))?;
         let reference_ns = match parts.get(2) {
             None => 0,
@@ -233,6 +231,16 @@ mod tests {
     use super::*;
 
     #[test]
+    fn decimals_parse_like_floats() {
+        for t in ["0", "-100", "+2.5", "1.", "12.125", "-0.000001", "9999.999999999"] {
+            assert_eq!(decimal(t), Some(t.parse::<f64>().unwrap()), "{t}");
+        }
+        for t in ["", "-", ".5", "1e3", "1.2.3", "nan", "inf", "1.0000000001", " 1"] {
+            assert_eq!(decimal(t), None, "{t:?}");
+        }
+    }
+
+    #[test]
     fn skew_parses_and_applies_offset_and_drift() {
         let s = Skew::parse("2500000000,-100,1000000000000").unwrap();
         assert_eq!(s.offset_ns, 2_500_000_000);
@@ -271,4 +279,26 @@ mod tests {
         assert_eq!(fnv1a(b""), 0xcbf2_9ce4_8422_2325);
         assert_eq!(fnv1a(b"a"), 0xaf63_dc4c_8601_ec8c);
     }
+}
+
+/// A decimal number `[-+]DIGITS[.DIGITS]` (at most 9 fraction digits). Not
+/// `str::parse::<f64>`: that brings the general float parser and its tables
+/// into the JNI library, whose size the jar's limit counts, for a test setting.
+fn decimal(text: &str) -> Option<f64> {
+    let (negative, digits) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text.strip_prefix('+').unwrap_or(text)),
+    };
+    let (whole, fraction) = digits.split_once('.').unwrap_or((digits, ""));
+    let all_digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if whole.is_empty() || !all_digits(whole) || !all_digits(fraction) || fraction.len() > 9 {
+        return None;
+    }
+    let whole = whole.parse::<u64>().ok()? as f64;
+    let fraction = match fraction {
+        "" => 0.0,
+        f => f.parse::<u64>().ok()? as f64 / 10f64.powi(f.len() as i32),
+    };
+    let x = whole + fraction;
+    Some(if negative { -x } else { x })
 }
