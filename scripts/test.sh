@@ -237,6 +237,9 @@ else
     exit 1
 fi
 
+# The run's statistics segment (see HRTS_STATS_SEGMENT above) is the run's to remove.
+target/release/hrts stats unlink --segment "$HRTS_STATS_SEGMENT" >/dev/null 2>&1 || true
+
 stage "leftovers: segment names, pages and temp-directory entries the tests created and did not remove"
 leftovers_now | comm -13 "$LOG_DIR/leftovers.before" - > "$LOG_DIR/leftovers.after"
 if [ -s "$LOG_DIR/leftovers.after" ]; then
