@@ -89,18 +89,26 @@ impl SharedBase {
 
     /// Epoch nanoseconds from an unordered counter read: the cheapest stamp.
     #[inline(always)]
+    #[allow(clippy::redundant_closure)] // the closure is the point: see below
     pub fn now_ns(&self) -> u64 {
         // A closure marked inline(always) rather than the fn item: a caller
         // optimised for size (the JNI library) would otherwise call the read
         // through an out-of-line shim.
-        self.stamp_with(#[inline(always)] |s| source::read(s))
+        self.stamp_with(
+            #[inline(always)]
+            |s| source::read(s),
+        )
     }
 
     /// Epoch nanoseconds from an ordered counter read, for stamps compared across
     /// threads: the read cannot be executed before earlier instructions.
     #[inline(always)]
+    #[allow(clippy::redundant_closure)] // as in now_ns
     pub fn now_ns_ordered(&self) -> u64 {
-        self.stamp_with(#[inline(always)] |s| source::read_ordered(s))
+        self.stamp_with(
+            #[inline(always)]
+            |s| source::read_ordered(s),
+        )
     }
 
     /// A raw counter read of the segment's source.
