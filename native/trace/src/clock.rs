@@ -226,6 +226,28 @@ impl<F: Fn() -> u64 + Send + Sync> Clock for FnClock<F> {
     }
 }
 
+/// A decimal number `[-+]DIGITS[.DIGITS]` (at most 9 fraction digits). Not
+/// `str::parse::<f64>`: that brings the general float parser and its tables
+/// into the JNI library, whose size the jar's limit counts, for a test setting.
+fn decimal(text: &str) -> Option<f64> {
+    let (negative, digits) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text.strip_prefix('+').unwrap_or(text)),
+    };
+    let (whole, fraction) = digits.split_once('.').unwrap_or((digits, ""));
+    let all_digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if whole.is_empty() || !all_digits(whole) || !all_digits(fraction) || fraction.len() > 9 {
+        return None;
+    }
+    let whole = whole.parse::<u64>().ok()? as f64;
+    let fraction = match fraction {
+        "" => 0.0,
+        f => f.parse::<u64>().ok()? as f64 / 10f64.powi(f.len() as i32),
+    };
+    let x = whole + fraction;
+    Some(if negative { -x } else { x })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -297,26 +319,4 @@ mod tests {
         assert_eq!(fnv1a(b""), 0xcbf2_9ce4_8422_2325);
         assert_eq!(fnv1a(b"a"), 0xaf63_dc4c_8601_ec8c);
     }
-}
-
-/// A decimal number `[-+]DIGITS[.DIGITS]` (at most 9 fraction digits). Not
-/// `str::parse::<f64>`: that brings the general float parser and its tables
-/// into the JNI library, whose size the jar's limit counts, for a test setting.
-fn decimal(text: &str) -> Option<f64> {
-    let (negative, digits) = match text.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, text.strip_prefix('+').unwrap_or(text)),
-    };
-    let (whole, fraction) = digits.split_once('.').unwrap_or((digits, ""));
-    let all_digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
-    if whole.is_empty() || !all_digits(whole) || !all_digits(fraction) || fraction.len() > 9 {
-        return None;
-    }
-    let whole = whole.parse::<u64>().ok()? as f64;
-    let fraction = match fraction {
-        "" => 0.0,
-        f => f.parse::<u64>().ok()? as f64 / 10f64.powi(f.len() as i32),
-    };
-    let x = whole + fraction;
-    Some(if negative { -x } else { x })
 }
