@@ -285,7 +285,8 @@ mod with_writers {
         assert_eq!(row(a.pid(), "requests")[6], "12");
         assert!(table.contains("all processes (aggregated by name)"));
         let prom = ok(place.run(&["stats", "--prometheus"]));
-        let labels = |w: &Writer| format!("pid=\"{}\",instance=\"1\",program=\"hrts\"", w.pid());
+        let labels =
+            |w: &Writer| format!("pid=\"{}\",hrts_instance=\"1\",program=\"hrts\"", w.pid());
         for line in [
             format!("hrts_requests_total{{{}}} 12", labels(&a)),
             format!("hrts_requests_total{{{}}} 5", labels(&b)),
@@ -392,7 +393,7 @@ mod with_writers {
             Some("text/plain; version=0.0.4; charset=utf-8")
         );
         let want = format!(
-            "hrts_hits_total{{pid=\"{}\",instance=\"1\",program=\"hrts\"}} 9",
+            "hrts_hits_total{{pid=\"{}\",hrts_instance=\"1\",program=\"hrts\"}} 9",
             w.pid()
         );
         assert!(body.lines().any(|l| l == want), "{body}");
@@ -416,6 +417,65 @@ mod with_writers {
         use std::os::unix::process::ExitStatusExt;
         assert_eq!(status.signal(), Some(libc::SIGTERM));
         w.finish();
+    }
+
+    /// The kill loop from the command line: writers killed with SIGKILL
+    /// while they record, 50 rounds; `hrts stats --json` answers every round,
+    /// lists the survivor as live with exactly what it dumped, and every
+    /// killed writer it still lists as exited.
+    #[test]
+    fn stats_keeps_working_while_writers_are_killed() {
+        let place = Place::new();
+        let survivor = Writer::spawn(
+            &place,
+            &[
+                "--counter",
+                "kept=7",
+                "--timer",
+                "kept.t=1000",
+                "--repeat",
+                "3",
+            ],
+        );
+        let mut rng = 0x2545_f491_4f6c_dd1du64;
+        for round in 0..50 {
+            let victim = Reaped(
+                place
+                    .command()
+                    .args(["debug", "stats-record", "--counter", "doomed=1"])
+                    .args(["--gauge", "doomed.g=2", "--repeat", "100000000"])
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::null())
+                    .spawn()
+                    .expect("spawn a writer"),
+            );
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            std::thread::sleep(std::time::Duration::from_millis(5 + rng % 40));
+            let victim_pid = u64::from(victim.0.id());
+            drop(victim); // SIGKILL, then reaped
+            let json: Value = serde_json::from_str(&ok(place.run(&["stats", "--json"])))
+                .unwrap_or_else(|e| panic!("round {round}: {e}"));
+            let me = process(&json, survivor.pid());
+            assert_eq!(me["state"], "live", "round {round}");
+            for name in ["kept", "kept.t"] {
+                assert_eq!(
+                    settled(&me["metrics"][name]),
+                    settled(&survivor.dump[name]),
+                    "round {round}: {name}"
+                );
+            }
+            if let Some(v) = json["processes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|p| p["pid"] == victim_pid)
+            {
+                assert_eq!(v["state"], "exited", "round {round}");
+            }
+        }
+        survivor.finish();
     }
 
     #[test]
