@@ -41,7 +41,8 @@ public class TypedContractsTest {
         assertEquals(EnumSet.of(HrtsException.Kind.INVALID_ARGUMENT, HrtsException.Kind.OS,
                 HrtsException.Kind.FOREIGN, HrtsException.Kind.TRUNCATED, HrtsException.Kind.VERSION,
                 HrtsException.Kind.CORRUPT, HrtsException.Kind.PERMISSION, HrtsException.Kind.TIMEOUT,
-                HrtsException.Kind.SOURCE, HrtsException.Kind.PERSIST, HrtsException.Kind.NOT_OPEN,
+                HrtsException.Kind.SOURCE, HrtsException.Kind.PERSIST, HrtsException.Kind.FULL,
+                HrtsException.Kind.NOT_OPEN,
                 HrtsException.Kind.INTERNAL, HrtsException.Kind.LOAD),
                 EnumSet.allOf(HrtsException.Kind.class));
     }
