@@ -6,7 +6,7 @@
 use crate::boundary::{status_call, value_call};
 use crate::stats::{c_dump, hrts_stats_dump, text};
 use crate::status::{Failure, HrtsStatus};
-use hrts_stats::shared::{default_name, ProcessState, Snapshot, StatsSegment};
+use hrts_stats::shared::{ProcessState, Snapshot, StatsSegment};
 use hrts_stats::{global, Dump, MetricId};
 use std::ffi::{c_char, c_int, CString};
 use std::sync::Arc;
@@ -99,7 +99,7 @@ fn c_snapshot(snap: Snapshot, aggregate: Dump) -> Box<hrts_stats_snapshot> {
 /// The segment name a reader asked for: the default one for NULL.
 fn segment_name(segment: *const c_char, function: &str) -> Result<String, Failure> {
     if segment.is_null() {
-        Ok(std::env::var(hrts_stats::shared::ENV_SEGMENT).unwrap_or_else(|_| default_name()))
+        Ok(hrts_stats::shared::name_from_env())
     } else {
         Ok(text(segment, "segment", function)?.to_string())
     }
@@ -129,14 +129,7 @@ pub unsafe extern "C" fn hrts_stats_snapshot_take(
             return Err(Failure::null("out", F));
         }
         let name = segment_name(segment, F)?;
-        let snap = match StatsSegment::attach(&name)? {
-            Some(seg) => seg.snapshot(),
-            None => Snapshot {
-                segment: name,
-                taken: 0,
-                processes: Vec::new(),
-            },
-        };
+        let snap = StatsSegment::snapshot_of(&name)?;
         let aggregate = snap.aggregate();
         // SAFETY: non-NULL (checked above) and writable by the contract.
         unsafe { out.write(Box::into_raw(c_snapshot(snap, aggregate))) };

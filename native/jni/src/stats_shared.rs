@@ -5,7 +5,7 @@
 
 use crate::boundary::{Failure, ThrowHrtsException};
 use crate::stats::{dump_array, long_array, object_array, string_array};
-use hrts_stats::shared::{default_name, ProcessState, Snapshot, StatsSegment, ENV_SEGMENT};
+use hrts_stats::shared::{ProcessState, StatsSegment};
 use hrts_stats::{global, MetricId};
 use jni::objects::{JByteArray, JClass, JObject, JObjectArray};
 use jni::sys::{jboolean, jint, jlong};
@@ -15,7 +15,7 @@ use jni::{jni_mangle, jni_str, Env, EnvUnowned};
 /// `HRTS_STATS_SEGMENT`, else the user's default.
 fn segment_name(env: &mut Env<'_>, name: &JByteArray<'_>) -> Result<String, Failure> {
     if name.is_null() {
-        return Ok(std::env::var(ENV_SEGMENT).unwrap_or_else(|_| default_name()));
+        return Ok(hrts_stats::shared::name_from_env());
     }
     String::from_utf8(env.convert_byte_array(name)?).map_err(|_| {
         Failure::invalid_argument("hrts-stats: the segment name is not valid UTF-8".into())
@@ -34,14 +34,7 @@ pub fn n_snapshot<'local>(
 ) -> JObjectArray<'local> {
     env.with_env(|env| -> Result<JObjectArray<'local>, Failure> {
         let name = segment_name(env, &segment)?;
-        let snap = match StatsSegment::attach(&name)? {
-            Some(seg) => seg.snapshot(),
-            None => Snapshot {
-                segment: name,
-                taken: 0,
-                processes: Vec::new(),
-            },
-        };
+        let snap = StatsSegment::snapshot_of(&name)?;
         let aggregate = snap.aggregate();
         let mut longs = Vec::with_capacity(1 + 3 * snap.processes.len());
         longs.push(snap.taken as jlong);

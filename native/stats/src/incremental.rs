@@ -27,7 +27,7 @@ pub struct Params {
 
 /// What a statistics set reports (one `"values"` / `"incr-deltas"` / … entry of
 /// a dump). `None` where no datum has been seen.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Statistics {
     pub count: u64,
     pub sum: f64,
@@ -132,18 +132,7 @@ impl Incremental {
     /// The statistics as seen at time `now` (interval values decayed to it).
     pub fn snapshot(&self, now: u64, p: &Params) -> Statistics {
         if self.count == 0 {
-            return Statistics {
-                count: 0,
-                sum: 0.0,
-                min: None,
-                max: None,
-                mean: None,
-                moving_avg: None,
-                interval_count: 0.0,
-                interval_sum: 0.0,
-                interval_mean: None,
-                quantiles: [None; 4],
-            };
+            return Statistics::default(); // nothing seen: every statistic absent
         }
         let decay = if now > self.last {
             (1.0 - (now - self.last) as f64 / p.interval_ns).max(0.0)

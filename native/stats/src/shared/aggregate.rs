@@ -111,18 +111,7 @@ fn merge_metrics(entries: &[&Metric]) -> Metric {
 
 /// Merges statistics sets of the same metric from several processes.
 fn merge_statistics<'a>(sets: impl IntoIterator<Item = &'a Statistics>) -> Statistics {
-    let mut out = Statistics {
-        count: 0,
-        sum: 0.0,
-        min: None,
-        max: None,
-        mean: None,
-        moving_avg: None,
-        interval_count: 0.0,
-        interval_sum: 0.0,
-        interval_mean: None,
-        quantiles: [None; 4],
-    };
+    let mut out = Statistics::default();
     let mut contributors = 0usize;
     let mut contributor: Option<&Statistics> = None;
     let (mut weighted_avg, mut avg_weight) = (0.0f64, 0u64);

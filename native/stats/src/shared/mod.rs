@@ -127,6 +127,19 @@ impl StatsSegment {
         read::snapshot(self, taken)
     }
 
+    /// A snapshot of the segment `name`, or an empty one (no process, `taken`
+    /// 0) if there is no such segment: nobody has published there yet.
+    pub fn snapshot_of(name: &str) -> Result<Snapshot> {
+        Ok(match StatsSegment::attach(name)? {
+            Some(seg) => seg.snapshot(),
+            None => Snapshot {
+                segment: name.to_string(),
+                taken: 0,
+                processes: Vec::new(),
+            },
+        })
+    }
+
     /// Shared timer instances running now.
     pub fn running_shared_timers(&self) -> usize {
         timers::running(self)
