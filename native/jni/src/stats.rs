@@ -21,7 +21,11 @@ fn invalid(message: String) -> Failure {
 }
 
 /// A UTF-8 string Java passed as a byte[] (Java rejected null).
-fn utf8_arg(env: &mut Env<'_>, bytes: &JByteArray<'_>, what: &str) -> Result<String, Failure> {
+pub(crate) fn utf8_arg(
+    env: &mut Env<'_>,
+    bytes: &JByteArray<'_>,
+    what: &str,
+) -> Result<String, Failure> {
     if bytes.is_null() {
         return Err(invalid(format!("hrts-stats: {what} is null")));
     }

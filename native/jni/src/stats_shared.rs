@@ -4,7 +4,7 @@
 //! object would cost code size and time).
 
 use crate::boundary::{Failure, ThrowHrtsException};
-use crate::stats::{dump_array, long_array, object_array, string_array};
+use crate::stats::{dump_array, long_array, object_array, string_array, utf8_arg};
 use hrts_stats::shared::{ProcessState, StatsSegment};
 use hrts_stats::{global, MetricId};
 use jni::objects::{JByteArray, JClass, JObject, JObjectArray};
@@ -17,9 +17,7 @@ fn segment_name(env: &mut Env<'_>, name: &JByteArray<'_>) -> Result<String, Fail
     if name.is_null() {
         return Ok(hrts_stats::shared::name_from_env());
     }
-    String::from_utf8(env.convert_byte_array(name)?).map_err(|_| {
-        Failure::invalid_argument("hrts-stats: the segment name is not valid UTF-8".into())
-    })
+    utf8_arg(env, name, "the segment name")
 }
 
 /// `static native Object[] nSnapshot(byte[] utf8Segment)`: {String segment,

@@ -4,7 +4,7 @@
 
 use super::stats_args::{Format, StatsCommand};
 use crate::exit::CliError;
-use hrts_stats::shared::{default_name, Snapshot, StatsSegment, ENV_SEGMENT};
+use hrts_stats::shared::{name_from_env, read_time, Snapshot, StatsSegment};
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
@@ -32,10 +32,7 @@ pub fn run(cmd: &StatsCommand, segment: Option<&str>) -> Result<(), CliError> {
 
 /// `--segment`, else HRTS_STATS_SEGMENT, else `/hrts-stats-<uid>`.
 pub fn segment_name(segment: Option<&str>) -> String {
-    segment
-        .map(str::to_string)
-        .or_else(|| std::env::var(ENV_SEGMENT).ok().filter(|s| !s.is_empty()))
-        .unwrap_or_else(default_name)
+    segment.map_or_else(name_from_env, str::to_string)
 }
 
 /// A snapshot of segment `name`; `None` if there is no such segment.
@@ -45,14 +42,7 @@ pub fn take(name: &str) -> Result<Option<Snapshot>, CliError> {
 
 /// What a reader shows when no process has published: no process at all.
 pub fn empty(name: &str) -> Snapshot {
-    let taken = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64);
-    Snapshot {
-        segment: name.to_string(),
-        taken,
-        processes: Vec::new(),
-    }
+    Snapshot::empty(name, read_time())
 }
 
 pub fn render(snap: &Snapshot, format: Format) -> String {

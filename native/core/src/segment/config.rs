@@ -260,9 +260,7 @@ impl Config {
             .filter(|s| !s.is_empty())
             .unwrap_or_else(default_name);
         let mut cfg = Config::named(&name);
-        if let Some(group) = std::env::var(ENV_GROUP).ok().filter(|s| !s.is_empty()) {
-            cfg.sharing = Sharing::Group(resolve_group(&group)?);
-        }
+        cfg.sharing = crate::storage::sharing_from_env(ENV_GROUP)?;
         if let Ok(v) = std::env::var(ENV_WRAP_THRESHOLD) {
             let ticks = v.trim().parse::<u64>().ok().filter(|&t| t > 0);
             cfg.wrap_threshold = Some(ticks.ok_or_else(|| {
@@ -314,37 +312,6 @@ impl Config {
         }
         Ok(cfg)
     }
-}
-
-/// A group name or numeric gid to a gid.
-pub fn resolve_group(group: &str) -> Result<u32> {
-    if let Ok(gid) = group.parse::<u32>() {
-        return Ok(gid);
-    }
-    let cname = std::ffi::CString::new(group)
-        .map_err(|_| Error::new(ErrorKind::InvalidArgument, "NUL in group name"))?;
-    // SAFETY: zeroed is a valid bit pattern for struct group (pointers null).
-    let mut grp: libc::group = unsafe { std::mem::zeroed() };
-    let mut buf = vec![0 as libc::c_char; 16 * 1024];
-    let mut result: *mut libc::group = std::ptr::null_mut();
-    // SAFETY: all pointers are valid for the call; `buf` outlives it and its
-    // length is passed, so getgrnam_r writes only inside it.
-    let rc = unsafe {
-        libc::getgrnam_r(
-            cname.as_ptr(),
-            &mut grp,
-            buf.as_mut_ptr(),
-            buf.len(),
-            &mut result,
-        )
-    };
-    if rc != 0 || result.is_null() {
-        return Err(Error::new(
-            ErrorKind::InvalidArgument,
-            format!("{ENV_GROUP}={group:?}: no such group; give a group name or numeric gid"),
-        ));
-    }
-    Ok(grp.gr_gid)
 }
 
 #[cfg(test)]

@@ -344,8 +344,86 @@ pub fn check_identity(spec: &Spec, magic: u64, version: u32, name: &str) -> Resu
     Ok(true)
 }
 
+/// A group name or numeric gid to a gid.
+pub fn resolve_group(group: &str) -> Result<u32> {
+    gid_of(group, None)
+}
+
+/// The sharing the environment variable `var` asks for: a group (its name or
+/// gid) to share with, or private when unset or empty.
+pub fn sharing_from_env(var: &str) -> Result<Sharing> {
+    match std::env::var(var) {
+        Ok(group) if !group.is_empty() => Ok(Sharing::Group(gid_of(&group, Some(var))?)),
+        _ => Ok(Sharing::Private),
+    }
+}
+
+/// `var`: the environment variable the name came from, for the message.
+fn gid_of(group: &str, var: Option<&str>) -> Result<u32> {
+    if let Ok(gid) = group.parse::<u32>() {
+        return Ok(gid);
+    }
+    let cname = std::ffi::CString::new(group)
+        .map_err(|_| Error::new(ErrorKind::InvalidArgument, "NUL in group name"))?;
+    // SAFETY: zeroed is a valid bit pattern for struct group (pointers null).
+    let mut grp: libc::group = unsafe { std::mem::zeroed() };
+    let mut buf = vec![0 as libc::c_char; 16 * 1024];
+    let mut result: *mut libc::group = std::ptr::null_mut();
+    // SAFETY: all pointers are valid for the call; `buf` outlives it and its
+    // length is passed, so getgrnam_r writes only inside it.
+    let rc = unsafe {
+        libc::getgrnam_r(
+            cname.as_ptr(),
+            &mut grp,
+            buf.as_mut_ptr(),
+            buf.len(),
+            &mut result,
+        )
+    };
+    if rc != 0 || result.is_null() {
+        return Err(Error::new(
+            ErrorKind::InvalidArgument,
+            format!(
+                "{}: no such group; give a group name or numeric gid",
+                var.map_or_else(|| format!("group {group:?}"), |v| format!("{v}={group:?}"))
+            ),
+        ));
+    }
+    Ok(grp.gr_gid)
+}
+
 /// Removes a segment of kind `spec`: its page and its name (see [`shm::unlink`]).
 pub fn unlink(spec: &Spec, name: &str) -> Result<bool> {
     let cname = shm::validate_name(name)?;
     shm::unlink(&cname, spec)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn group_errors_name_the_variable_they_came_from() {
+        // A variable of this test's own: no other test reads or sets it.
+        const VAR: &str = "HRTS_TEST_STORAGE_GROUP";
+        std::env::set_var(VAR, "no-such-group-hrts");
+        let e = sharing_from_env(VAR).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+        assert!(
+            e.message()
+                .starts_with(&format!("{VAR}=\"no-such-group-hrts\": no such group")),
+            "{e}"
+        );
+        std::env::set_var(VAR, "4242");
+        assert_eq!(sharing_from_env(VAR).unwrap(), Sharing::Group(4242));
+        std::env::set_var(VAR, "");
+        assert_eq!(sharing_from_env(VAR).unwrap(), Sharing::Private);
+        std::env::remove_var(VAR);
+        let e = resolve_group("no-such-group-hrts").unwrap_err();
+        assert!(
+            e.message()
+                .starts_with("group \"no-such-group-hrts\": no such group"),
+            "{e}"
+        );
+    }
 }

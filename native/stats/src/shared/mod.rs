@@ -82,6 +82,20 @@ pub fn name_from_env() -> String {
     }
 }
 
+/// When a reader reads (epoch ns): on the timeline if this process has its
+/// time segment open, else the system's calendar. A reader does not open (or
+/// create) a time segment only for this.
+pub fn read_time() -> u64 {
+    hrts_core::process::global_if_open().map_or_else(
+        || {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as u64)
+        },
+        |b| b.now_ns(),
+    )
+}
+
 /// Where and how a [`Stats`](crate::Stats) instance publishes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SharedConfig {
@@ -105,7 +119,7 @@ impl SharedConfig {
         };
         Ok(SharedConfig {
             name: name_from_env(),
-            sharing: segment::sharing_from_env()?,
+            sharing: hrts_core::storage::sharing_from_env(ENV_GROUP)?,
             grace,
         })
     }
@@ -114,17 +128,7 @@ impl SharedConfig {
 impl StatsSegment {
     /// Every registered instance's metrics as of its last publication.
     pub fn snapshot(&self) -> Snapshot {
-        // A reader does not open (or create) a time segment for this: the
-        // timeline if this process has it open, else the system's calendar.
-        let taken = hrts_core::process::global_if_open().map_or_else(
-            || {
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| d.as_nanos() as u64)
-            },
-            |b| b.now_ns(),
-        );
-        read::snapshot(self, taken)
+        read::snapshot(self, read_time())
     }
 
     /// A snapshot of the segment `name`, or an empty one (no process, `taken`
@@ -132,11 +136,7 @@ impl StatsSegment {
     pub fn snapshot_of(name: &str) -> Result<Snapshot> {
         Ok(match StatsSegment::attach(name)? {
             Some(seg) => seg.snapshot(),
-            None => Snapshot {
-                segment: name.to_string(),
-                taken: 0,
-                processes: Vec::new(),
-            },
+            None => Snapshot::empty(name, 0),
         })
     }
 

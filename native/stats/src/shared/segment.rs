@@ -2,7 +2,7 @@
 //! creation race and refusals as the time segment) and addressing its words.
 
 use super::layout::{self, header, SPEC};
-use hrts_core::storage::{self, shm, OpenArgs, Page, Sharing, STATE_READY};
+use hrts_core::storage::{self, shm, OpenArgs, Page, STATE_READY};
 use hrts_core::{Error, ErrorKind, Result};
 use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::{Relaxed, Release};
@@ -177,12 +177,4 @@ fn initialise(page: &Page) -> Result<()> {
         Release,
     );
     Ok(())
-}
-
-/// Shares a new segment with the group `HRTS_STATS_GROUP` names, if set.
-pub(crate) fn sharing_from_env() -> Result<Sharing> {
-    match std::env::var(super::ENV_GROUP) {
-        Ok(g) if !g.is_empty() => Ok(Sharing::Group(hrts_core::resolve_group(&g)?)),
-        _ => Ok(Sharing::Private),
-    }
 }

@@ -48,3 +48,14 @@ pub struct Snapshot {
     /// Ordered by pid, then instance.
     pub processes: Vec<ProcessStats>,
 }
+
+impl Snapshot {
+    /// A snapshot of a segment nobody has published to: no process.
+    pub fn empty(segment: &str, taken: u64) -> Snapshot {
+        Snapshot {
+            segment: segment.to_string(),
+            taken,
+            processes: Vec::new(),
+        }
+    }
+}
