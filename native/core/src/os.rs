@@ -43,13 +43,17 @@ pub fn monotonic_ns() -> u64 {
 /// user). A zombie, killed or exited but not yet reaped by its parent, is dead: it
 /// will never run again, so nothing it holds will ever be released by it.
 pub fn process_alive(pid: u32) -> bool {
+    process_exists(pid) && !has_exited(pid)
+}
+
+/// Whether `kill` finds a process with this pid (a zombie included).
+fn process_exists(pid: u32) -> bool {
     if pid == 0 || pid > i32::MAX as u32 {
         return false;
     }
     // SAFETY: signal 0 performs only the existence and permission check.
     let rc = unsafe { libc::kill(pid as libc::pid_t, 0) };
-    let exists = rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
-    exists && !has_exited(pid)
+    rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
 /// Whether `/proc/<pid>/stat` shows a process that has exited. Only ever turns
@@ -95,10 +99,31 @@ fn stat_shows_exited(stat: &str) -> bool {
 /// The start time of a process in clock ticks since boot (field 22 of
 /// `/proc/<pid>/stat`), which tells a live process from a reused pid.
 pub fn process_start_time(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    start_time_in(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+}
+
+fn start_time_in(stat: &str) -> Option<u64> {
     // The command name may hold spaces and parentheses; fields resume after the last ')'.
     let rest = &stat[stat.rfind(')')? + 1..];
     rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// [`process_alive`] and, unless `start_time` is 0 (unknown), that the pid was
+/// not reused since (its [`process_start_time`] is `start_time`), from one read
+/// of `/proc/<pid>/stat`.
+pub fn process_still_running(pid: u32, start_time: u64) -> bool {
+    if !process_exists(pid) {
+        return false;
+    }
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok();
+    if proc_is_ours() && stat.as_deref().is_some_and(stat_shows_exited) {
+        return false;
+    }
+    start_time == 0
+        || stat
+            .as_deref()
+            .and_then(start_time_in)
+            .is_none_or(|t| t == start_time)
 }
 
 #[cfg(test)]
@@ -129,7 +154,18 @@ mod tests {
         let stat = std::fs::read_to_string(format!("/proc/{id}/stat")).unwrap();
         assert!(stat_shows_exited(&stat), "still unreaped, a zombie: {stat}");
         assert!(!process_alive(id), "a zombie is dead");
+        assert!(!process_still_running(id, 0), "for the one-read check too");
         child.wait().unwrap();
+    }
+
+    #[test]
+    fn still_running_compares_the_start_time_unless_unknown() {
+        let me = pid();
+        let start = process_start_time(me).unwrap();
+        assert!(process_still_running(me, start));
+        assert!(process_still_running(me, 0));
+        assert!(!process_still_running(me, start + 1), "a reused pid");
+        assert!(!process_still_running(0, 0));
     }
 
     #[test]

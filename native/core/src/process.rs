@@ -68,6 +68,5 @@ pub fn start_time(pid: u32) -> Option<u64> {
 /// Whether process `pid`, which started at `start_time` (0: unknown), can still
 /// run: it exists, is not a zombie, and its pid was not reused since.
 pub fn still_running(pid: u32, start_time: u64) -> bool {
-    crate::os::process_alive(pid)
-        && (start_time == 0 || crate::os::process_start_time(pid).is_none_or(|t| t == start_time))
+    crate::os::process_still_running(pid, start_time)
 }
