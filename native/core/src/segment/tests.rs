@@ -160,7 +160,7 @@ fn ns_at_never_moves_the_base_whatever_the_counter() {
         1,
         u64::MAX,
         before.counter + (1 << 60),
-        before.counter - 1,
+        before.counter.wrapping_sub(1),
     ] {
         base.ns_at(junk);
     }
@@ -220,14 +220,18 @@ fn a_counter_far_behind_the_base_re_bases_instead_of_going_back() {
         let first = base.now_ns();
         let gen = base.base_info().generation;
         // As if the counter had been reset: it reads ten seconds behind the base.
-        let reset = base.base().counter - base.frequency() * 10;
+        // Wrapping: on a machine booted seconds ago this lies just below 2^64.
+        let reset = base.base().counter.wrapping_sub(base.frequency() * 10);
         let after = base.stamp_with(|_| reset);
         assert!(
             after >= first,
             "{mode:?}: went backwards: {after} < {first}"
         );
         assert_eq!(base.base_info().generation, gen + 1, "{mode:?}");
-        assert!(base.stamp_with(|_| reset + 1000) >= after, "{mode:?}");
+        assert!(
+            base.stamp_with(|_| reset.wrapping_add(1000)) >= after,
+            "{mode:?}"
+        );
         assert_eq!(
             base.info().tracking.repairs,
             0,
@@ -708,7 +712,9 @@ struct SimClock {
 impl SimClock {
     fn counter(&self) -> u64 {
         let t = self.t.fetch_add(10, SeqCst);
-        self.c0.load(SeqCst) + (t as u128 * self.hz.load(SeqCst) as u128 / 1_000_000_000) as u64
+        self.c0
+            .load(SeqCst)
+            .wrapping_add((t as u128 * self.hz.load(SeqCst) as u128 / 1_000_000_000) as u64)
     }
     fn calendar_at(&self, t: u64) -> i128 {
         let t = t as i128;
@@ -728,6 +734,23 @@ impl SimClock {
 
 #[test]
 fn the_shared_timeline_tracks_a_simulated_calendar_with_one_tie_per_interval() {
+    // The simulated counter runs at the calibrated frequency from an origin far
+    // behind the real one, so the first stamp re-bases onto the simulated host.
+    // "Far behind" wraps below zero on a machine booted minutes ago; the other two
+    // origins are a counter just reset and one that wraps past 2^64 mid-run.
+    tracks_a_simulated_calendar("far behind", |base| {
+        base.base()
+            .counter
+            .wrapping_sub(base.frequency().wrapping_mul(1000))
+    });
+    tracks_a_simulated_calendar("near zero", |_| 3);
+    tracks_a_simulated_calendar("wrapping past 2^64", |base| {
+        0u64.wrapping_sub(base.frequency().wrapping_mul(60))
+    });
+}
+
+fn tracks_a_simulated_calendar(origin: &str, c0: impl Fn(&SharedBase) -> u64) {
+    eprintln!("simulated counter origin: {origin}");
     let t = TestName::new("simtrack");
     let sim = Arc::new(SimClock::default());
     sim.r0
@@ -737,11 +760,8 @@ fn the_shared_timeline_tracks_a_simulated_calendar_with_one_tie_per_interval() {
     let s = sim.clone();
     cfg.calendar = Arc::new(move || s.calendar());
     let base = SharedBase::open(&cfg).unwrap();
-    // The simulated counter runs at the calibrated frequency, far behind the
-    // real one: the first stamp re-bases onto the simulated host.
     sim.hz.store(base.frequency(), SeqCst);
-    sim.c0
-        .store(base.base().counter - base.frequency() * 1000, SeqCst);
+    sim.c0.store(c0(&base), SeqCst);
     // Past the old line's committed floor (its base plus 1.25 intervals), so the
     // re-base lands on the simulated calendar rather than on the floor.
     sim.t.store(5_000_000_000, SeqCst);
