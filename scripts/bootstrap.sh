@@ -2,7 +2,19 @@
 # Installs what a fresh Debian/Ubuntu machine lacks to build and test hrts.
 # Idempotent: runs apt-get / rustup only for what is missing. Uses sudo only when
 # not root.
+#
+#   scripts/bootstrap.sh              everything scripts/test.sh needs
+#   scripts/bootstrap.sh --selftest   only what scripts/selftest.sh needs: a JDK, Gradle
+#                                     and Rust for the host (no cross compilers, qemu,
+#                                     Maven, Prometheus or extra toolchains)
 set -euo pipefail
+
+scope=test
+case "${1:-}" in
+    --selftest) scope=selftest ;;
+    "") ;;
+    *) echo "usage: scripts/bootstrap.sh [--selftest]" >&2; exit 2 ;;
+esac
 
 log() { echo "bootstrap: $*"; }
 
@@ -16,9 +28,13 @@ fi
 # faketime: the multi-process tracking tests run hrts under a faked CLOCK_REALTIME.
 # prometheus: tests/stats-shared/prometheus.sh scrapes `hrts stats serve` with a real
 # Prometheus server (and lints the exposition with its promtool).
-pkgs=(gradle junit4 libhamcrest-java python3 faketime maven prometheus
-      gcc-aarch64-linux-gnu gcc-powerpc64le-linux-gnu
-      libc6-dev-arm64-cross libc6-dev-ppc64el-cross qemu-user-static)
+if [ "$scope" = selftest ]; then
+    pkgs=(gradle)
+else
+    pkgs=(gradle junit4 libhamcrest-java python3 faketime maven prometheus
+          gcc-aarch64-linux-gnu gcc-powerpc64le-linux-gnu
+          libc6-dev-arm64-cross libc6-dev-ppc64el-cross qemu-user-static)
+fi
 if command -v dpkg-query >/dev/null 2>&1; then
     missing=()
     for p in "${pkgs[@]}"; do
@@ -49,7 +65,9 @@ if ! command -v cargo >/dev/null 2>&1; then
     log "ERROR: cargo not found: install Rust ${msrv} or newer (rustup, https://rustup.rs)" >&2
     exit 1
 fi
-if command -v rustup >/dev/null 2>&1; then
+if [ "$scope" = selftest ]; then
+    log "Rust present (the self-test builds for this machine only)"
+elif command -v rustup >/dev/null 2>&1; then
     comps=$(rustup component list --installed 2>/dev/null || true)
     for c in clippy rustfmt; do
         if ! grep -q "^$c" <<<"$comps"; then

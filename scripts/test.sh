@@ -1,13 +1,21 @@
 #!/usr/bin/env bash
-# The one test command for hrts: Rust (fmt, clippy, minimum Rust version, tests),
-# version consistency, cross-architecture tests, C tests, JUnit through the packaged jar
-# (with every platform's library checked), the Log4j2, Micrometer and OpenTelemetry
-# adapters' tests, and Gradle and Maven consumer projects using the published artifact.
-# Exits non-zero if any stage fails.
+# The one test command for hrts.
+#
+#   scripts/test.sh            every stage, in order (what CI runs through .ci/run)
+#   scripts/test.sh --list     the stages, one a line: name, what it checks
+#   scripts/test.sh STAGE...   only those stages (each builds what it needs first)
 #
 # Every stage that runs tests prints `word: N passed, N failed`; the summary at the end
-# repeats those lines and adds the total. A new stage: a `run_stage` line below, or a
-# script in `run_optional` (it is counted if it prints such a line, as its last one).
+# repeats those lines and adds the total. The run ends with the leftovers check: what
+# the tests created and did not remove. Exits non-zero if any stage fails.
+#
+# Run as root (as CI does), the whole run happens in a mount and IPC namespace of its
+# own, with empty /dev/shm and /tmp: the tests cannot see or touch anybody's segments,
+# and whatever is there at the end is theirs. Without root, the leftovers check compares
+# this user's entries before and after.
+#
+# A new stage: a `stage_NAME` function, a `describe NAME "..."` line and its place in
+# ALL_STAGES below.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd -P)
@@ -15,6 +23,67 @@ cd "$ROOT"
 if ! command -v cargo >/dev/null 2>&1 && [ -x "$HOME/.cargo/bin/cargo" ]; then
     export PATH="$HOME/.cargo/bin:$PATH"
 fi
+
+ALL_STAGES=(bootstrap version fmt clippy msrv docs cargo cross c c-stats prometheus junit
+            trace fuzz adapters consumer maven-consumer doc-examples)
+declare -A DESCRIPTION
+describe() { DESCRIPTION[$1]=$2; }
+describe bootstrap      "installs what the machine lacks (scripts/bootstrap.sh)"
+describe version        "one version everywhere (scripts/version.sh --check)"
+describe fmt            "formatting (cargo fmt --all --check)"
+describe clippy         "lints, incl. no std API newer than rust-version (cargo clippy --workspace --all-targets --all-features -- -D warnings)"
+describe msrv           "the minimum Rust version (scripts/msrv.sh)"
+describe docs           "rustdoc and javadoc -Xdoclint:all without warnings (scripts/docs-check.sh)"
+describe cargo          "Rust tests, with the testing feature's multi-process hooks (cargo test --workspace --all-features)"
+describe cross          "aarch64 and ppc64le under qemu-user (scripts/cross-test.sh)"
+describe c              "the C ABI through include/hrts.h (tests/c/run.sh)"
+describe c-stats        "C statistics: the ABI, the macros, shared snapshots and timers (tests/c/stats/run.sh)"
+describe prometheus     "a real Prometheus server scraping hrts stats serve on loopback (tests/stats-shared/prometheus.sh)"
+describe junit          "JUnit through the packaged jar, every packed platform's library checked (./gradlew :test)"
+describe trace          "traces across 4 network namespaces with skewed clocks: sync and merge, root (tests/trace/run.sh)"
+describe fuzz           "100,000 damages of a live segment with C, Rust and Java readers (tests/fuzz/run.sh)"
+describe adapters       "the Log4j2, Micrometer and OpenTelemetry adapters' tests (./gradlew :hrts-<adapter>:test)"
+describe consumer       "publishToMavenLocal, the published files, and a Gradle project using them (tests/consumer)"
+describe maven-consumer "a Maven project using the published artifact (tests/consumer-maven)"
+describe doc-examples   "every complete example in README.md and docs/ compiled (and run), every relative link checked (scripts/doc-examples.sh)"
+
+usage() {
+    echo "usage: scripts/test.sh [--list | STAGE...]"
+    echo "stages: ${ALL_STAGES[*]}"
+}
+
+list_stages() {
+    local s
+    for s in "${ALL_STAGES[@]}"; do printf '%-15s %s\n' "$s" "${DESCRIPTION[$s]}"; done
+    printf '%-15s %s\n' leftovers "(always last) what the run created and did not remove"
+}
+
+SELECTED=()
+for arg in "$@"; do
+    case "$arg" in
+        --list) list_stages; exit 0 ;;
+        -h|--help) usage; exit 0 ;;
+        -*) echo "scripts/test.sh: unknown option $arg" >&2; usage >&2; exit 2 ;;
+        *)
+            if [ -z "${DESCRIPTION[$arg]+x}" ]; then
+                echo "scripts/test.sh: no stage named '$arg' (scripts/test.sh --list shows them)" >&2
+                exit 2
+            fi
+            SELECTED+=("$arg") ;;
+    esac
+done
+[ "${#SELECTED[@]}" -gt 0 ] || SELECTED=("${ALL_STAGES[@]}")
+
+# Isolation (see the header): re-run this script in namespaces of its own.
+if [ -z "${HRTS_TEST_ISOLATED:-}" ] && [ "$(id -u)" -eq 0 ] && command -v unshare >/dev/null 2>&1 \
+    && unshare --mount --ipc --propagation private true 2>/dev/null; then
+    export HRTS_TEST_ISOLATED=namespaces
+    exec unshare --mount --ipc --propagation private -- bash -c '
+        mount -t tmpfs -o mode=1777,nosuid,nodev hrts-test-shm /dev/shm &&
+        mount -t tmpfs -o mode=1777,nosuid,nodev hrts-test-tmp /tmp &&
+        exec "$@"' hrts-test "$0" "$@"
+fi
+export HRTS_TEST_ISOLATED=${HRTS_TEST_ISOLATED:-no}
 
 START=$SECONDS
 STAGE=setup
@@ -45,12 +114,9 @@ count_line() {
         | sed -E 's/^([A-Za-z0-9_-]+): ([0-9]+) passed, ([0-9]+) failed.*/\1 \2 \3/' || true
 }
 
-# run_stage TITLE COMMAND...: runs one stage, its output teed to a log. A
+# run_counted COMMAND...: runs a command, its output teed to a log. A
 # `word: N passed, N failed` line in that output is counted (and not printed twice).
-run_stage() {
-    local title=$1
-    shift
-    stage "$title"
+run_counted() {
     local log="$LOG_DIR/stage.log" rc word p f
     set +e
     "$@" 2>&1 | tee "$log"
@@ -65,59 +131,7 @@ run_stage() {
     [ "$rc" -eq 0 ] || exit "$rc"
 }
 
-run_optional() { # script: run it if present (bash if it is not executable)
-    local script=$1
-    if [ ! -f "$script" ]; then
-        echo
-        echo "=== hrts test: $script: not present, skipped ==="
-    elif [ -x "$script" ]; then
-        run_stage "$script" "./$script"
-    else
-        run_stage "$script (not executable: running with bash)" bash "$script"
-    fi
-}
-
 GRADLE=("$ROOT/gradlew" --console=plain)
-
-# What the tests leave behind is checked at the end against what was there before:
-# segment names in /dev/shm and System V pages nobody has attached.
-# Also what they leave in the temp directory (this script's own log directory
-# aside; the Java loader's per-user copy of the library, hrts-<user>, is a cache).
-leftovers_now() {
-    { ls /dev/shm 2>/dev/null | sed -n 's|^\(hrts-.*\)|name /\1|p'
-      ipcs -m 2>/dev/null | awk '$1 ~ /^0x/ && $6 == 0 {print "page " $2}'
-      ls "${TMPDIR:-/tmp}" 2>/dev/null | grep '^hrts' | grep -vx "$(basename "$LOG_DIR")" \
-          | grep -vx "hrts-$(id -un)" | sed 's|^|temp |' || true; } | sort
-}
-leftovers_now > "$LOG_DIR/leftovers.before"
-
-# Every statistics instance the tests start publishes to shared memory (the
-# default): to this run's own segment, removed before the leftovers check.
-export HRTS_STATS_SEGMENT="/hrts-stats-test-$$"
-
-run_stage "bootstrap" scripts/bootstrap.sh
-run_stage "version: one source (scripts/version.sh --check)" scripts/version.sh --check
-run_stage "cargo fmt --all --check" cargo fmt --all --check
-# Clippy's incompatible_msrv lint is part of it: std APIs newer than rust-version fail.
-run_stage "cargo clippy --workspace --all-targets --all-features -- -D warnings" \
-    cargo clippy --workspace --all-targets --all-features -- -D warnings
-run_stage "minimum Rust version (scripts/msrv.sh)" scripts/msrv.sh
-run_stage "docs: rustdoc and javadoc without warnings (scripts/docs-check.sh)" scripts/docs-check.sh
-
-stage "cargo test --workspace --all-features (the testing feature adds the multi-process hooks)"
-set +e
-cargo test --workspace --all-features 2>&1 | tee "$LOG_DIR/cargo-test.log"
-rc=${PIPESTATUS[0]}
-set -e
-read -r passed failed < <(sed -n 's/^test result: [A-Za-z]*\. \([0-9]*\) passed; \([0-9]*\) failed.*/\1 \2/p' \
-    "$LOG_DIR/cargo-test.log" | awk '{p += $1; f += $2} END {print p + 0, f + 0}')
-count cargo "$passed" "$failed"
-[ "$rc" -eq 0 ] || exit "$rc"
-
-run_optional scripts/cross-test.sh
-run_optional tests/c/run.sh
-run_optional tests/c/stats/run.sh
-run_optional tests/stats-shared/prometheus.sh
 
 # junit_counts DIR: prints "passed failed" of the JUnit XML results in DIR; nothing if
 # there are none (so that `read` fails).
@@ -135,119 +149,208 @@ junit_counts() {
         END { print t - f - e - s, f + e }'
 }
 
-stage "JUnit: ./gradlew :cleanTest :test (through the packaged jar)"
-set +e
-"${GRADLE[@]}" :cleanTest :test
-rc=$?
-set -e
-if ! read -r jpassed jfailed < <(junit_counts build/test-results/test); then
-    echo "junit: no test results in build/test-results/test"
-    [ "$rc" -ne 0 ] || rc=1
-    exit "$rc"
-fi
-count junit "$jpassed" "$jfailed"
-[ "$rc" -eq 0 ] || exit "$rc"
-[ "$jfailed" -eq 0 ] && [ "$jpassed" -gt 0 ] || exit 1
+# ---- what stages need, built once per run when a stage asks for it
+declare -A BUILT
+# The jar (and with it the release libhrts, hrts and the JNI library) and the JUnit
+# classes and C test program that the fuzz stage drives.
+need_jar() {
+    [ -z "${BUILT[jar]:-}" ] || return 0
+    "${GRADLE[@]}" -q jar
+    BUILT[jar]=1
+}
+need_test_programs() {
+    [ -z "${BUILT[testprograms]:-}" ] || return 0
+    "${GRADLE[@]}" -q jar testClasses cTestProgram
+    BUILT[testprograms]=1
+}
+need_published() {
+    [ -z "${BUILT[published]:-}" ] || return 0
+    "${GRADLE[@]}" -q publishToMavenLocal
+    BUILT[published]=1
+}
+HRTS_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/hrts"
 
-# After JUnit: the release libhrts and hrts are built.
-run_optional tests/trace/run.sh
+# ---- the stages
+stage_bootstrap() { run_counted scripts/bootstrap.sh; }
+stage_version()   { run_counted scripts/version.sh --check; }
+stage_fmt()       { run_counted cargo fmt --all --check; }
+stage_clippy()    { run_counted cargo clippy --workspace --all-targets --all-features -- -D warnings; }
+stage_msrv()      { run_counted scripts/msrv.sh; }
+stage_docs()      { run_counted scripts/docs-check.sh; }
 
-# After JUnit: it needs the jar, the JUnit classes and the C test program.
-run_stage "fuzz: 100,000 damages of a live segment with C, Rust and Java readers (tests/fuzz/run.sh)" \
-    tests/fuzz/run.sh 100000
+stage_cargo() {
+    local rc passed failed
+    set +e
+    cargo test --workspace --all-features 2>&1 | tee "$LOG_DIR/cargo-test.log"
+    rc=${PIPESTATUS[0]}
+    set -e
+    read -r passed failed < <(sed -n 's/^test result: [A-Za-z]*\. \([0-9]*\) passed; \([0-9]*\) failed.*/\1 \2/p' \
+        "$LOG_DIR/cargo-test.log" | awk '{p += $1; f += $2} END {print p + 0, f + 0}')
+    count cargo "$passed" "$failed"
+    [ "$rc" -eq 0 ] || exit "$rc"
+}
 
-# Each adapter's JUnit suite, against the real library (adapters/*/build.gradle).
-ADAPTERS=(log4j2 micrometer opentelemetry)
-stage "adapters: ${ADAPTERS[*]} (./gradlew :hrts-<adapter>:test)"
-tasks=()
-for a in "${ADAPTERS[@]}"; do tasks+=(":hrts-$a:cleanTest" ":hrts-$a:test"); done
-set +e
-"${GRADLE[@]}" --continue "${tasks[@]}"
-rc=$?
-set -e
-for a in "${ADAPTERS[@]}"; do
-    if read -r p f < <(junit_counts "adapters/$a/build/test-results/test") && [ "$p" -gt 0 ]; then
-        count "$a" "$p" "$f"
-    else
-        echo "$a: no test results in adapters/$a/build/test-results/test"
-        count "$a" 0 1
+stage_cross()      { run_counted scripts/cross-test.sh; }
+stage_c()          { run_counted tests/c/run.sh; }
+stage_c-stats()    { run_counted tests/c/stats/run.sh; }
+stage_prometheus() { run_counted tests/stats-shared/prometheus.sh; }
+
+stage_junit() {
+    local rc jpassed jfailed
+    set +e
+    "${GRADLE[@]}" :cleanTest :test
+    rc=$?
+    set -e
+    if ! read -r jpassed jfailed < <(junit_counts build/test-results/test); then
+        echo "junit: no test results in build/test-results/test"
+        [ "$rc" -ne 0 ] || rc=1
+        exit "$rc"
     fi
-done
-[ "$rc" -eq 0 ] || exit "$rc"
+    count junit "$jpassed" "$jfailed"
+    [ "$rc" -eq 0 ] || exit "$rc"
+    [ "$jfailed" -eq 0 ] && [ "$jpassed" -gt 0 ] || exit 1
+    BUILT[jar]=1
+    BUILT[testprograms]=1
+}
 
-stage "publishToMavenLocal + consumer project (tests/consumer)"
-"${GRADLE[@]}" publishToMavenLocal
-# On a segment of its own: the test command neither uses nor changes this user's
-# default segment (which an older hrts may still hold).
-consumer_segment="/hrts-consumer-$$"
-set +e
-HRTS_SEGMENT="$consumer_segment" "${GRADLE[@]}" -q -p tests/consumer run 2>&1 | tee "$LOG_DIR/consumer.log"
-rc=${PIPESTATUS[0]}
-target/release/hrts --segment "$consumer_segment" unlink >/dev/null 2>&1
-set -e
-if [ "$rc" -eq 0 ] && grep -Eq '^hrts consumer: stamp [0-9]{19} ns' "$LOG_DIR/consumer.log"; then
-    count consumer 1 0
-else
-    count consumer 0 1
-    exit 1
-fi
+stage_trace() {
+    need_jar # the release libhrts and hrts
+    run_counted tests/trace/run.sh
+}
 
-stage "published artifacts: jar, sources, Javadoc and POM of hrts and each adapter in ~/.m2"
-hrts_version=$(scripts/version.sh)
-pub_ok=0
-pub_bad=0
-for a in hrts hrts-log4j2 hrts-micrometer hrts-opentelemetry; do
-    dir="$HOME/.m2/repository/io/hrts/$a/$hrts_version"
-    missing=()
-    for f in "$a-$hrts_version.jar" "$a-$hrts_version-sources.jar" "$a-$hrts_version-javadoc.jar" "$a-$hrts_version.pom"; do
-        [ -s "$dir/$f" ] || missing+=("$f")
+stage_fuzz() {
+    need_test_programs
+    run_counted tests/fuzz/run.sh 100000
+}
+
+stage_adapters() {
+    local adapters=(log4j2 micrometer opentelemetry) tasks=() a p f rc
+    for a in "${adapters[@]}"; do tasks+=(":hrts-$a:cleanTest" ":hrts-$a:test"); done
+    set +e
+    "${GRADLE[@]}" --continue "${tasks[@]}"
+    rc=$?
+    set -e
+    for a in "${adapters[@]}"; do
+        if read -r p f < <(junit_counts "adapters/$a/build/test-results/test") && [ "$p" -gt 0 ]; then
+            count "$a" "$p" "$f"
+        else
+            echo "$a: no test results in adapters/$a/build/test-results/test"
+            count "$a" 0 1
+        fi
     done
-    for tag in '<name>' '<description>' '<licenses>'; do
-        grep -q "$tag" "$dir/$a-$hrts_version.pom" 2>/dev/null || missing+=("$tag in the POM")
-    done
-    if [ "${#missing[@]}" -eq 0 ]; then
-        pub_ok=$((pub_ok + 1))
+    [ "$rc" -eq 0 ] || exit "$rc"
+}
+
+stage_consumer() {
+    need_published
+    # On a segment of its own: the test command neither uses nor changes this user's
+    # default segment (which an older hrts may still hold).
+    local segment="/hrts-consumer-$$" rc
+    set +e
+    HRTS_SEGMENT="$segment" "${GRADLE[@]}" -q -p tests/consumer run 2>&1 | tee "$LOG_DIR/consumer.log"
+    rc=${PIPESTATUS[0]}
+    "$HRTS_BIN" --segment "$segment" unlink >/dev/null 2>&1
+    set -e
+    if [ "$rc" -eq 0 ] && grep -Eq '^hrts consumer: stamp [0-9]{19} ns' "$LOG_DIR/consumer.log"; then
+        count consumer 1 0
     else
-        echo "$a: missing in $dir: ${missing[*]}"
-        pub_bad=$((pub_bad + 1))
+        count consumer 0 1
+        exit 1
     fi
+
+    echo "published artifacts: jar, sources, Javadoc and POM of hrts and each adapter in ~/.m2"
+    local version pub_ok=0 pub_bad=0 a dir f tag missing
+    version=$(scripts/version.sh)
+    for a in hrts hrts-log4j2 hrts-micrometer hrts-opentelemetry; do
+        dir="$HOME/.m2/repository/io/hrts/$a/$version"
+        missing=()
+        for f in "$a-$version.jar" "$a-$version-sources.jar" "$a-$version-javadoc.jar" "$a-$version.pom"; do
+            [ -s "$dir/$f" ] || missing+=("$f")
+        done
+        for tag in '<name>' '<description>' '<licenses>'; do
+            grep -q "$tag" "$dir/$a-$version.pom" 2>/dev/null || missing+=("$tag in the POM")
+        done
+        if [ "${#missing[@]}" -eq 0 ]; then
+            pub_ok=$((pub_ok + 1))
+        else
+            echo "$a: missing in $dir: ${missing[*]}"
+            pub_bad=$((pub_bad + 1))
+        fi
+    done
+    count published "$pub_ok" "$pub_bad"
+    [ "$pub_bad" -eq 0 ] || exit 1
+}
+
+stage_maven-consumer() {
+    need_published
+    local version segment="/hrts-maven-consumer-$$" rc
+    version=$(scripts/version.sh)
+    # The sample writes the version as a user would: it must be the one this build published.
+    if ! grep -q "<hrts.version>$version</hrts.version>" tests/consumer-maven/pom.xml; then
+        echo "tests/consumer-maven/pom.xml: <hrts.version> is not $version (the version in Cargo.toml)"
+        count maven-consumer 0 1
+        exit 1
+    fi
+    set +e
+    # (Debian's mvn writes colour resets even in batch mode: dropped.)
+    HRTS_SEGMENT="$segment" mvn -B -q -Dstyle.color=never -f tests/consumer-maven/pom.xml \
+        compile exec:exec 2>&1 | sed 's/\x1b\[[0-9;]*m//g' | tee "$LOG_DIR/maven-consumer.log"
+    rc=${PIPESTATUS[0]}
+    "$HRTS_BIN" --segment "$segment" unlink >/dev/null 2>&1
+    set -e
+    if [ "$rc" -eq 0 ] && grep -Eq '^hrts maven consumer: stamp [0-9]{19} ns' "$LOG_DIR/maven-consumer.log"; then
+        count maven-consumer 1 0
+    else
+        count maven-consumer 0 1
+        exit 1
+    fi
+}
+
+stage_doc-examples() {
+    need_jar
+    run_counted scripts/doc-examples.sh
+}
+
+# ---- leftovers: what the tests created and did not remove
+# Segment names in /dev/shm, System V pages nobody has attached, and hrts* entries in
+# the temp directory (this script's own log directory aside; the Java loader's per-user
+# copy of the library, hrts-<user>, is a cache). In namespaces of its own the run sees
+# only what it made; otherwise only this user's entries count.
+leftovers_now() {
+    local me
+    me=$(id -u)
+    { find /dev/shm -maxdepth 1 -name 'hrts-*' -user "$me" -printf 'name /%f\n' 2>/dev/null
+      ipcs -m 2>/dev/null | awk -v me="$(id -un)" '$1 ~ /^0x/ && $3 == me && $6 == 0 {print "page " $2}'
+      find "${TMPDIR:-/tmp}" -mindepth 1 -maxdepth 1 -name 'hrts*' -user "$me" -printf '%f\n' 2>/dev/null \
+          | grep -vx "$(basename "$LOG_DIR")" | grep -vx "hrts-$(id -un)" | sed 's|^|temp |' || true; } | sort
+}
+leftovers_now > "$LOG_DIR/leftovers.before"
+
+check_leftovers() {
+    # The run's statistics segment (see HRTS_STATS_SEGMENT below) is the run's to remove.
+    if [ -x "$HRTS_BIN" ]; then
+        "$HRTS_BIN" stats unlink --segment "$HRTS_STATS_SEGMENT" >/dev/null 2>&1 || true
+    fi
+    stage "leftovers: segment names, pages and temp-directory entries the tests created and did not remove"
+    echo "(isolation: $HRTS_TEST_ISOLATED)"
+    leftovers_now | comm -13 "$LOG_DIR/leftovers.before" - > "$LOG_DIR/leftovers.after"
+    if [ -s "$LOG_DIR/leftovers.after" ]; then
+        cat "$LOG_DIR/leftovers.after"
+        count leftovers 0 1
+        exit 1
+    fi
+    count leftovers 1 0
+}
+
+# Every statistics instance the tests start publishes to shared memory (the
+# default): to this run's own segment, removed before the leftovers check.
+export HRTS_STATS_SEGMENT="/hrts-stats-test-$$"
+
+for s in "${SELECTED[@]}"; do
+    stage "$s: ${DESCRIPTION[$s]}"
+    "stage_$s"
 done
-count published "$pub_ok" "$pub_bad"
-[ "$pub_bad" -eq 0 ] || exit 1
-
-stage "Maven consumer project (tests/consumer-maven, mvn)"
-# The sample writes the version as a user would: it must be the one this build published.
-if ! grep -q "<hrts.version>$hrts_version</hrts.version>" tests/consumer-maven/pom.xml; then
-    echo "tests/consumer-maven/pom.xml: <hrts.version> is not $hrts_version (the version in Cargo.toml)"
-    count maven-consumer 0 1
-    exit 1
-fi
-consumer_segment="/hrts-maven-consumer-$$"
-set +e
-# (Debian's mvn writes colour resets even in batch mode: dropped.)
-HRTS_SEGMENT="$consumer_segment" mvn -B -q -Dstyle.color=never -f tests/consumer-maven/pom.xml \
-    compile exec:exec 2>&1 | sed 's/\x1b\[[0-9;]*m//g' | tee "$LOG_DIR/maven-consumer.log"
-rc=${PIPESTATUS[0]}
-target/release/hrts --segment "$consumer_segment" unlink >/dev/null 2>&1
-set -e
-if [ "$rc" -eq 0 ] && grep -Eq '^hrts maven consumer: stamp [0-9]{19} ns' "$LOG_DIR/maven-consumer.log"; then
-    count maven-consumer 1 0
-else
-    count maven-consumer 0 1
-    exit 1
-fi
-
-# The run's statistics segment (see HRTS_STATS_SEGMENT above) is the run's to remove.
-target/release/hrts stats unlink --segment "$HRTS_STATS_SEGMENT" >/dev/null 2>&1 || true
-
-stage "leftovers: segment names, pages and temp-directory entries the tests created and did not remove"
-leftovers_now | comm -13 "$LOG_DIR/leftovers.before" - > "$LOG_DIR/leftovers.after"
-if [ -s "$LOG_DIR/leftovers.after" ]; then
-    cat "$LOG_DIR/leftovers.after"
-    count leftovers 0 1
-    exit 1
-fi
-count leftovers 1 0
+check_leftovers
 
 echo
 if [ "$TOTAL_FAILED" -eq 0 ]; then
