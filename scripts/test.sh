@@ -44,7 +44,7 @@ describe trace          "traces across 4 network namespaces with skewed clocks: 
 describe fuzz           "100,000 damages of a live segment with C, Rust and Java readers (tests/fuzz/run.sh)"
 describe adapters       "the Log4j2, Micrometer and OpenTelemetry adapters' tests (./gradlew :hrts-<adapter>:test)"
 describe consumer       "publishToMavenLocal, the published files, and a Gradle project using them (tests/consumer)"
-describe maven-consumer "a Maven project using the published artifact (tests/consumer-maven)"
+describe maven-consumer "Maven projects using the published artifacts: hrts alone, and the Micrometer adapter alone (tests/consumer-maven*)"
 describe doc-examples   "every complete example in README.md and docs/ compiled (and run), every relative link checked (scripts/doc-examples.sh)"
 
 usage() {
@@ -281,29 +281,38 @@ stage_consumer() {
     [ "$pub_bad" -eq 0 ] || exit 1
 }
 
-stage_maven-consumer() {
-    need_published
-    local version segment="/hrts-maven-consumer-$$" rc
+# maven_project DIR WORD PATTERN: compiles and runs the Maven project DIR on a segment of
+# its own; it passes if it exits 0 and prints a line matching PATTERN.
+maven_project() {
+    local dir=$1 word=$2 pattern=$3 version segment="/hrts-$2-$$" rc
     version=$(scripts/version.sh)
     # The sample writes the version as a user would: it must be the one this build published.
-    if ! grep -q "<hrts.version>$version</hrts.version>" tests/consumer-maven/pom.xml; then
-        echo "tests/consumer-maven/pom.xml: <hrts.version> is not $version (the version in Cargo.toml)"
-        count maven-consumer 0 1
+    if ! grep -q "<hrts.version>$version</hrts.version>" "$dir/pom.xml"; then
+        echo "$dir/pom.xml: <hrts.version> is not $version (the version in Cargo.toml)"
+        count "$word" 0 1
         exit 1
     fi
     set +e
     # (Debian's mvn writes colour resets even in batch mode: dropped.)
-    HRTS_SEGMENT="$segment" mvn -B -q -Dstyle.color=never -f tests/consumer-maven/pom.xml \
-        compile exec:exec 2>&1 | sed 's/\x1b\[[0-9;]*m//g' | tee "$LOG_DIR/maven-consumer.log"
+    HRTS_SEGMENT="$segment" mvn -B -q -Dstyle.color=never -f "$dir/pom.xml" \
+        compile exec:exec 2>&1 | sed 's/\x1b\[[0-9;]*m//g' | tee "$LOG_DIR/$word.log"
     rc=${PIPESTATUS[0]}
     "$HRTS_BIN" --segment "$segment" unlink >/dev/null 2>&1
     set -e
-    if [ "$rc" -eq 0 ] && grep -Eq '^hrts maven consumer: stamp [0-9]{19} ns' "$LOG_DIR/maven-consumer.log"; then
-        count maven-consumer 1 0
+    if [ "$rc" -eq 0 ] && grep -Eq "$pattern" "$LOG_DIR/$word.log"; then
+        count "$word" 1 0
     else
-        count maven-consumer 0 1
+        count "$word" 0 1
         exit 1
     fi
+}
+
+stage_maven-consumer() {
+    need_published
+    maven_project tests/consumer-maven maven-consumer '^hrts maven consumer: stamp [0-9]{19} ns'
+    # Depending on an adapter alone must bring io.hrts:hrts at compile scope.
+    maven_project tests/consumer-maven-adapter maven-adapter-consumer \
+        '^hrts maven adapter consumer: 1 timed, [0-9]+ ns of [0-9]+ ns between stamps [0-9]{19} and [0-9]{19}$'
 }
 
 stage_doc-examples() {
