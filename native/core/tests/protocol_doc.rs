@@ -1,0 +1,531 @@
+//! `docs/PROTOCOL.md` states the time page, the name record and the sequence
+//! file as tables of `offset | size | field` rows. This test keeps those tables
+//! equal to the code:
+//!
+//! - the header, slot and extension tables against `offset_of!` and `size_of`
+//!   of the structs in `src/segment/layout.rs` (the file is compiled into this
+//!   test, so its private layout is reachable without exporting it);
+//! - the name record, the page's storage tag and the sequence file against what
+//!   the library really writes: a segment is created, and the bytes at each
+//!   documented offset are compared with the values the public API reports.
+//!
+//! Every table must tile its range: rows follow each other without gap or
+//! overlap (unused bytes are rows whose field is in parentheses), so a field
+//! added to a struct but not to the document fails here too.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// What `layout.rs` reaches as `crate::storage`.
+mod storage {
+    pub use hrts_core::storage::*;
+}
+
+#[allow(dead_code, unused_imports)]
+#[path = "../src/segment/layout.rs"]
+mod layout;
+
+use layout::{Extension, Header, Slot, EXTENSION_OFFSET, SEGMENT_SIZE};
+use std::mem::{offset_of, size_of};
+
+// ---------------------------------------------------------------- the document
+
+/// One `offset | size | field` row.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Row {
+    offset: usize,
+    size: usize,
+    field: String,
+}
+
+impl Row {
+    /// Rows whose field is in parentheses describe bytes no field uses.
+    fn is_filler(&self) -> bool {
+        self.field.starts_with('(')
+    }
+}
+
+fn document() -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/PROTOCOL.md");
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
+}
+
+fn number(cell: &str, heading: &str) -> usize {
+    let cell = cell.trim().trim_matches('`');
+    let parsed = match cell.strip_prefix("0x") {
+        Some(hex) => usize::from_str_radix(hex, 16),
+        None => cell.parse(),
+    };
+    parsed.unwrap_or_else(|_| panic!("under {heading:?}: {cell:?} is not a number"))
+}
+
+/// The first `offset | size | field` table after the heading `heading` (the
+/// heading's text, without the leading `#`s).
+fn table(doc: &str, heading: &str) -> Vec<Row> {
+    let mut lines = doc.lines();
+    lines
+        .by_ref()
+        .find(|l| l.starts_with('#') && l.trim_start_matches('#').trim() == heading)
+        .unwrap_or_else(|| panic!("docs/PROTOCOL.md has no heading {heading:?}"));
+    let mut lines = lines.skip_while(|l| !l.starts_with('|'));
+    let head: Vec<String> = cells(lines.next().unwrap_or_default());
+    assert!(
+        head.len() >= 3 && head[..3] == ["offset", "size", "field"],
+        "the table under {heading:?} must start with columns offset | size | field, has {head:?}"
+    );
+    lines.next(); // the alignment row
+    lines
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| {
+            let c = cells(l);
+            Row {
+                offset: number(&c[0], heading),
+                size: number(&c[1], heading),
+                field: c[2].trim_matches('`').to_string(),
+            }
+        })
+        .collect()
+}
+
+fn cells(line: &str) -> Vec<String> {
+    line.trim()
+        .trim_matches('|')
+        .split('|')
+        .map(|c| c.trim().to_lowercase().replace("\\", ""))
+        .collect()
+}
+
+/// Checks that the rows under `heading` tile `start..end` and that their named
+/// fields are exactly `expected` (name, offset, size).
+fn check(doc: &str, heading: &str, start: usize, end: usize, expected: &[(&str, usize, usize)]) {
+    let rows = table(doc, heading);
+    let mut at = start;
+    for r in &rows {
+        assert_eq!(
+            r.offset, at,
+            "under {heading:?}: row {r:?} should start at {at} (rows must follow each other)"
+        );
+        at = r.offset + r.size;
+    }
+    assert_eq!(
+        at, end,
+        "under {heading:?}: the rows end at {at}, the layout at {end}"
+    );
+    let documented: BTreeMap<&str, (usize, usize)> = rows
+        .iter()
+        .filter(|r| !r.is_filler())
+        .map(|r| (r.field.as_str(), (r.offset, r.size)))
+        .collect();
+    let code: BTreeMap<&str, (usize, usize)> = expected
+        .iter()
+        .map(|&(name, offset, size)| (name, (offset, size)))
+        .collect();
+    for (name, got) in &documented {
+        match code.get(name) {
+            Some(want) => assert_eq!(
+                got, want,
+                "under {heading:?}: field {name} is documented at (offset, size) {got:?}, the \
+                 code has {want:?}"
+            ),
+            None => panic!("under {heading:?}: the document names a field {name} the code has not"),
+        }
+    }
+    for name in code.keys() {
+        assert!(
+            documented.contains_key(name),
+            "under {heading:?}: field {name} of the code is missing from the document"
+        );
+    }
+}
+
+/// Where the document puts field `field` in the table under `heading`.
+fn place(doc: &str, heading: &str, field: &str) -> (usize, usize) {
+    table(doc, heading)
+        .into_iter()
+        .find(|r| r.field == field)
+        .map(|r| (r.offset, r.size))
+        .unwrap_or_else(|| panic!("under {heading:?}: no field {field}"))
+}
+
+/// The size of what `f` borrows: a field's size without an instance.
+fn size_of_field<T, F>(_: impl Fn(&T) -> &F) -> usize {
+    size_of::<F>()
+}
+
+macro_rules! field {
+    ($t:ty, $f:ident) => {
+        (
+            stringify!($f),
+            offset_of!($t, $f),
+            size_of_field(|x: &$t| &x.$f),
+        )
+    };
+    // A field wrapped in `Hot` (its own cache line): the word itself.
+    ($t:ty, * $f:ident) => {
+        (
+            stringify!($f),
+            offset_of!($t, $f),
+            size_of_field(|x: &$t| &*x.$f),
+        )
+    };
+}
+
+const PAGE: &str = "Time page";
+const HEADER: &str = "Time page header";
+const SLOT: &str = "Base slot";
+const EXTENSION: &str = "Extension area";
+const RECORD: &str = "Name record";
+
+// ---------------------------------------------------------------- the structs
+
+#[test]
+fn the_time_page_tables_match_the_layout() {
+    let doc = document();
+    let header = size_of::<Header>();
+    let tag = SEGMENT_SIZE - hrts_core::storage::shm::TAG_LEN;
+    check(
+        &doc,
+        PAGE,
+        0,
+        SEGMENT_SIZE,
+        &[
+            ("header", 0, header),
+            ("extension", EXTENSION_OFFSET, size_of::<Extension>()),
+            ("tag", tag, 8),
+        ],
+    );
+    let slots = offset_of!(Header, slots);
+    check(
+        &doc,
+        HEADER,
+        0,
+        header,
+        &[
+            field!(Header, magic),
+            field!(Header, layout_version),
+            field!(Header, header_size),
+            field!(Header, segment_size),
+            field!(Header, state),
+            field!(Header, init_started_ns),
+            field!(Header, creator_pid),
+            field!(Header, creator_uid),
+            field!(Header, source_id),
+            field!(Header, shift),
+            field!(Header, freq_hz),
+            field!(Header, mult),
+            field!(Header, max_delta),
+            field!(Header, wrap_threshold),
+            field!(Header, calib_spread_ppb),
+            field!(Header, calib_elapsed_ns),
+            field!(Header, calibrations),
+            field!(Header, eval_monotonic),
+            field!(Header, eval_max_shift_ns),
+            field!(Header, eval_cpus),
+            field!(Header, reason_len),
+            field!(Header, reason),
+            field!(Header, created_realtime_ns),
+            field!(Header, moves),
+            field!(Header, writer_start_time),
+            field!(Header, mode),
+            field!(Header, eval_pace),
+            field!(Header, eval_pace_ppb),
+            field!(Header, tie_interval_ns),
+            field!(Header, max_slew_ppb),
+            field!(Header, step_ns),
+            field!(Header, header_check),
+            field!(Header, ties),
+            field!(Header, steps),
+            field!(Header, last_step_ns),
+            field!(Header, largest_step_ns),
+            field!(Header, repairs),
+            field!(Header, last_offset_ns),
+            field!(Header, *seq),
+            ("slots[0]", slots, size_of::<Slot>()),
+            ("slots[1]", slots + size_of::<Slot>(), size_of::<Slot>()),
+        ],
+    );
+    check(
+        &doc,
+        SLOT,
+        0,
+        size_of::<Slot>(),
+        &[
+            field!(Slot, counter),
+            field!(Slot, ns),
+            field!(Slot, frac),
+            field!(Slot, mult),
+            field!(Slot, generation),
+            field!(Slot, freq_mult),
+            field!(Slot, rate_mult),
+            field!(Slot, residual),
+            field!(Slot, tie_ns),
+            field!(Slot, written),
+            field!(Slot, check),
+        ],
+    );
+    // The extension's table gives offsets in the page.
+    let ext = |f: (&'static str, usize, usize)| (f.0, EXTENSION_OFFSET + f.1, f.2);
+    check(
+        &doc,
+        EXTENSION,
+        EXTENSION_OFFSET,
+        EXTENSION_OFFSET + size_of::<Extension>(),
+        &[
+            ext(field!(Extension, *last_unique)),
+            ext(field!(Extension, *seq_next)),
+            ext(field!(Extension, seq_limit)),
+            ext(field!(Extension, seq_ready)),
+            ext(field!(Extension, _reserved)),
+            ext(field!(Extension, seq_interval)),
+            ext(field!(Extension, seq_start)),
+            ext(field!(Extension, seq_start_check)),
+            ext(field!(Extension, seq_limit_check)),
+            ext(field!(Extension, seq_file_id)),
+            ext(field!(Extension, seq_file_id_check)),
+        ],
+    );
+}
+
+#[test]
+fn the_constants_match_the_layout() {
+    let doc = document();
+    let constants = |heading: &str| -> BTreeMap<String, String> {
+        let mut lines = doc.lines();
+        lines
+            .by_ref()
+            .find(|l| l.starts_with('#') && l.trim_start_matches('#').trim() == heading)
+            .unwrap_or_else(|| panic!("docs/PROTOCOL.md has no heading {heading:?}"));
+        lines
+            .skip_while(|l| !l.starts_with('|'))
+            .skip(2)
+            .take_while(|l| l.starts_with('|'))
+            .map(|l| {
+                let c: Vec<&str> = l.trim().trim_matches('|').split('|').collect();
+                (
+                    c[0].trim().trim_matches('`').to_string(),
+                    c[1].trim().trim_matches('`').to_string(),
+                )
+            })
+            .collect()
+    };
+    let got = constants("Time page constants");
+    let want: BTreeMap<String, String> = [
+        ("MAGIC", format!("{:#018x}", layout::MAGIC)),
+        ("LAYOUT_VERSION", layout::LAYOUT_VERSION.to_string()),
+        ("SEGMENT_SIZE", SEGMENT_SIZE.to_string()),
+        ("REASON_LEN", layout::REASON_LEN.to_string()),
+        ("EXTENSION_OFFSET", EXTENSION_OFFSET.to_string()),
+        ("SEQ_ONE", format!("{:#x}", layout::SEQ_ONE)),
+        ("STATE_EMPTY", hrts_core::storage::STATE_EMPTY.to_string()),
+        (
+            "STATE_INITIALISING",
+            hrts_core::storage::STATE_INITIALISING.to_string(),
+        ),
+        ("STATE_READY", layout::STATE_READY.to_string()),
+        (
+            "MODE_TRACKING",
+            (hrts_core::Mode::Tracking as u32).to_string(),
+        ),
+        ("MODE_FROZEN", (hrts_core::Mode::Frozen as u32).to_string()),
+        ("PACE_NOT_RUN", layout::PACE_NOT_RUN.to_string()),
+        ("PACE_SAME", layout::PACE_SAME.to_string()),
+        ("PACE_DIFFERS", layout::PACE_DIFFERS.to_string()),
+        ("PACE_STUCK", layout::PACE_STUCK.to_string()),
+        ("EVAL_NOT_RUN", layout::EVAL_NOT_RUN.to_string()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    assert_eq!(got, want, "the table under \"Time page constants\"");
+}
+
+// ---------------------------------------------------------------- what is written
+
+/// A segment name of this test alone, removed when dropped.
+struct Scratch {
+    name: String,
+    dir: std::path::PathBuf,
+}
+
+impl Scratch {
+    fn new(tag: &str) -> Scratch {
+        let name = format!("/hrts-coretest-{}-protocoldoc-{tag}", std::process::id());
+        let dir = std::env::temp_dir().join(format!("hrts-coretest{name}").replace('/', "-"));
+        let _ = hrts_core::SharedBase::unlink(&name);
+        Scratch { name, dir }
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = hrts_core::SharedBase::unlink(&self.name);
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn u64_at(bytes: &[u8], at: (usize, usize)) -> u64 {
+    match at.1 {
+        4 => u32::from_ne_bytes(bytes[at.0..at.0 + 4].try_into().unwrap()) as u64,
+        8 => u64::from_ne_bytes(bytes[at.0..at.0 + 8].try_into().unwrap()),
+        n => panic!("a word of {n} bytes"),
+    }
+}
+
+/// FNV-1a, 64 bits, as the document states it for the page tag and the
+/// sequence file's check line.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+#[test]
+fn the_name_record_and_the_page_hold_what_the_document_says() {
+    let doc = document();
+    let s = Scratch::new("record");
+    let mut cfg = hrts_core::Config::named(&s.name);
+    cfg.evaluate_reliability = false;
+    cfg.seq_file = Some(s.dir.join("numbers.seq"));
+    cfg.seq_interval = 7;
+    let base = hrts_core::SharedBase::open(&cfg).unwrap();
+
+    // The record: read from the name object's bytes.
+    let record = std::fs::read(format!("/dev/shm{}", s.name)).unwrap();
+    assert_eq!(record.len(), hrts_core::storage::NAME_SIZE);
+    let rec = |f: &str| u64_at(&record, place(&doc, RECORD, f));
+    let cname = hrts_core::storage::shm::validate_name(&s.name).unwrap();
+    let fd = hrts_core::storage::shm::open_existing(&cname)
+        .unwrap()
+        .unwrap();
+    let parsed = hrts_core::storage::shm::read_record(&fd).unwrap();
+    let me = std::process::id();
+    assert_eq!(rec("magic"), layout::MAGIC);
+    assert_eq!(rec("layout_version"), layout::LAYOUT_VERSION as u64);
+    assert_eq!(rec("header_size"), size_of::<Header>() as u64);
+    assert_eq!(rec("segment_size"), SEGMENT_SIZE as u64);
+    assert_eq!(
+        rec("state"),
+        hrts_core::storage::state_word(layout::STATE_READY, me)
+    );
+    assert_eq!(rec("shmid"), parsed.page.shmid as u32 as u64);
+    assert_eq!(rec("cpid"), me as u64);
+    assert_eq!(rec("cpid"), parsed.page.cpid as u64);
+    assert_eq!(rec("ctime"), parsed.page.ctime as u64);
+    check(
+        &doc,
+        RECORD,
+        0,
+        hrts_core::storage::NAME_SIZE,
+        &[
+            ("magic", hrts_core::storage::shm::REC_MAGIC, 8),
+            ("layout_version", hrts_core::storage::shm::REC_VERSION, 4),
+            ("header_size", hrts_core::storage::shm::REC_HEADER_SIZE, 4),
+            ("segment_size", hrts_core::storage::shm::REC_SEGMENT_SIZE, 8),
+            ("state", hrts_core::storage::shm::REC_STATE, 8),
+            ("shmid", place(&doc, RECORD, "shmid").0, 4),
+            ("cpid", place(&doc, RECORD, "cpid").0, 4),
+            ("ctime", place(&doc, RECORD, "ctime").0, 8),
+        ],
+    );
+
+    // The page the record names, read at the document's offsets.
+    let page = hrts_core::storage::shm::Page::attach(
+        &s.name,
+        &layout::SPEC,
+        parsed.page,
+        hrts_core::Sharing::Private,
+    )
+    .unwrap()
+    .unwrap();
+    let unique = base.next_unique();
+    let number = base.next_sequence().unwrap();
+    let mut bytes = vec![0u8; SEGMENT_SIZE];
+    for (i, b) in bytes.iter_mut().enumerate() {
+        // SAFETY: the page is SEGMENT_SIZE bytes and stays attached while `page`
+        // lives; nothing else writes it now (this test's segment, no stamps run).
+        *b = unsafe { page.as_ptr().add(i).read_volatile() };
+    }
+    let header = |f: &str| u64_at(&bytes, place(&doc, HEADER, f));
+    let info = base.info();
+    assert_eq!(header("magic"), layout::MAGIC);
+    assert_eq!(header("layout_version"), layout::LAYOUT_VERSION as u64);
+    assert_eq!(header("state"), rec("state"));
+    assert_eq!(header("creator_pid"), me as u64);
+    assert_eq!(header("source_id"), info.source as u64);
+    assert_eq!(header("freq_hz"), base.frequency());
+    assert_eq!(header("mult"), info.mult);
+    assert_eq!(header("shift"), info.shift as u64);
+    assert_eq!(header("wrap_threshold"), base.wrap_threshold());
+    assert_eq!(header("mode"), hrts_core::Mode::Tracking as u64);
+    let seq = header("seq");
+    assert_eq!(seq & 0xffff_ffff, 0, "no writer holds the role");
+    let active = place(&doc, HEADER, &format!("slots[{}]", (seq >> 32) & 1)).0;
+    let slot = |f: &str| {
+        let (o, n) = place(&doc, SLOT, f);
+        u64_at(&bytes, (active + o, n))
+    };
+    let b = base.base();
+    assert_eq!(
+        [
+            slot("counter"),
+            slot("ns"),
+            slot("frac"),
+            slot("mult"),
+            slot("generation")
+        ],
+        [b.counter, b.ns, b.frac, b.mult, b.generation]
+    );
+    assert_eq!(slot("written"), seq >> 32);
+    let ext = |f: &str| u64_at(&bytes, place(&doc, EXTENSION, f));
+    assert_eq!(ext("last_unique"), unique);
+    assert_eq!(ext("seq_next"), number + 1);
+    assert_eq!(ext("seq_start"), number);
+    assert_eq!(ext("seq_limit"), number + 7);
+    assert_eq!(ext("seq_start_check"), !number);
+    assert_eq!(ext("seq_limit_check"), !(number + 7));
+    assert_eq!(ext("seq_file_id_check"), !ext("seq_file_id"));
+
+    // The storage tag: FNV-1a of the owner's uid (4 bytes, little-endian) and
+    // the name; its low 32 bits are the page's System V key.
+    let uid = {
+        // SAFETY: geteuid cannot fail.
+        unsafe { libc::geteuid() }
+    };
+    let hash = fnv1a(&[&uid.to_le_bytes()[..], s.name.as_bytes()].concat());
+    assert_eq!(u64_at(&bytes, place(&doc, PAGE, "tag")), hash);
+    let key = match hash as u32 as libc::key_t {
+        0 => 1,
+        k => k,
+    };
+    // SAFETY: a plain lookup (no IPC_CREAT): creates nothing.
+    let shmid = unsafe { libc::shmget(key, 0, 0) };
+    assert_eq!(shmid, parsed.page.shmid, "the page is found by its key");
+
+    // The sequence file: the document's example, and the file just written.
+    let text = std::fs::read_to_string(s.dir.join("numbers.seq")).unwrap();
+    check_sequence_file(&doc, &text, number + 7);
+}
+
+/// The sequence file `text` has the shape of the document's example, holds
+/// `next` and carries the FNV-1a check of its first two lines.
+fn check_sequence_file(doc: &str, text: &str, next: u64) {
+    let example = doc
+        .split("```text\nhrts-sequence 2\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .map(|rest| format!("hrts-sequence 2\n{rest}"))
+        .expect("docs/PROTOCOL.md shows a sequence file (```text, first line hrts-sequence 2)");
+    for file in [example.as_str(), text] {
+        let lines: Vec<&str> = file.lines().collect();
+        assert_eq!(lines.len(), 3, "{file:?}");
+        assert_eq!(lines[0], "hrts-sequence 2", "{file:?}");
+        assert!(lines[1].starts_with("next "), "{file:?}");
+        let body = format!("{}\n{}\n", lines[0], lines[1]);
+        assert_eq!(
+            lines[2],
+            format!("check {:016x}", fnv1a(body.as_bytes())),
+            "{file:?}"
+        );
+    }
+    assert_eq!(text.lines().nth(1), Some(format!("next {next}").as_str()));
+}

@@ -1,0 +1,425 @@
+//! `docs/PROTOCOL.md` states the statistics segment as tables of
+//! `offset | size | field` rows. This test keeps those tables equal to the
+//! code: `src/shared/layout.rs` and `src/shared/codec.rs` are compiled into
+//! this test (so their private constants are reachable without exporting
+//! them), every row is compared with them, a real segment's header is read at
+//! the documented offsets, and a payload the codec encodes is read back at the
+//! documented offsets.
+//!
+//! Every table must tile its range: rows follow each other without gap or
+//! overlap (unused bytes are rows whose field is in parentheses), so a word
+//! added to the layout but not to the document fails here too.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+// What `layout.rs` and `codec.rs` reach as `super::…` and `crate::…`.
+use hrts_stats::shared::{ENV_GROUP, ENV_SEGMENT};
+use hrts_stats::Kind;
+mod registry {
+    pub use hrts_stats::registry::MAX_NAME_LEN;
+}
+mod dump {
+    pub use hrts_stats::dump::*;
+}
+mod incremental {
+    pub use hrts_stats::incremental::*;
+}
+
+#[allow(dead_code, unused_imports)]
+#[path = "../src/shared/layout.rs"]
+mod layout;
+
+#[allow(dead_code, unused_imports)]
+#[path = "../src/shared/codec.rs"]
+mod codec;
+
+use hrts_core::storage::shm;
+use layout::{cell, header, instance, process};
+
+// ---------------------------------------------------------------- the document
+
+#[derive(Clone, Debug)]
+struct Row {
+    offset: usize,
+    size: usize,
+    field: String,
+}
+
+fn document() -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/PROTOCOL.md");
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
+}
+
+/// The lines after the heading `heading` (its text without the `#`s).
+fn after<'a>(doc: &'a str, heading: &str) -> impl Iterator<Item = &'a str> {
+    let mut lines = doc.lines();
+    lines
+        .by_ref()
+        .find(|l| l.starts_with('#') && l.trim_start_matches('#').trim() == heading)
+        .unwrap_or_else(|| panic!("docs/PROTOCOL.md has no heading {heading:?}"));
+    lines
+}
+
+fn cells(line: &str) -> Vec<String> {
+    line.trim()
+        .trim_matches('|')
+        .split('|')
+        .map(|c| c.trim().to_string())
+        .collect()
+}
+
+fn number(cell: &str, heading: &str) -> usize {
+    let cell = cell.trim_matches('`');
+    let parsed = match cell.strip_prefix("0x") {
+        Some(hex) => usize::from_str_radix(hex, 16),
+        None => cell.parse(),
+    };
+    parsed.unwrap_or_else(|_| panic!("under {heading:?}: {cell:?} is not a number"))
+}
+
+/// The first `offset | size | field` table after the heading `heading`.
+fn table(doc: &str, heading: &str) -> Vec<Row> {
+    let mut lines = after(doc, heading).skip_while(|l| !l.starts_with('|'));
+    let head = cells(lines.next().unwrap_or_default());
+    assert!(
+        head.len() >= 3 && head[..3] == ["offset", "size", "field"],
+        "the table under {heading:?} must start with columns offset | size | field, has {head:?}"
+    );
+    lines.next(); // the alignment row
+    lines
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| {
+            let c = cells(l);
+            Row {
+                offset: number(&c[0], heading),
+                size: number(&c[1], heading),
+                field: c[2].trim_matches('`').to_string(),
+            }
+        })
+        .collect()
+}
+
+/// Checks that the rows under `heading` tile `0..end` and that their named
+/// fields are exactly `expected` (name, offset, size).
+fn check(doc: &str, heading: &str, end: usize, expected: &[(&str, usize, usize)]) {
+    let rows = table(doc, heading);
+    let mut at = 0;
+    for r in &rows {
+        assert_eq!(
+            r.offset, at,
+            "under {heading:?}: row {r:?} should start at {at} (rows must follow each other)"
+        );
+        at = r.offset + r.size;
+    }
+    assert_eq!(
+        at, end,
+        "under {heading:?}: the rows end at {at}, the layout at {end}"
+    );
+    let documented: BTreeMap<&str, (usize, usize)> = rows
+        .iter()
+        .filter(|r| !r.field.starts_with('('))
+        .map(|r| (r.field.as_str(), (r.offset, r.size)))
+        .collect();
+    let code: BTreeMap<&str, (usize, usize)> =
+        expected.iter().map(|&(n, o, s)| (n, (o, s))).collect();
+    for (name, got) in &documented {
+        match code.get(name) {
+            Some(want) => assert_eq!(
+                got, want,
+                "under {heading:?}: field {name} is documented at (offset, size) {got:?}, the \
+                 code has {want:?}"
+            ),
+            None => panic!("under {heading:?}: the document names a field {name} the code has not"),
+        }
+    }
+    for name in code.keys() {
+        assert!(
+            documented.contains_key(name),
+            "under {heading:?}: field {name} of the code is missing from the document"
+        );
+    }
+}
+
+fn place(doc: &str, heading: &str, field: &str) -> (usize, usize) {
+    table(doc, heading)
+        .into_iter()
+        .find(|r| r.field == field)
+        .map(|r| (r.offset, r.size))
+        .unwrap_or_else(|| panic!("under {heading:?}: no field {field}"))
+}
+
+const PAGE: &str = "Statistics page";
+const HEADER: &str = "Statistics header";
+const PROCESS: &str = "Process slot";
+const INSTANCE: &str = "Timer instance";
+const CELL: &str = "Metric cell";
+const PAYLOAD: &str = "Payload";
+const SET: &str = "Statistics set";
+
+/// A word index of a table as (offset, size) in bytes.
+fn word(name: &'static str, index: usize) -> (&'static str, usize, usize) {
+    (name, index * 8, 8)
+}
+
+// ---------------------------------------------------------------- the layout
+
+#[test]
+fn the_statistics_tables_match_the_layout() {
+    let doc = document();
+    let tag = layout::SEGMENT_SIZE - shm::TAG_LEN;
+    check(
+        &doc,
+        PAGE,
+        layout::SEGMENT_SIZE,
+        &[
+            ("header", 0, layout::HEADER_BYTES),
+            (
+                "processes",
+                layout::PROCESSES_OFFSET,
+                layout::INSTANCES_OFFSET - layout::PROCESSES_OFFSET,
+            ),
+            (
+                "instances",
+                layout::INSTANCES_OFFSET,
+                layout::CELLS_OFFSET - layout::INSTANCES_OFFSET,
+            ),
+            (
+                "cells",
+                layout::CELLS_OFFSET,
+                layout::CELLS * layout::CELL_BYTES,
+            ),
+            ("tag", tag, 8),
+        ],
+    );
+    check(
+        &doc,
+        HEADER,
+        layout::HEADER_BYTES,
+        &[
+            ("magic", shm::REC_MAGIC, 8),
+            ("layout_version", shm::REC_VERSION, 4),
+            ("header_size", shm::REC_HEADER_SIZE, 4),
+            ("segment_size", shm::REC_SEGMENT_SIZE, 8),
+            ("state", shm::REC_STATE, 8),
+            word("process_slots", header::PROCESS_SLOTS),
+            word("instance_slots", header::INSTANCE_SLOTS),
+            word("cells", header::CELLS),
+            word("cell_words", header::CELL_WORDS),
+            word("registrations", header::REGISTRATIONS),
+        ],
+    );
+    check(
+        &doc,
+        PROCESS,
+        layout::PROCESS_SLOT_WORDS * 8,
+        &[
+            word("state", process::STATE),
+            word("pid", process::PID),
+            word("start_time", process::START_TIME),
+            word("instance", process::INSTANCE),
+            word("gone_since", process::GONE_SINCE),
+            word("published", process::PUBLISHED),
+            ("program", process::PROGRAM * 8, layout::PROGRAM_BYTES),
+        ],
+    );
+    check(
+        &doc,
+        INSTANCE,
+        layout::INSTANCE_SLOT_WORDS * 8,
+        &[
+            word("key", instance::KEY),
+            word("start", instance::START),
+            word("pid", instance::PID),
+        ],
+    );
+    let buffer = layout::PAYLOAD_WORDS * 8;
+    check(
+        &doc,
+        CELL,
+        layout::CELL_BYTES,
+        &[
+            word("owner", cell::OWNER),
+            word("descriptor", cell::DESCRIPTOR),
+            ("name", cell::NAME * 8, layout::NAME_BYTES),
+            word("seq", cell::SEQ),
+            ("buffers[0]", cell::BUFFERS * 8, buffer),
+            ("buffers[1]", cell::BUFFERS * 8 + buffer, buffer),
+        ],
+    );
+    let set = layout::STATS_WORDS * 8;
+    check(
+        &doc,
+        PAYLOAD,
+        buffer,
+        &[
+            word("timestamp", 0),
+            word("value", 1),
+            ("sets[0]", 16, set),
+            ("sets[1]", 16 + set, set),
+            ("sets[2]", 16 + 2 * set, set),
+            ("sets[3]", 16 + 3 * set, set),
+        ],
+    );
+    let keys: Vec<(&str, usize, usize)> = hrts_stats::dump::STATISTICS_KEYS
+        .iter()
+        .enumerate()
+        .map(|(i, &k)| (k, i * 8, 8))
+        .collect();
+    assert_eq!(keys.len(), layout::STATS_WORDS);
+    check(&doc, SET, set, &keys);
+}
+
+#[test]
+fn the_constants_match_the_layout() {
+    let doc = document();
+    let got: BTreeMap<String, String> = after(&doc, "Statistics constants")
+        .skip_while(|l| !l.starts_with('|'))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| {
+            let c = cells(l);
+            (
+                c[0].trim_matches('`').to_string(),
+                c[1].trim_matches('`').to_string(),
+            )
+        })
+        .collect();
+    let want: BTreeMap<String, String> = [
+        ("MAGIC", format!("{:#018x}", layout::MAGIC)),
+        ("LAYOUT_VERSION", layout::LAYOUT_VERSION.to_string()),
+        ("HEADER_BYTES", layout::HEADER_BYTES.to_string()),
+        ("PROCESS_SLOTS", layout::PROCESS_SLOTS.to_string()),
+        ("INSTANCE_SLOTS", layout::INSTANCE_SLOTS.to_string()),
+        ("CELLS", layout::CELLS.to_string()),
+        ("CELL_BYTES", layout::CELL_BYTES.to_string()),
+        ("PAYLOAD_WORDS", layout::PAYLOAD_WORDS.to_string()),
+        ("SEGMENT_SIZE", layout::SEGMENT_SIZE.to_string()),
+        ("PROBE", layout::PROBE.to_string()),
+        ("PHASE_FREE", layout::PHASE_FREE.to_string()),
+        ("PHASE_CLAIMED", layout::PHASE_CLAIMED.to_string()),
+        ("PHASE_LIVE", layout::PHASE_LIVE.to_string()),
+        ("PHASE_RECLAIMING", layout::PHASE_RECLAIMING.to_string()),
+        ("KIND_COUNTER", layout::KIND_COUNTER.to_string()),
+        ("KIND_GAUGE", layout::KIND_GAUGE.to_string()),
+        ("KIND_TIMER", layout::KIND_TIMER.to_string()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    assert_eq!(got, want, "the table under \"Statistics constants\"");
+}
+
+// ---------------------------------------------------------------- what is written
+
+fn u64_at(bytes: &[u8], at: (usize, usize)) -> u64 {
+    match at.1 {
+        4 => u32::from_ne_bytes(bytes[at.0..at.0 + 4].try_into().unwrap()) as u64,
+        8 => u64::from_ne_bytes(bytes[at.0..at.0 + 8].try_into().unwrap()),
+        n => panic!("a word of {n} bytes"),
+    }
+}
+
+/// A segment name of this test alone, removed when dropped.
+struct Scratch(String);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = hrts_stats::shared::StatsSegment::unlink(&self.0);
+    }
+}
+
+#[test]
+fn a_new_segment_holds_its_header_where_the_document_says() {
+    let doc = document();
+    let name = Scratch(format!(
+        "/hrts-statstest-{}-protocoldoc",
+        std::process::id()
+    ));
+    let _ = hrts_stats::shared::StatsSegment::unlink(&name.0);
+    let cfg = hrts_stats::shared::SharedConfig {
+        name: name.0.clone(),
+        sharing: hrts_core::Sharing::Private,
+        grace: std::time::Duration::from_secs(60),
+    };
+    let _seg = hrts_stats::shared::StatsSegment::open(&cfg).unwrap();
+    let page = hrts_core::storage::attach_existing(&layout::SPEC, &name.0, None)
+        .unwrap()
+        .unwrap();
+    let mut bytes = vec![0u8; layout::HEADER_BYTES];
+    for (i, b) in bytes.iter_mut().enumerate() {
+        // SAFETY: the page is SEGMENT_SIZE (> HEADER_BYTES) bytes and stays
+        // attached while `page` lives; the header no longer changes once ready.
+        *b = unsafe { page.as_ptr().add(i).read_volatile() };
+    }
+    let h = |f: &str| u64_at(&bytes, place(&doc, HEADER, f));
+    assert_eq!(h("magic"), layout::MAGIC);
+    assert_eq!(h("layout_version"), layout::LAYOUT_VERSION as u64);
+    assert_eq!(h("header_size"), layout::HEADER_BYTES as u64);
+    assert_eq!(h("segment_size"), layout::SEGMENT_SIZE as u64);
+    assert_eq!(
+        h("state"),
+        hrts_core::storage::state_word(hrts_core::storage::STATE_READY, std::process::id())
+    );
+    assert_eq!(h("process_slots"), layout::PROCESS_SLOTS as u64);
+    assert_eq!(h("instance_slots"), layout::INSTANCE_SLOTS as u64);
+    assert_eq!(h("cells"), layout::CELLS as u64);
+    assert_eq!(h("cell_words"), layout::CELL_WORDS as u64);
+    assert_eq!(h("registrations"), 0);
+}
+
+fn statistics(k: f64) -> hrts_stats::Statistics {
+    hrts_stats::Statistics {
+        min: Some(k + 0.125),
+        max: Some(k + 0.25),
+        sum: k + 0.375,
+        count: 1000 + k as u64,
+        mean: Some(k + 0.5),
+        moving_avg: None,
+        interval_count: k + 0.625,
+        interval_sum: k + 0.75,
+        interval_mean: Some(k + 0.875),
+        quantiles: [Some(k + 1.125), Some(k + 1.25), None, Some(k + 1.5)],
+    }
+}
+
+#[test]
+fn a_payload_holds_its_words_where_the_document_says() {
+    let doc = document();
+    let sets = [
+        statistics(10.0),
+        statistics(20.0),
+        statistics(30.0),
+        statistics(40.0),
+    ];
+    let counter = hrts_stats::Metric::Counter(Box::new(hrts_stats::CounterDump {
+        timestamp: 1_700_000_000_123_456_789,
+        value: -42,
+        values: sets[0].clone(),
+        incr_deltas: sets[1].clone(),
+        decr_deltas: sets[2].clone(),
+        deltas: sets[3].clone(),
+    }));
+    let words = codec::encode(&counter);
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
+    let p = |f: &str| u64_at(&bytes, place(&doc, PAYLOAD, f));
+    assert_eq!(p("timestamp"), 1_700_000_000_123_456_789);
+    assert_eq!(p("value") as i64, -42);
+    for (i, s) in sets.iter().enumerate() {
+        let (start, _) = place(&doc, PAYLOAD, &format!("sets[{i}]"));
+        for (key, value) in hrts_stats::dump::STATISTICS_KEYS.iter().zip(s.fields()) {
+            let (o, n) = place(&doc, SET, key);
+            let got = u64_at(&bytes, (start + o, n));
+            let want = if *key == "count" {
+                s.count
+            } else {
+                value.unwrap_or(f64::NAN).to_bits()
+            };
+            assert_eq!(got, want, "sets[{i}].{key}");
+        }
+    }
+    // Kinds and the descriptor's kind codes.
+    assert_eq!(codec::kind_code(Kind::Counter), layout::KIND_COUNTER);
+    assert_eq!(codec::kind_code(Kind::Gauge), layout::KIND_GAUGE);
+    assert_eq!(codec::kind_code(Kind::Timer), layout::KIND_TIMER);
+}
