@@ -6,8 +6,9 @@
 #
 # Usage: scripts/version.sh           print the version
 #        scripts/version.sh --check   check that nothing else writes another one: every
-#                                     crate inherits it, README.md's examples quote it,
-#                                     no build file or script hard-codes it
+#                                     crate inherits it, README.md, DEVELOPERS.md and
+#                                     docs/*.md quote it, no build file or script
+#                                     hard-codes it
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd -P)
 cd "$ROOT"
@@ -36,12 +37,15 @@ for toml in native/*/Cargo.toml; do
         || complain "$toml does not inherit the version: add 'version.workspace = true'"
 done
 
-# README examples keep the literal (they are what a user types), so they must match.
+# The docs' examples keep the literal (they are what a user types), so they must match:
+# jar names, Gradle coordinates (io.hrts:hrts and the adapters) and Maven <version> lines.
+docs=(README.md DEVELOPERS.md)
+for f in docs/*.md; do [ -e "$f" ] && docs+=("$f"); done
 while IFS= read -r hit; do
     [ -n "$hit" ] || continue
-    complain "README.md quotes another version: $hit (the version is $version)"
-done < <(grep -noE 'hrts-[0-9]+\.[0-9]+\.[0-9]+[^ /`]*\.jar|io\.hrts:hrts:[0-9][^ '"'"'`)]*' README.md \
-    | grep -vF -e "hrts-$version.jar" -e "io.hrts:hrts:$version" || true)
+    complain "a document quotes another version: $hit (the version is $version)"
+done < <(grep -HnoE 'hrts-[0-9]+\.[0-9]+\.[0-9]+[^ /`]*\.jar|io\.hrts:hrts(-[a-z0-9]+)?:[0-9][^ '"'"'`)]*|<version>[^<]*</version>' "${docs[@]}" \
+    | grep -vF -e "hrts-$version.jar" -e ":$version" -e "<version>$version</version>" || true)
 
 # Build files and scripts derive it; a literal copy would go stale at the next release.
 literal=$(grep -rnF --exclude-dir=build --exclude-dir=.gradle "$version" build.gradle settings.gradle gradle.properties gradle scripts \
@@ -49,4 +53,4 @@ literal=$(grep -rnF --exclude-dir=build --exclude-dir=.gradle "$version" build.g
 [ -z "$literal" ] || complain "hard-coded version $version (derive it from Cargo.toml):"$'\n'"$literal"
 
 [ "$bad" -eq 0 ] || exit 1
-echo "version: $version everywhere (Cargo.toml [workspace.package]; crates, Gradle, scripts, README agree)"
+echo "version: $version everywhere (Cargo.toml [workspace.package]; crates, Gradle, scripts, docs agree)"
