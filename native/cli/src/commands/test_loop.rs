@@ -1,11 +1,24 @@
 //! `hrts test N [DELAY]`: the IBMTS installation test loop (Figure 4).
 
+use super::units;
 use crate::exit::CliError;
 use hrts_core::{ibmts, SharedBase};
 use std::io::Write;
 use std::time::Duration;
 
-pub fn run(base: &SharedBase, count: u64, delay: Duration) -> Result<(), CliError> {
+#[derive(clap::Args, Debug)]
+pub struct TestArgs {
+    /// How many stamp lines to print
+    #[arg(value_name = "N", value_parser = units::whole)]
+    pub count: u64,
+    /// Seconds between two lines (default 0)
+    #[arg(value_name = "DELAY", default_value = "0", hide_default_value = true,
+          value_parser = units::delay_seconds)]
+    pub delay: Duration,
+}
+
+pub fn run(base: &SharedBase, args: &TestArgs) -> Result<(), CliError> {
+    let (count, delay) = (args.count, args.delay);
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
