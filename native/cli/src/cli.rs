@@ -172,29 +172,32 @@ pub const ENVIRONMENT: &[(&str, &str)] = &[
     (
         env::MODE,
         "a new segment's mode: tracking (default; follows CLOCK_REALTIME, slewed, \
-         never backward) or frozen (IBMTS: the calendar is read when the base is made)",
+         never backward) or frozen (IBMTS: the calendar is read when the base is made); \
+         creator only",
     ),
     (
         env::SOURCE,
         "the counter a new segment reads: tsc, cntvct, timebase or monotonic-raw \
-         (default: this machine's hardware counter when it is reliable)",
+         (default: this machine's hardware counter when it is reliable); creator only",
     ),
     (
         env::TIE_INTERVAL_MS,
-        "tracking: time between ties in ms (default 1000)",
+        "tracking: time between ties in ms, 1..60000 (default 1000; creator only)",
     ),
     (
         env::MAX_SLEW_PPM,
-        "tracking: largest slew and frequency correction in ppm (default 500)",
+        "tracking: largest slew and frequency correction in ppm, 1..50000 (default 500; \
+         creator only)",
     ),
     (
         env::STEP_THRESHOLD_MS,
         "tracking: a system clock this many ms ahead is followed by a step forward \
-         (default 100)",
+         (default 100; creator only)",
     ),
     (
         env::WRAP_THRESHOLD,
-        "ticks after which the base is moved forward (creator only)",
+        "counter ticks after which the base moves (frozen) or the segment ties \
+         (tracking; default: the tie interval); creator only",
     ),
     (
         env::SEQ_FILE,
