@@ -33,7 +33,10 @@ pub fn run(base: &SharedBase, args: &TestArgs) -> Result<(), CliError> {
         "Beginning loop for {count} iterations, using a {} second delay each pass.\n\
          Expect to complete at {} UTC.",
         delay.as_secs_f64(),
-        utc_time_of_day(hrts_core::clock::realtime_ns() / 1_000_000_000 + total.as_secs())
+        utc_time_of_day(
+            hrts_core::clock::realtime_ns()
+                .saturating_add(total.as_nanos().min(u64::MAX.into()) as u64)
+        )
     );
     for i in 0..count {
         if i > 0 && !delay.is_zero() {
@@ -48,10 +51,9 @@ pub fn run(base: &SharedBase, args: &TestArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-/// `HH:MM:SS` of an epoch second, in UTC (std has no time zones).
-fn utc_time_of_day(epoch_seconds: u64) -> String {
-    let s = epoch_seconds % 86_400;
-    format!("{:02}:{:02}:{:02}", s / 3600, s % 3600 / 60, s % 60)
+/// `HH:MM:SS` of an epoch time in ns, in UTC.
+fn utc_time_of_day(epoch_ns: u64) -> String {
+    units::utc(epoch_ns)[11..19].to_string()
 }
 
 #[cfg(test)]
@@ -59,7 +61,11 @@ mod tests {
     #[test]
     fn time_of_day() {
         // Figure 4's first stamp, 1019168389, is 22:19:49 UTC.
-        assert_eq!(super::utc_time_of_day(1_019_168_389), "22:19:49");
+        assert_eq!(
+            super::utc_time_of_day(1_019_168_389_000_000_000),
+            "22:19:49"
+        );
         assert_eq!(super::utc_time_of_day(0), "00:00:00");
+        assert_eq!(super::utc_time_of_day(u64::MAX), "23:34:33");
     }
 }
