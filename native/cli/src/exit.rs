@@ -9,7 +9,7 @@ use std::process::ExitCode;
 pub const OK: u8 = 0;
 /// Something failed at run time (OS error, no usable counter, I/O).
 pub const RUNTIME: u8 = 1;
-/// The command line (or a configuration value such as HRTS_WRAP_THRESHOLD) is wrong.
+/// The command line (or an environment value such as HRTS_WRAP_THRESHOLD) is wrong.
 pub const USAGE: u8 = 2;
 /// The segment exists but was refused: foreign, truncated, other layout version,
 /// corrupt, or another user's / unsafe mode.
@@ -17,11 +17,36 @@ pub const REFUSED: u8 = 3;
 /// Waiting for another process (segment creator, base writer) timed out.
 pub const TIMEOUT: u8 = 4;
 
+/// Every exit code and what it means, for the help.
+pub const CODES: [(u8, &str); 5] = [
+    (OK, "success"),
+    (
+        RUNTIME,
+        "runtime error (OS error, no usable counter, I/O, damaged sequence file)",
+    ),
+    (
+        USAGE,
+        "usage error (command line, or a malformed HRTS_* value)",
+    ),
+    (
+        REFUSED,
+        "segment refused: not an hrts segment, truncated, another layout version, \
+         corrupt, or owned by another user / unsafe mode",
+    ),
+    (
+        TIMEOUT,
+        "timed out waiting for another process (segment creator or base writer)",
+    ),
+];
+
 /// Why a command failed.
 #[derive(Debug)]
 pub enum CliError {
     /// A command-line mistake; the message says what was expected.
     Usage(String),
+    /// A command-line mistake found by the parser: its message, the usage and
+    /// where to read more, as clap words them.
+    Parse(String),
     /// A failure reported by the core.
     Core(hrts_core::Error),
     /// Reading stdin or writing stdout failed.
@@ -33,10 +58,17 @@ impl CliError {
         CliError::Usage(message.into())
     }
 
+    /// A parser's error, without its own `error: ` (ours is printed instead).
+    pub fn from_clap(e: &clap::Error) -> CliError {
+        let text = e.render().to_string();
+        let text = text.strip_prefix("error: ").unwrap_or(&text);
+        CliError::Parse(text.trim_end().to_string())
+    }
+
     /// The exit code this error ends the process with.
     pub fn code(&self) -> u8 {
         match self {
-            CliError::Usage(_) => USAGE,
+            CliError::Usage(_) | CliError::Parse(_) => USAGE,
             CliError::Io(_) => RUNTIME,
             CliError::Core(e) => match e.kind() {
                 ErrorKind::InvalidArgument => USAGE,
@@ -56,6 +88,7 @@ impl fmt::Display for CliError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             CliError::Usage(m) => write!(f, "{m} (run `hrts --help` for usage)"),
+            CliError::Parse(m) => write!(f, "{m}"),
             CliError::Core(e) => write!(f, "{e}"),
             CliError::Io(e) => write!(f, "{e}"),
         }

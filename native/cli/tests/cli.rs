@@ -42,9 +42,12 @@ fn realtime_ns() -> u64 {
         .as_nanos() as u64
 }
 
+/// `hrts info`'s `key: value` lines (the lines below some of them, which
+/// start with spaces and `=`, show the value in a person's units).
 fn info(seg: &Segment) -> HashMap<String, String> {
     ok(seg.run(&["info"]))
         .lines()
+        .filter(|l| !l.trim_start().starts_with("= "))
         .map(|l| {
             let (k, v) = l
                 .split_once(": ")
@@ -318,7 +321,7 @@ fn help_documents_commands_and_exit_codes() {
     for word in [
         "now",
         "info",
-        "test N",
+        "test",
         "eval",
         "reset",
         "unlink",
@@ -591,6 +594,208 @@ fn track_prints_a_line_per_tie_and_writes_csv_and_svg() {
     assert_eq!(rows.lines().count(), lines.len() + 1);
     let plot = std::fs::read_to_string(&svg).unwrap();
     assert!(plot.starts_with("<svg") && plot.contains("<polyline"));
+    // A title naming the segment and mode, axes with ticks and a grid, the ties marked.
+    assert!(
+        plot.contains(&format!(
+            "<title>hrts track: segment {}, mode tracking</title>",
+            seg.0
+        )),
+        "{plot}"
+    );
+    assert!(plot.contains(">time since the start (s)</text>"), "{plot}");
+    assert!(plot.contains(">offset (ns)</text>") || plot.contains(">offset (µs)</text>"));
+    let count = |what: &str| plot.matches(what).count();
+    assert!(count("<text class=\"tick-label x\"") >= 3, "{plot}");
+    assert!(count("<text class=\"tick-label y\"") >= 3, "{plot}");
+    assert_eq!(
+        count("<line class=\"grid\""),
+        count("<text class=\"tick-label ")
+    );
+    assert_eq!(count("<circle class=\"tie\""), lines.len(), "{plot}");
     std::fs::remove_dir_all(&dir).unwrap();
     assert!(num(&info(&seg), "ties") >= lines.len() as u64);
+}
+
+#[test]
+fn a_malformed_or_foreign_hrts_source_is_refused_with_exit_2() {
+    let seg = Segment::new();
+    let foreign = hrts_core::clock::SourceId::ALL
+        .into_iter()
+        .find(|s| !s.supported())
+        .unwrap()
+        .name();
+    let native = hrts_core::clock::SourceId::native().map(|s| s.name());
+    for bad in ["foo", foreign] {
+        let out = seg
+            .command()
+            .env("HRTS_SOURCE", bad)
+            .arg("now")
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "HRTS_SOURCE={bad}: {err}");
+        assert!(err.starts_with("hrts: error: HRTS_SOURCE=\""), "{err}");
+        assert!(err.contains(&format!("{bad:?}")), "{err}");
+        assert!(
+            err.contains("monotonic-raw"),
+            "names what it accepts: {err}"
+        );
+        if let Some(n) = native {
+            assert!(err.contains(n), "{err}");
+        }
+        assert!(stdout(&out).is_empty());
+        assert!(
+            !std::path::Path::new(&seg.shm_path()).exists(),
+            "no segment is made on a wrong source"
+        );
+    }
+    // A source this machine can read is used.
+    let out = seg
+        .command()
+        .env("HRTS_SOURCE", " Monotonic-Raw ")
+        .arg("info")
+        .output()
+        .unwrap();
+    assert!(ok(out).contains("\nsource: monotonic-raw\n"));
+}
+
+#[test]
+fn track_fails_at_once_on_an_output_file_it_cannot_write() {
+    let seg = Segment::new();
+    let bad = "/nonexistent-hrts-dir/plot";
+    for option in ["--svg", "--csv"] {
+        let started = std::time::Instant::now();
+        let out = seg.run(&["track", "30", option, bad]);
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "{option}: failed only after {:?}",
+            started.elapsed()
+        );
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{option}: {err}");
+        assert!(
+            err.starts_with(&format!("hrts: error: {option} {bad}: cannot write")),
+            "{err}"
+        );
+        assert!(stdout(&out).is_empty(), "the run did not start");
+    }
+    assert!(
+        !std::path::Path::new(&seg.shm_path()).exists(),
+        "the segment is not even opened"
+    );
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (for checking dates).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// `2026-11-25T13:42:56.123456789Z` as epoch ns.
+fn parse_utc(s: &str) -> u64 {
+    assert_eq!(s.len(), 30, "{s:?}");
+    assert!(s.ends_with('Z') && &s[10..11] == "T", "{s:?}");
+    let n = |r: std::ops::Range<usize>| s[r].parse::<i64>().unwrap();
+    let days = days_from_civil(n(0..4), n(5..7), n(8..10));
+    let secs = days * 86_400 + n(11..13) * 3600 + n(14..16) * 60 + n(17..19);
+    secs as u64 * 1_000_000_000 + n(20..29) as u64
+}
+
+#[test]
+fn info_shows_each_time_as_a_utc_date_and_each_duration_in_units() {
+    let seg = Segment::new();
+    let text = ok(seg.run(&["info"]));
+    let lines: Vec<&str> = text.lines().collect();
+    // What is below `key: value`, if it is a `= ...` line.
+    let below = |key: &str| -> Option<String> {
+        let i = lines
+            .iter()
+            .position(|l| l.starts_with(&format!("{key}: ")))
+            .unwrap_or_else(|| panic!("no {key}: {text}"));
+        let human = lines.get(i + 1)?.trim_start().strip_prefix("= ")?;
+        // The `=` stands under the `:`.
+        assert_eq!(lines[i + 1].find('='), Some(key.len()), "{}", lines[i + 1]);
+        Some(human.to_string())
+    };
+    let raw = |key: &str| -> String {
+        lines
+            .iter()
+            .find_map(|l| l.strip_prefix(&format!("{key}: ")))
+            .unwrap()
+            .to_string()
+    };
+    for key in ["created epoch ns", "base ns", "last tie epoch ns"] {
+        let date = below(key).unwrap_or_else(|| panic!("no date below {key}: {text}"));
+        assert_eq!(
+            parse_utc(&date),
+            raw(key).parse::<u64>().unwrap(),
+            "{key}: {date}"
+        );
+    }
+    for key in [
+        "calibration elapsed ns",
+        "offset ns",
+        "tie interval ns",
+        "step threshold ns",
+        "pending ns",
+    ] {
+        let human = below(key).unwrap_or_else(|| panic!("no duration below {key}: {text}"));
+        let (number, unit) = human.split_once(' ').unwrap();
+        let scale = match unit {
+            "ns" => 1.0,
+            "µs" => 1e3,
+            "ms" => 1e6,
+            "s" => 1e9,
+            other => panic!("{key}: unit {other:?}"),
+        };
+        let ns: f64 = raw(key).parse().unwrap();
+        let shown: f64 = number.parse::<f64>().unwrap() * scale;
+        assert!(
+            (shown - ns).abs() <= scale / 1000.0 + 1e-9,
+            "{key}: {human} for {ns} ns"
+        );
+    }
+    assert_eq!(below("tie interval ns").unwrap(), "1.000 s");
+    assert!(below("frequency").is_none() && below("ties").is_none());
+}
+
+#[test]
+fn the_help_says_what_unlink_removes_and_completions_and_the_manual_are_generated() {
+    let help = ok(hrts(&["--help"]));
+    let unlink = help
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("unlink "))
+        .take(2)
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(unlink.contains("its name and its page"), "{unlink}");
+    let stats = ok(hrts(&["stats", "--help"]));
+    assert!(stats.contains("hrts_instance"), "{stats}");
+    assert!(!stats.contains("labelled pid, instance"), "{stats}");
+    assert!(ok(hrts(&["stats", "unlink", "--help"])).contains("its name and its page"));
+    let bash = ok(hrts(&["completions", "bash"]));
+    assert!(
+        bash.contains("_hrts()") && bash.contains("complete "),
+        "{bash}"
+    );
+    for word in ["now", "track", "stats", "--segment"] {
+        assert!(bash.contains(word), "completion of {word}");
+    }
+    if cfg!(not(feature = "testing")) {
+        assert!(
+            !bash.contains("hold-writer"),
+            "no debug commands in a production build"
+        );
+    }
+    assert_eq!(hrts(&["completions", "tcsh"]).status.code(), Some(2));
+    let man = ok(hrts(&["manpage"]));
+    assert!(man.contains(".TH hrts 1"), "{man}");
+    assert!(
+        man.contains("One shared high\\-resolution timeline"),
+        "{man}"
+    );
 }

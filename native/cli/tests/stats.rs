@@ -96,6 +96,45 @@ fn without_a_segment_it_says_so_and_shows_no_process() {
 }
 
 #[test]
+fn stats_mistakes_are_usage_errors_that_say_what_is_wrong() {
+    let place = Place::new();
+    let out = place.run(&["stats", "--watch", "abc"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.starts_with("hrts: error: invalid value 'abc' for '--watch"),
+        "{err}"
+    );
+    assert!(
+        err.contains("the watch interval must be a number of seconds"),
+        "{err}"
+    );
+    assert!(!err.contains("unknown stats command"), "{err}");
+    for args in [
+        &["stats", "--json", "--prometheus"][..],
+        &["stats", "--count", "2"],
+        &["stats", "--watch", "0"],
+        &["stats", "--json", "unlink"],
+        &["stats", "--watch", "1", "serve", "--listen", "127.0.0.1:0"],
+        &["stats", "serve"],
+        &["stats", "fly"],
+        &["stats", "unlink", "extra"],
+    ] {
+        let out = place.run(args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.starts_with("hrts: error: "), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    // --segment may stand before the subcommand too.
+    let other = format!("{}-other", place.stats);
+    assert_eq!(
+        ok(place.run(&["stats", "--segment", &other, "unlink"])),
+        format!("statistics segment {other} did not exist\n")
+    );
+}
+
+#[test]
 fn a_foreign_or_truncated_statistics_segment_is_refused_with_exit_3() {
     for bytes in [vec![0xA5u8; 8192], vec![0x5A; 100]] {
         let place = Place::new();

@@ -7,8 +7,58 @@
 
 use crate::exit::CliError;
 use hrts_core::SharedBase;
+use std::path::PathBuf;
 
-pub fn hold_writer(base: &SharedBase) -> Result<(), CliError> {
+#[derive(clap::Args, Debug)]
+pub struct DebugArgs {
+    #[command(subcommand)]
+    pub command: DebugCommand,
+}
+
+#[derive(clap::Subcommand, Debug)]
+pub enum DebugCommand {
+    /// Take the base's writer role and never give it back (a test kills this process)
+    HoldWriter,
+    /// Every thread takes PER_THREAD unique stamps and writes them to DIR/<pid>-<thread>.u64
+    UniqueDump {
+        #[arg(value_parser = super::units::whole)]
+        per_thread: u64,
+        #[arg(value_parser = clap::value_parser!(u32).range(1..=1024))]
+        threads: u32,
+        dir: PathBuf,
+    },
+    /// Damage the segment ROUNDS times (the fuzz stage)
+    Fuzz {
+        #[arg(value_parser = super::units::whole)]
+        rounds: u64,
+        #[arg(value_parser = super::units::whole)]
+        seed: u64,
+    },
+    /// Stamp for MS milliseconds, counting stamps off the clock (the fuzz stage's Rust reader)
+    FuzzRead {
+        #[arg(value_parser = super::units::whole)]
+        ms: u64,
+    },
+    StatsRecord(super::stats::record::RecordArgs),
+}
+
+/// Runs `hrts debug ...`.
+pub fn run(args: &DebugArgs, segment: Option<&str>) -> Result<(), CliError> {
+    let open = || super::open(segment);
+    match &args.command {
+        DebugCommand::HoldWriter => hold_writer(&open()?),
+        DebugCommand::UniqueDump {
+            per_thread,
+            threads,
+            dir,
+        } => unique_dump(&open()?, *per_thread, *threads, dir),
+        DebugCommand::Fuzz { rounds, seed } => super::fuzz::fuzz(&open()?, *rounds, *seed),
+        DebugCommand::FuzzRead { ms } => super::fuzz::fuzz_read(&open()?, *ms),
+        DebugCommand::StatsRecord(spec) => super::stats::record::run(spec, segment),
+    }
+}
+
+fn hold_writer(base: &SharedBase) -> Result<(), CliError> {
     base.hold_writer_role_for_test()?;
     super::print("holding\n")?;
     loop {
@@ -20,7 +70,7 @@ pub fn hold_writer(base: &SharedBase) -> Result<(), CliError> {
 /// PER_THREAD unique stamps, then writes them as little-endian u64s to
 /// `DIR/<pid>-<thread>.u64`; a test gathers the files of many processes and
 /// checks that no stamp repeats.
-pub fn unique_dump(
+fn unique_dump(
     base: &SharedBase,
     per_thread: u64,
     threads: u32,

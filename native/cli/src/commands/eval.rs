@@ -2,7 +2,6 @@
 //! this process may run on. Results on stdout as `key: value` blocks, one per
 //! method; progress on stderr.
 
-use crate::args::{EvalOptions, Methods};
 use crate::exit::CliError;
 use hrts_core::clock::{
     self, CalibrationConfig, Method, Pace, ReliabilityConfig, Report, SourceId,
@@ -14,7 +13,38 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-pub fn run(options: &EvalOptions) -> Result<(), CliError> {
+/// Which reliability method(s) `hrts eval` runs.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Methods {
+    /// CAS-ordered probes
+    Cop,
+    /// CPU switching
+    Switching,
+    /// Both, one after the other
+    Both,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct EvalArgs {
+    /// Which method(s) to run
+    #[arg(long, value_enum, default_value_t = Methods::Both)]
+    pub method: Methods,
+    /// Probing time per method, in milliseconds
+    #[arg(long, value_name = "N", default_value_t = 200,
+          value_parser = clap::value_parser!(u64).range(1..=60_000))]
+    pub budget_ms: u64,
+    /// The counter to evaluate: tsc, cntvct, timebase or monotonic-raw (default: this
+    /// machine's hardware counter)
+    #[arg(long, value_name = "NAME", value_parser = source)]
+    pub source: Option<SourceId>,
+}
+
+fn source(name: &str) -> Result<SourceId, String> {
+    SourceId::from_name(name)
+        .ok_or_else(|| "must be one of tsc, cntvct, timebase, monotonic-raw".to_string())
+}
+
+pub fn run(options: &EvalArgs) -> Result<(), CliError> {
     let id = match options.source.or_else(SourceId::native) {
         Some(id) => id,
         None => {
@@ -27,10 +57,10 @@ pub fn run(options: &EvalOptions) -> Result<(), CliError> {
     };
     let hz = frequency(id)?;
     let cfg = ReliabilityConfig {
-        budget: options.budget,
+        budget: Duration::from_millis(options.budget_ms),
         ..ReliabilityConfig::default()
     };
-    let methods: &[Method] = match options.methods {
+    let methods: &[Method] = match options.method {
         Methods::Cop => &[Method::CasOrderedProbes],
         Methods::Switching => &[Method::CpuSwitching],
         Methods::Both => &[Method::CasOrderedProbes, Method::CpuSwitching],

@@ -1,8 +1,70 @@
 //! `hrts info`: every fact the segment records, one `key: value` per line.
+//! Below a time (epoch ns) its UTC date, below a duration (ns, or ticks of the
+//! counter) the same in the unit that suits it, each on a line of its own that
+//! starts with spaces and `=`: a reader of `key: value` lines skips them, and
+//! the values stay the raw numbers the library's own `SegmentInfo` has.
 
+use super::units::{duration, utc};
 use crate::exit::CliError;
 use hrts_core::{Opened, SharedBase};
 use std::fmt::Write as _;
+
+/// The keys whose values are times since the epoch, in ns (0: never).
+const TIMES: &[&str] = &["created epoch ns", "base ns", "last tie epoch ns"];
+
+/// The keys whose values are durations in ns.
+const DURATIONS: &[&str] = &[
+    "calibration elapsed ns",
+    "evaluation max shift ns",
+    "offset ns",
+    "tie interval ns",
+    "step threshold ns",
+    "last tie offset ns",
+    "pending ns",
+    "last step ns",
+    "largest step ns",
+];
+
+/// What a person reads beside `key: value`, if anything: the UTC date of a
+/// time, a duration in µs/ms/s, the counter ticks of the wrap threshold as time.
+fn human(key: &str, value: &str, frequency: Option<u64>) -> Option<String> {
+    if TIMES.contains(&key) {
+        return match value.parse::<u64>().ok()? {
+            0 => Some("never".to_string()),
+            ns => Some(utc(ns)),
+        };
+    }
+    if DURATIONS.contains(&key) {
+        return Some(duration(value.parse::<i64>().ok()? as f64));
+    }
+    if key == "wrap threshold ticks" {
+        let hz = frequency.filter(|&f| f > 0)?;
+        let ticks = value.parse::<u64>().ok()?;
+        return Some(format!(
+            "{} at {hz} Hz",
+            duration(ticks as f64 * 1e9 / hz as f64)
+        ));
+    }
+    None
+}
+
+/// The lines of `hrts info` for these fields.
+pub fn lines(fields: &[(&str, String)]) -> String {
+    let frequency = fields
+        .iter()
+        .find(|(k, _)| *k == "frequency")
+        .and_then(|(_, v)| v.parse().ok());
+    let mut s = String::new();
+    for (key, value) in fields {
+        // Writing to a String cannot fail.
+        let _ = writeln!(s, "{key}: {value}");
+        if let Some(h) = human(key, value, frequency) {
+            // The `=` under the `:`, the human value under the raw one.
+            let _ = writeln!(s, "{:>w$} {h}", "=", w = key.len() + 1);
+        }
+    }
+    s
+}
 
 pub fn opened_name(opened: Opened) -> &'static str {
     match opened {
@@ -13,13 +75,50 @@ pub fn opened_name(opened: Opened) -> &'static str {
 }
 
 pub fn run(base: &SharedBase) -> Result<(), CliError> {
-    let mut s = String::new();
     // `opened` is this process's own story, not a fact of the segment.
     let mut fields = base.info().fields();
     fields.insert(2, ("opened", opened_name(base.opened()).to_string()));
-    for (key, value) in fields {
-        // Writing to a String cannot fail.
-        let _ = writeln!(s, "{key}: {value}");
+    super::print(&lines(&fields))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_and_durations_get_a_human_line_below_the_raw_one() {
+        let fields = [
+            ("segment", "/hrts-x".to_string()),
+            ("frequency", "1000000000".to_string()),
+            ("calibration elapsed ns", "52003456".to_string()),
+            ("created epoch ns", "1795614176123456789".to_string()),
+            ("wrap threshold ticks", "3600000000000".to_string()),
+            ("offset ns", "-40".to_string()),
+            ("last tie epoch ns", "0".to_string()),
+            ("evaluation max shift ns", "unbounded".to_string()),
+            ("ties", "3".to_string()),
+        ];
+        assert_eq!(
+            lines(&fields),
+            "segment: /hrts-x\n\
+             frequency: 1000000000\n\
+             calibration elapsed ns: 52003456\n\
+             \x20                     = 52.003 ms\n\
+             created epoch ns: 1795614176123456789\n\
+             \x20               = 2026-11-25T13:42:56.123456789Z\n\
+             wrap threshold ticks: 3600000000000\n\
+             \x20                   = 1.00 h at 1000000000 Hz\n\
+             offset ns: -40\n\
+             \x20        = -40 ns\n\
+             last tie epoch ns: 0\n\
+             \x20                = never\n\
+             evaluation max shift ns: unbounded\n\
+             ties: 3\n"
+        );
+        // A `key: value` reader (split at the first ": ") sees no extra key.
+        assert!(lines(&fields)
+            .lines()
+            .filter(|l| l.contains(": "))
+            .all(|l| fields.iter().any(|(k, _)| l.starts_with(&format!("{k}: ")))));
     }
-    super::print(&s)
 }

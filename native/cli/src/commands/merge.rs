@@ -2,24 +2,77 @@
 //! report of every fit, fallback and check.
 
 use super::print;
-use super::trace_args::MergeFlags;
 use crate::exit::CliError;
 use hrts_trace::format::map_flag_names;
 use hrts_trace::merge::{
     causality, check_order, merge, naive_causality, read_inputs, write_chrome_json, write_global,
-    Causality, MappingKind,
+    Causality, MappingKind, MergeOptions,
 };
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
-pub fn run(
-    inputs: &[PathBuf],
-    out: &Path,
-    json: Option<&Path>,
-    flags: &MergeFlags,
-) -> Result<(), CliError> {
-    let opts = flags.options();
+/// Put the process traces of several hosts on one timeline.
+///
+/// Maps the process traces' local stamps onto the master's timeline (offset and drift fitted
+/// per host from the sync rounds) and writes one global trace, plus a Chrome/Perfetto JSON
+/// trace with --json. Prints each host's fit with its error bound, the run's length, message
+/// causality (hrts's merge and the naive one that takes local stamps as global) and
+/// throughput.
+///
+/// What the fit cannot vouch for is refused unless a flag accepts it (then flagged in the
+/// output).
+#[derive(clap::Args, Debug)]
+pub struct MergeArgs {
+    /// The process trace files (`hrts trace record`, or written by a library)
+    #[arg(value_name = "FILE", required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// The global trace to write
+    #[arg(long, value_name = "GLOBAL")]
+    pub out: PathBuf,
+    /// Also write a Chrome/Perfetto JSON trace
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Accept files whose writer never closed them
+    #[arg(long)]
+    pub allow_incomplete: bool,
+    /// Accept hosts that never synced (their local stamps taken as global)
+    #[arg(long)]
+    pub allow_unsynced: bool,
+    /// Accept events outside a host's sync window
+    #[arg(long)]
+    pub extrapolate: bool,
+    /// Accept sync samples that no steady clock explains, or a drift beyond --max-drift-ppm
+    #[arg(long)]
+    pub accept_disagreement: bool,
+    /// The largest drift between two clocks taken as real, in ppm
+    #[arg(long, value_name = "N", default_value_t = 1000.0, value_parser = positive_ppm)]
+    pub max_drift_ppm: f64,
+}
+
+fn positive_ppm(s: &str) -> Result<f64, String> {
+    s.parse::<f64>()
+        .ok()
+        .filter(|d| d.is_finite() && *d > 0.0)
+        .ok_or_else(|| "must be a positive number of ppm".to_string())
+}
+
+impl MergeArgs {
+    pub fn options(&self) -> MergeOptions {
+        MergeOptions {
+            allow_incomplete: self.allow_incomplete,
+            allow_unsynced: self.allow_unsynced,
+            extrapolate: self.extrapolate,
+            accept_disagreement: self.accept_disagreement,
+            max_drift_ppm: self.max_drift_ppm,
+            ..MergeOptions::default()
+        }
+    }
+}
+
+pub fn run(args: &MergeArgs) -> Result<(), CliError> {
+    let (inputs, out, json) = (&args.inputs, &args.out, args.json.as_deref());
+    let opts = args.options();
     let started = Instant::now();
     let files = read_inputs(inputs, &opts)?;
     let read_s = started.elapsed().as_secs_f64();

@@ -1,73 +1,74 @@
-//! One module per command; this one opens the segment they share.
+//! One module per command (with the options it takes); this one opens the
+//! segment they share and prints for them.
 
 #[cfg(feature = "testing")]
-mod debug;
-mod echo;
-mod eval;
+pub mod debug;
+pub mod echo;
+pub mod eval;
 #[cfg(feature = "testing")]
 mod fuzz;
-mod info;
-mod merge;
-mod reset;
-mod seq;
-mod stats;
-pub mod stats_args;
-#[cfg(feature = "testing")]
-mod stats_record;
-mod stats_serve;
-mod sync;
-mod test_loop;
-mod trace;
-pub mod trace_args;
-mod track;
+pub mod info;
+pub mod merge;
+pub mod reset;
+pub mod seq;
+pub mod stats;
+pub mod sync;
+pub mod test_loop;
+pub mod trace;
+pub mod track;
+mod units;
 
-use crate::args::{Command, Invocation};
 use crate::exit::CliError;
+use hrts_core::clock::SourceId;
 use hrts_core::SharedBase;
-use hrts_core::{default_segment_name, env, Config};
+use hrts_core::{default_segment_name, env, Config, Error, ErrorKind};
 use std::io::Write;
-
-/// Runs the parsed command.
-pub fn run(inv: &Invocation) -> Result<(), CliError> {
-    let segment = inv.segment.as_deref();
-    match &inv.command {
-        Command::Help => print(crate::help::USAGE),
-        Command::Version => print(&format!("{}\n", crate::help::version())),
-        Command::Now => print(&format!("{}\n", open(segment)?.now_ns())),
-        Command::Info => info::run(&open(segment)?),
-        Command::Test { count, delay } => test_loop::run(&open(segment)?, *count, *delay),
-        Command::Eval(options) => eval::run(options),
-        Command::Track(options) => track::run(&open(segment)?, options),
-        Command::Reset => reset::run(&open(segment)?),
-        Command::Unlink => unlink(segment),
-        Command::Echo => echo::run(&open(segment)?),
-        Command::Seq { count } => seq::run(&open(segment)?, *count),
-        Command::Unique { count } => seq::unique(&open(segment)?, *count),
-        #[cfg(feature = "testing")]
-        Command::UniqueDump {
-            per_thread,
-            threads,
-            dir,
-        } => debug::unique_dump(&open(segment)?, *per_thread, *threads, dir),
-        #[cfg(feature = "testing")]
-        Command::Fuzz { rounds, seed } => fuzz::fuzz(&open(segment)?, *rounds, *seed),
-        #[cfg(feature = "testing")]
-        Command::FuzzRead { ms } => fuzz::fuzz_read(&open(segment)?, *ms),
-        #[cfg(feature = "testing")]
-        Command::HoldWriter => debug::hold_writer(&open(segment)?),
-        Command::Trace(cmd) => trace::run(cmd, segment),
-        Command::Stats(cmd) => stats::run(cmd, segment),
-    }
-}
 
 /// The segment this invocation means: `--segment`, else HRTS_SEGMENT, else the
 /// per-user default; with the rest of the configuration from the environment.
-fn open(segment: Option<&str>) -> Result<SharedBase, CliError> {
+pub fn open(segment: Option<&str>) -> Result<SharedBase, CliError> {
+    check_source_env()?;
     let mut cfg = Config::from_env()?;
     if let Some(name) = segment {
         cfg.name = name.to_string();
     }
     Ok(SharedBase::open(&cfg)?)
+}
+
+/// HRTS_SOURCE, checked with the core's own parser: the core ignores a value it
+/// cannot use (and says so only in `hrts info`'s reason), but a command line
+/// should not run on a counter other than the one asked for.
+fn check_source_env() -> Result<(), CliError> {
+    let Some(raw) = std::env::var_os(env::SOURCE) else {
+        return Ok(());
+    };
+    let raw = raw.to_string_lossy();
+    if raw.trim().is_empty() {
+        return Ok(());
+    }
+    if SourceId::from_name(&raw).is_some_and(SourceId::supported) {
+        return Ok(());
+    }
+    // The hardware counters first, the software clock last.
+    let names = |only_here: bool| {
+        let mut v: Vec<SourceId> = SourceId::ALL
+            .into_iter()
+            .filter(|s| !only_here || s.supported())
+            .collect();
+        v.sort_by_key(|s| *s == SourceId::MonotonicRaw);
+        v.into_iter().map(SourceId::name).collect::<Vec<_>>()
+    };
+    Err(Error::new(
+        ErrorKind::InvalidArgument,
+        format!(
+            "{}={raw:?} is not a counter source this machine can read: set it to {} \
+             (the sources are {}), or unset it to let hrts choose",
+            env::SOURCE,
+            names(true).join(" or "),
+            names(false).join(", ")
+        ),
+    )
+    .into())
 }
 
 /// The segment's name without opening (or creating) it, and without requiring
@@ -80,7 +81,8 @@ fn segment_name(segment: Option<&str>) -> String {
         .unwrap_or_else(default_segment_name)
 }
 
-fn unlink(segment: Option<&str>) -> Result<(), CliError> {
+/// `hrts unlink`: removes the segment's name and page.
+pub fn unlink(segment: Option<&str>) -> Result<(), CliError> {
     let name = segment_name(segment);
     if SharedBase::unlink(&name)? {
         print(&format!("removed segment {name}\n"))
@@ -89,7 +91,7 @@ fn unlink(segment: Option<&str>) -> Result<(), CliError> {
     }
 }
 
-fn print(text: &str) -> Result<(), CliError> {
+pub fn print(text: &str) -> Result<(), CliError> {
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())?;
     out.flush()?;

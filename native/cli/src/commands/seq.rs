@@ -6,6 +6,14 @@ use crate::exit::CliError;
 use hrts_core::SharedBase;
 use std::io::Write;
 
+/// `[N]` of `hrts seq` and `hrts unique`.
+#[derive(clap::Args, Debug)]
+pub struct CountArgs {
+    /// How many to print
+    #[arg(value_name = "N", default_value_t = 1, value_parser = super::units::whole)]
+    pub count: u64,
+}
+
 pub fn run(base: &SharedBase, count: u64) -> Result<(), CliError> {
     // Rust's stdout is line-buffered: every number is written out as soon as it
     // is issued, so a killed `hrts seq` has printed exactly what it issued

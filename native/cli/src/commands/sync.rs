@@ -1,14 +1,138 @@
 //! `hrts sync serve` (the master) and `hrts sync --master` (one round).
 
 use super::print;
+use super::units::{non_empty, positive_seconds};
 use crate::exit::CliError;
 use hrts_trace::sync::{bind, serve as serve_on, sync_round, ServeOptions};
 use hrts_trace::{
     Clock, HostClock, RoundResult, SyncOptions, SyncPhase, TraceWriter, WriterOptions,
 };
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
+
+/// Synchronise this host's clock with a master's for a traced run, or be the master.
+///
+/// `hrts sync --master HOST:PORT` runs one round of --exchanges ping-pong exchanges with the
+/// master, prints the offset of this host's clock with its error bound (half the fastest
+/// round trip), and with --out appends the round to FILE, a trace file of this host's clock
+/// (created if missing). --phase defaults to start for a new FILE and end for an existing
+/// one: run the same command before and after the work.
+///
+/// `hrts sync serve --listen HOST:PORT` makes this host the master (see `hrts sync serve
+/// --help`).
+#[derive(clap::Args, Debug)]
+#[command(subcommand_negates_reqs = true)]
+pub struct SyncArgs {
+    #[command(subcommand)]
+    pub serve: Option<SyncCommand>,
+    #[command(flatten)]
+    pub round: RoundArgs,
+}
+
+#[derive(clap::Subcommand, Debug)]
+pub enum SyncCommand {
+    Serve(ServeArgs),
+}
+
+// One sync round with a master (flattened into SyncArgs).
+#[derive(clap::Args, Debug)]
+pub struct RoundArgs {
+    /// The master (`hrts sync serve`) to sync with
+    #[arg(long, value_name = "HOST:PORT", required = true, value_parser = non_empty)]
+    pub master: Option<String>,
+    /// Also record the round in FILE, a trace file of this host's clock
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Ping-pong exchanges in the round (default 50)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub exchanges: Option<u32>,
+    /// Which round of the run this is, in FILE (default: start for a new file, end for an
+    /// existing one)
+    #[arg(long, value_enum)]
+    pub phase: Option<Phase>,
+    /// This host's name in FILE (default: $HRTS_TRACE_HOST, else the hostname)
+    #[arg(long, value_name = "NAME", value_parser = non_empty)]
+    pub host: Option<String>,
+}
+
+/// `--phase`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    Start,
+    Periodic,
+    End,
+}
+
+impl Phase {
+    pub fn phase(self) -> SyncPhase {
+        match self {
+            Phase::Start => SyncPhase::Start,
+            Phase::Periodic => SyncPhase::Periodic,
+            Phase::End => SyncPhase::End,
+        }
+    }
+}
+
+/// Be the clock-sync master of a traced run.
+///
+/// Answers ping-pong requests with this host's clock until no request came for --idle-exit
+/// seconds, --max-seconds passed or --max-exchanges were answered, then prints the run as this
+/// host's gettimeofday measured it (first to last exchange).
+#[derive(clap::Args, Debug)]
+pub struct ServeArgs {
+    /// Where to answer (UDP)
+    #[arg(long, value_name = "HOST:PORT", value_parser = non_empty)]
+    pub listen: String,
+    /// Stop when no request came for this many seconds
+    #[arg(long, value_name = "SECS", default_value = "30", value_parser = positive_seconds)]
+    pub idle_exit: Duration,
+    /// Stop after this many seconds
+    #[arg(long = "max-seconds", value_name = "SECS", default_value = "3600",
+          value_parser = positive_seconds)]
+    pub max_seconds: Duration,
+    /// Stop after answering this many exchanges
+    #[arg(long, value_name = "N", default_value_t = 10_000_000,
+          value_parser = super::units::whole)]
+    pub max_exchanges: u64,
+}
+
+/// Runs `hrts sync ...`.
+pub fn run(args: &SyncArgs, segment: Option<&str>) -> Result<(), CliError> {
+    let r = &args.round;
+    if let Some(SyncCommand::Serve(s)) = &args.serve {
+        let round = r.master.is_some()
+            || r.out.is_some()
+            || r.exchanges.is_some()
+            || r.phase.is_some()
+            || r.host.is_some();
+        if round {
+            return Err(CliError::usage(
+                "--master, --out, --exchanges, --phase and --host are options of `hrts sync`, \
+                 not of `hrts sync serve`",
+            ));
+        }
+        return serve(
+            &s.listen,
+            s.idle_exit,
+            s.max_seconds,
+            s.max_exchanges,
+            segment,
+        );
+    }
+    let master = r
+        .master
+        .as_deref()
+        .ok_or_else(|| CliError::usage("`hrts sync` needs --master HOST:PORT"))?;
+    sync(
+        master,
+        r.out.as_deref(),
+        r.exchanges.unwrap_or(50),
+        r.phase.map(Phase::phase),
+        r.host.as_deref(),
+        segment,
+    )
+}
 
 /// This host's clock: the segment of `--segment`/`HRTS_SEGMENT`, skewed by
 /// `HRTS_TEST_CLOCK_SKEW` in tests.
@@ -20,7 +144,7 @@ pub fn host_clock(segment: Option<&str>, host: Option<&str>) -> Result<HostClock
     Ok(clock)
 }
 
-pub fn serve(
+fn serve(
     listen: &str,
     idle_exit: Duration,
     max_duration: Duration,
@@ -53,7 +177,7 @@ pub fn serve(
     ))
 }
 
-pub fn sync(
+fn sync(
     master: &str,
     out: Option<&Path>,
     exchanges: u32,

@@ -1,11 +1,24 @@
 //! `hrts test N [DELAY]`: the IBMTS installation test loop (Figure 4).
 
+use super::units;
 use crate::exit::CliError;
 use hrts_core::{ibmts, SharedBase};
 use std::io::Write;
 use std::time::Duration;
 
-pub fn run(base: &SharedBase, count: u64, delay: Duration) -> Result<(), CliError> {
+#[derive(clap::Args, Debug)]
+pub struct TestArgs {
+    /// How many stamp lines to print
+    #[arg(value_name = "N", value_parser = units::whole)]
+    pub count: u64,
+    /// Seconds between two lines (default 0)
+    #[arg(value_name = "DELAY", default_value = "0", hide_default_value = true,
+          value_parser = units::delay_seconds)]
+    pub delay: Duration,
+}
+
+pub fn run(base: &SharedBase, args: &TestArgs) -> Result<(), CliError> {
+    let (count, delay) = (args.count, args.delay);
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
@@ -20,7 +33,10 @@ pub fn run(base: &SharedBase, count: u64, delay: Duration) -> Result<(), CliErro
         "Beginning loop for {count} iterations, using a {} second delay each pass.\n\
          Expect to complete at {} UTC.",
         delay.as_secs_f64(),
-        utc_time_of_day(hrts_core::clock::realtime_ns() / 1_000_000_000 + total.as_secs())
+        utc_time_of_day(
+            hrts_core::clock::realtime_ns()
+                .saturating_add(total.as_nanos().min(u64::MAX.into()) as u64)
+        )
     );
     for i in 0..count {
         if i > 0 && !delay.is_zero() {
@@ -35,10 +51,9 @@ pub fn run(base: &SharedBase, count: u64, delay: Duration) -> Result<(), CliErro
     Ok(())
 }
 
-/// `HH:MM:SS` of an epoch second, in UTC (std has no time zones).
-fn utc_time_of_day(epoch_seconds: u64) -> String {
-    let s = epoch_seconds % 86_400;
-    format!("{:02}:{:02}:{:02}", s / 3600, s % 3600 / 60, s % 60)
+/// `HH:MM:SS` of an epoch time in ns, in UTC.
+fn utc_time_of_day(epoch_ns: u64) -> String {
+    units::utc(epoch_ns)[11..19].to_string()
 }
 
 #[cfg(test)]
@@ -46,7 +61,11 @@ mod tests {
     #[test]
     fn time_of_day() {
         // Figure 4's first stamp, 1019168389, is 22:19:49 UTC.
-        assert_eq!(super::utc_time_of_day(1_019_168_389), "22:19:49");
+        assert_eq!(
+            super::utc_time_of_day(1_019_168_389_000_000_000),
+            "22:19:49"
+        );
         assert_eq!(super::utc_time_of_day(0), "00:00:00");
+        assert_eq!(super::utc_time_of_day(u64::MAX), "23:34:33");
     }
 }

@@ -1,61 +1,83 @@
-//! `hrts trace record|info|dump`, and the dispatch of the trace commands.
+//! `hrts trace record|info|dump`.
 
 use super::print;
 use super::sync::{host_clock, round_lines};
-use super::trace_args::TraceCommand;
+use super::units::non_empty;
 use crate::exit::CliError;
 use hrts_trace::format::{map_flag_names, read_file, ReadOptions, TraceFile};
 use hrts_trace::{Clock, EventKind, SyncOptions, SyncPhase, TraceWriter, WriterOptions};
 use std::io::{BufRead, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// Runs `hrts sync ...`, `hrts trace ...` or `hrts merge ...`.
-pub fn run(cmd: &TraceCommand, segment: Option<&str>) -> Result<(), CliError> {
-    match cmd {
-        TraceCommand::Help(text) => print(text),
-        TraceCommand::Serve {
-            listen,
-            idle_exit,
-            max_duration,
-            max_exchanges,
-        } => super::sync::serve(listen, *idle_exit, *max_duration, *max_exchanges, segment),
-        TraceCommand::Sync {
-            master,
-            out,
-            exchanges,
-            phase,
-            host,
-        } => super::sync::sync(
-            master,
-            out.as_deref(),
-            *exchanges,
-            *phase,
-            host.as_deref(),
+/// Record events into a trace file; show a trace file's header or records.
+#[derive(clap::Args, Debug)]
+pub struct TraceArgs {
+    #[command(subcommand)]
+    pub command: TraceCommand,
+}
+
+#[derive(clap::Subcommand, Debug)]
+pub enum TraceCommand {
+    Record(RecordArgs),
+    /// Print a trace file's header and counts as `key: value` lines
+    Info {
+        /// The trace file
+        file: PathBuf,
+    },
+    /// Print a trace file's records, one per line
+    ///
+    /// Each line is one of:
+    ///   e STAMP KIND ID NAME [PAYLOAD]          an event of a process trace
+    ///   s PHASE MASTER_HOST EXCHANGES           a sync round
+    ///   g STAMP PROC KIND ID LOCAL_STAMP NAME   an event of a merged trace
+    ///   p INDEX HOST PID FLAGS FILE             a process of a merged trace
+    #[command(verbatim_doc_comment)]
+    Dump {
+        /// The trace file
+        file: PathBuf,
+    },
+}
+
+/// Record one event per line of stdin into a trace file.
+///
+/// Each line is `KIND NAME [ID [PAYLOAD]]` with KIND one of instant, begin, end, send, recv
+/// (blank lines and lines starting with # are skipped); each event's local ITC stamp is
+/// printed. With --master it syncs with the master at the start and again at the end of
+/// input.
+#[derive(clap::Args, Debug)]
+pub struct RecordArgs {
+    /// The trace file to write
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// This host's name in the file (default: $HRTS_TRACE_HOST, else the hostname)
+    #[arg(long, value_name = "NAME", value_parser = non_empty)]
+    pub host: Option<String>,
+    /// A label for the file's header
+    #[arg(long, value_name = "TEXT", default_value = "hrts trace record")]
+    pub label: String,
+    /// Sync with this master (`hrts sync serve`) at the start and at the end
+    #[arg(long, value_name = "HOST:PORT", value_parser = non_empty)]
+    pub master: Option<String>,
+    /// Ping-pong exchanges per sync round
+    #[arg(long, value_name = "N", default_value_t = 50,
+          value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub exchanges: u32,
+}
+
+/// Runs `hrts trace ...`.
+pub fn run(args: &TraceArgs, segment: Option<&str>) -> Result<(), CliError> {
+    match &args.command {
+        TraceCommand::Record(r) => record(
+            &r.out,
+            r.host.as_deref(),
+            &r.label,
+            r.master.as_deref(),
+            r.exchanges,
             segment,
         ),
-        TraceCommand::Record {
-            out,
-            host,
-            label,
-            master,
-            exchanges,
-        } => record(
-            out,
-            host.as_deref(),
-            label,
-            master.as_deref(),
-            *exchanges,
-            segment,
-        ),
-        TraceCommand::Info(f) => info(f),
-        TraceCommand::Dump(f) => dump(f),
-        TraceCommand::Merge {
-            inputs,
-            out,
-            json,
-            opts,
-        } => super::merge::run(inputs, out, json.as_deref(), opts),
+        TraceCommand::Info { file } => info(file),
+        TraceCommand::Dump { file } => dump(file),
     }
 }
 

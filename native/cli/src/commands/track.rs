@@ -5,12 +5,34 @@
 //! measured, and the slope's correction. Optionally writes the rows as CSV and
 //! the offset over time as an SVG plot.
 
-use crate::args::TrackOptions;
 use crate::exit::CliError;
-use hrts_core::{Mode, SharedBase, TrackingState};
+use hrts_core::{Mode, TrackingState};
 use std::fmt::Write as _;
+use std::fs::File;
 use std::io::Write as _;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+
+#[derive(clap::Args, Debug)]
+pub struct TrackArgs {
+    /// How long to watch, in seconds
+    #[arg(value_name = "SECONDS", default_value = "10", value_parser = track_seconds)]
+    pub seconds: Duration,
+    /// Also write the lines as CSV to FILE
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// Also plot the offset over time as SVG to FILE
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+}
+
+fn track_seconds(s: &str) -> Result<Duration, String> {
+    s.parse::<f64>()
+        .ok()
+        .filter(|s| *s > 0.0 && *s <= 1e6)
+        .map(Duration::from_secs_f64)
+        .ok_or_else(|| "SECONDS must be a positive number of seconds up to 1000000".to_string())
+}
 
 /// One printed line.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -64,7 +86,59 @@ fn csv_row(r: &Row) -> String {
     )
 }
 
-pub fn run(base: &SharedBase, options: &TrackOptions) -> Result<(), CliError> {
+/// A file `--csv` or `--svg` names, opened before the run so that a path that
+/// cannot be written fails at once, and written when the run is over.
+struct Output {
+    path: PathBuf,
+    file: File,
+}
+
+impl Output {
+    fn open(path: &Path, option: &str) -> Result<Output, CliError> {
+        let file = File::options()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(|e| {
+                hrts_core::Error::from_io(
+                    format!("{option} {}: cannot write", path.display()),
+                    &e,
+                    "give a file in a directory you can write",
+                )
+            })?;
+        Ok(Output {
+            path: path.to_path_buf(),
+            file,
+        })
+    }
+
+    fn write(mut self, text: &str) -> Result<(), CliError> {
+        self.file
+            .set_len(0)
+            .and_then(|()| self.file.write_all(text.as_bytes()))
+            .map_err(|e| {
+                CliError::Core(hrts_core::Error::from_io(
+                    format!("write {}", self.path.display()),
+                    &e,
+                    "",
+                ))
+            })
+    }
+}
+
+pub fn run(segment: Option<&str>, options: &TrackArgs) -> Result<(), CliError> {
+    let csv_out = options
+        .csv
+        .as_deref()
+        .map(|p| Output::open(p, "--csv"))
+        .transpose()?;
+    let svg_out = options
+        .svg
+        .as_deref()
+        .map(|p| Output::open(p, "--svg"))
+        .transpose()?;
+    let base = super::open(segment)?;
     let state = base.tracking_state();
     let mut out = std::io::stdout().lock();
     writeln!(
@@ -84,7 +158,7 @@ pub fn run(base: &SharedBase, options: &TrackOptions) -> Result<(), CliError> {
     let mut rows = Vec::new();
     let mut seen_ties = state.ties;
     let mut next_frozen = Duration::ZERO;
-    while start.elapsed() < options.duration {
+    while start.elapsed() < options.seconds {
         // Stamping is what ties: whoever notices the interval has passed ties.
         base.now_ns();
         let state = base.tracking_state();
@@ -108,90 +182,233 @@ pub fn run(base: &SharedBase, options: &TrackOptions) -> Result<(), CliError> {
         }
         std::thread::sleep(Duration::from_millis(1));
     }
-    if let Some(path) = &options.csv {
+    if let Some(file) = csv_out {
         let mut text = format!("{CSV_HEADER}\n");
         for r in &rows {
             text.push_str(&csv_row(r));
             text.push('\n');
         }
-        write_file(path, &text)?;
+        file.write(&text)?;
     }
-    if let Some(path) = &options.svg {
-        write_file(path, &svg(base.name(), &rows))?;
+    if let Some(file) = svg_out {
+        file.write(&svg(base.name(), state.mode, &rows))?;
     }
     Ok(())
 }
 
-fn write_file(path: &std::path::Path, text: &str) -> Result<(), CliError> {
-    std::fs::write(path, text).map_err(|e| {
-        CliError::Core(hrts_core::Error::from_io(
-            format!("write {}", path.display()),
-            &e,
-            "",
-        ))
-    })
+/// Round tick positions covering `lo..=hi`: about `target` of them, spaced 1,
+/// 2 or 5 times a power of ten. Returns the step and the ticks (from a
+/// multiple of the step at or below `lo` to one at or above `hi`).
+fn ticks(lo: f64, hi: f64, target: f64) -> (f64, Vec<f64>) {
+    let raw = ((hi - lo) / target).max(f64::MIN_POSITIVE);
+    let magnitude = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * magnitude)
+        .find(|s| *s >= raw)
+        .unwrap_or(10.0 * magnitude);
+    let first = (lo / step).floor() as i64;
+    let last = (hi / step).ceil() as i64;
+    (step, (first..=last).map(|i| i as f64 * step).collect())
 }
 
-/// A plot of the offset (ns) over elapsed time: axes, a zero line, the min and
-/// max labelled, one polyline. Plain SVG 1.1, no scripts or external references.
-pub fn svg(name: &str, rows: &[Row]) -> String {
-    let (w, h, left, right, top, bottom) = (800.0, 400.0, 90.0, 20.0, 40.0, 50.0);
-    let t_max = rows.iter().map(|r| r.elapsed_s).fold(1e-3, f64::max);
-    let lo = rows.iter().map(|r| r.offset_ns as f64).fold(0.0, f64::min);
-    let hi = rows.iter().map(|r| r.offset_ns as f64).fold(0.0, f64::max);
-    let (lo, hi) = if hi - lo < 1.0 {
-        (lo - 1.0, hi + 1.0)
+/// A tick label with the decimals its step needs (never "-0").
+fn tick_label(v: f64, step: f64) -> String {
+    let decimals = if step >= 1.0 {
+        0
+    } else {
+        (-step.log10()).ceil() as usize
+    };
+    let text = format!("{v:.decimals$}");
+    if text
+        .trim_start_matches('-')
+        .chars()
+        .all(|c| c == '0' || c == '.')
+    {
+        text.trim_start_matches('-').to_string()
+    } else {
+        text
+    }
+}
+
+/// The unit that suits offsets up to `max_abs_ns`: its name and size in ns.
+fn offset_unit(max_abs_ns: f64) -> (&'static str, f64) {
+    if max_abs_ns < 1e3 {
+        ("ns", 1.0)
+    } else if max_abs_ns < 1e6 {
+        ("µs", 1e3)
+    } else if max_abs_ns < 1e9 {
+        ("ms", 1e6)
+    } else {
+        ("s", 1e9)
+    }
+}
+
+fn xml_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// The offset from CLOCK_REALTIME over the run, as a plot: a title naming the
+/// segment and mode, a time axis (s) and an offset axis (in the unit that suits
+/// the offsets) with ticks, labels and a grid, the offset as a line, each tie
+/// (tracking mode) or sample (frozen mode) marked, and each step marked. Plain
+/// SVG 1.1, no scripts or external references.
+pub fn svg(name: &str, mode: Mode, rows: &[Row]) -> String {
+    let (w, h, left, right, top, bottom) = (800.0, 450.0, 80.0, 30.0, 60.0, 60.0);
+    let max_abs = rows
+        .iter()
+        .map(|r| r.offset_ns.unsigned_abs() as f64)
+        .fold(0.0, f64::max);
+    let (unit, per) = offset_unit(max_abs);
+    let values: Vec<f64> = rows.iter().map(|r| r.offset_ns as f64 / per).collect();
+    let lo = values.iter().copied().fold(0.0, f64::min);
+    let hi = values.iter().copied().fold(0.0, f64::max);
+    let (lo, hi) = if hi - lo < 1e-9 {
+        (-1.0, 1.0)
     } else {
         (lo, hi)
     };
-    let x = |t: f64| left + (w - left - right) * t / t_max;
-    let y = |v: f64| top + (h - top - bottom) * (hi - v) / (hi - lo);
+    let (y_step, y_ticks) = ticks(lo, hi, 6.0);
+    let (y_lo, y_hi) = (y_ticks[0], y_ticks[y_ticks.len() - 1]);
+    let t_end = rows.iter().map(|r| r.elapsed_s).fold(1e-3, f64::max);
+    let (t_step, t_ticks) = ticks(0.0, t_end, 8.0);
+    let t_hi = t_ticks[t_ticks.len() - 1];
+    let x = |t: f64| left + (w - left - right) * t / t_hi;
+    let y = |v: f64| top + (h - top - bottom) * (y_hi - v) / (y_hi - y_lo);
+    let (x0, x1, y0, y1) = (x(0.0), x(t_hi), y(y_lo), y(y_hi));
+    let name = xml_escape(name);
+    let title = format!("hrts track: segment {name}, mode {}", mode.name());
     let mut s = String::new();
     let _ = writeln!(
         s,
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">"#
     );
+    let _ = writeln!(s, "<title>{title}</title>");
     let _ = writeln!(s, r#"<rect width="{w}" height="{h}" fill="white"/>"#);
     let _ = writeln!(
         s,
-        r#"<text x="{left}" y="24" font-size="14">hrts track: segment {} - offset from CLOCK_REALTIME (ns) over time (s)</text>"#,
-        name.replace(['<', '>', '&', '"'], "_")
+        r#"<text class="title" x="{}" y="22" text-anchor="middle" font-size="15">{title}</text>"#,
+        w / 2.0
     );
-    let (x0, x1, y0, y1) = (x(0.0), x(t_max), y(lo), y(hi));
     let _ = writeln!(
         s,
-        r##"<path d="M{x0:.1},{y1:.1} V{y0:.1} H{x1:.1}" fill="none" stroke="#000"/>"##
+        r##"<text class="subtitle" x="{}" y="40" text-anchor="middle" fill="#555">offset of the timeline from CLOCK_REALTIME</text>"##,
+        w / 2.0
     );
-    let z = y(0.0);
-    let _ = writeln!(
-        s,
-        r##"<line x1="{x0:.1}" y1="{z:.1}" x2="{x1:.1}" y2="{z:.1}" stroke="#999" stroke-dasharray="4 4"/>"##
-    );
-    for (v, at) in [(hi, y1), (0.0, z), (lo, y0)] {
+    // The grid and the ticks with their labels.
+    for &t in &t_ticks {
+        let at = x(t);
         let _ = writeln!(
             s,
-            r#"<text x="{:.1}" y="{:.1}" text-anchor="end">{v:.0}</text>"#,
-            left - 6.0,
-            at + 4.0
+            r##"<line class="grid" x1="{at:.1}" y1="{y1:.1}" x2="{at:.1}" y2="{y0:.1}" stroke="#e3e3e3"/>"##
+        );
+        let _ = writeln!(
+            s,
+            r##"<line class="tick" x1="{at:.1}" y1="{y0:.1}" x2="{at:.1}" y2="{:.1}" stroke="#000"/>"##,
+            y0 + 5.0
+        );
+        let _ = writeln!(
+            s,
+            r#"<text class="tick-label x" x="{at:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+            y0 + 18.0,
+            tick_label(t, t_step)
         );
     }
-    for (t, anchor) in [(0.0, "start"), (t_max, "end")] {
+    for &v in &y_ticks {
+        let at = y(v);
+        let zero = v.abs() < y_step * 1e-6;
         let _ = writeln!(
             s,
-            r#"<text x="{:.1}" y="{:.1}" text-anchor="{anchor}">{t:.1} s</text>"#,
-            x(t),
-            y0 + 20.0
+            r##"<line class="grid" x1="{x0:.1}" y1="{at:.1}" x2="{x1:.1}" y2="{at:.1}" stroke="{}"/>"##,
+            if zero { "#999" } else { "#e3e3e3" }
         );
+        let _ = writeln!(
+            s,
+            r##"<line class="tick" x1="{:.1}" y1="{at:.1}" x2="{x0:.1}" y2="{at:.1}" stroke="#000"/>"##,
+            x0 - 5.0
+        );
+        let _ = writeln!(
+            s,
+            r#"<text class="tick-label y" x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#,
+            x0 - 8.0,
+            at + 4.0,
+            tick_label(v, y_step)
+        );
+    }
+    // The axes and their titles.
+    let _ = writeln!(
+        s,
+        r##"<path class="axes" d="M{x0:.1},{y1:.1} V{y0:.1} H{x1:.1}" fill="none" stroke="#000"/>"##
+    );
+    let _ = writeln!(
+        s,
+        r#"<text class="axis-title x" x="{:.1}" y="{:.1}" text-anchor="middle">time since the start (s)</text>"#,
+        (x0 + x1) / 2.0,
+        h - 15.0
+    );
+    let _ = writeln!(
+        s,
+        r#"<text class="axis-title y" transform="translate(20,{:.1}) rotate(-90)" text-anchor="middle">offset ({unit})</text>"#,
+        (y0 + y1) / 2.0
+    );
+    // Steps: the timeline stepped forward to catch up with the system clock.
+    let mut steps = 0;
+    for pair in rows.windows(2) {
+        if pair[1].state.steps > pair[0].state.steps {
+            steps += 1;
+            let at = x(pair[1].elapsed_s);
+            let _ = writeln!(
+                s,
+                r##"<line class="step" x1="{at:.1}" y1="{y1:.1}" x2="{at:.1}" y2="{y0:.1}" stroke="#d62728" stroke-dasharray="4 3"/>"##
+            );
+        }
     }
     let points: Vec<String> = rows
         .iter()
-        .map(|r| format!("{:.1},{:.1}", x(r.elapsed_s), y(r.offset_ns as f64)))
+        .zip(&values)
+        .map(|(r, v)| format!("{:.1},{:.1}", x(r.elapsed_s), y(*v)))
         .collect();
     let _ = writeln!(
         s,
-        r##"<polyline points="{}" fill="none" stroke="#1f77b4" stroke-width="1.5"/>"##,
+        r##"<polyline class="offset" points="{}" fill="none" stroke="#1f77b4" stroke-width="1.5"/>"##,
         points.join(" ")
     );
+    let (marker, what) = match mode {
+        Mode::Tracking => ("tie", "tie (offset measured, slope corrected)"),
+        Mode::Frozen => ("sample", "sample (a frozen timeline is not tied)"),
+    };
+    for p in &points {
+        let (px, py) = p.split_once(',').unwrap_or(("0", "0"));
+        let _ = writeln!(
+            s,
+            r##"<circle class="{marker}" cx="{px}" cy="{py}" r="3" fill="#1f77b4"/>"##
+        );
+    }
+    // The legend, top right inside the plot.
+    let lx = x1 - 250.0;
+    let _ = writeln!(
+        s,
+        r##"<circle cx="{:.1}" cy="{:.1}" r="3" fill="#1f77b4"/><text class="legend" x="{:.1}" y="{:.1}">{what}</text>"##,
+        lx,
+        y1 + 12.0,
+        lx + 8.0,
+        y1 + 16.0
+    );
+    if steps > 0 {
+        let _ = writeln!(
+            s,
+            r##"<line x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="#d62728" stroke-dasharray="4 3"/><text class="legend" x="{:.1}" y="{:.1}">step forward</text>"##,
+            lx - 4.0,
+            y1 + 30.0,
+            lx + 4.0,
+            y1 + 30.0,
+            lx + 8.0,
+            y1 + 34.0
+        );
+    }
     s.push_str("</svg>\n");
     s
 }
@@ -243,7 +460,7 @@ mod tests {
     #[test]
     fn the_plot_has_one_point_per_row_inside_the_canvas() {
         let rows: Vec<Row> = (0..50).map(|i| row(i as f64, (i * 7 % 23) - 11)).collect();
-        let svg = svg("/hrts-x", &rows);
+        let svg = svg("/hrts-x", Mode::Tracking, &rows);
         assert!(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
         assert!(svg.trim_end().ends_with("</svg>"));
         let points = svg
@@ -269,6 +486,131 @@ mod tests {
             "time runs left to right"
         );
         // An empty run still gives a valid document.
-        assert!(super::svg("/x", &[]).contains("<polyline points=\"\""));
+        assert!(super::svg("/x", Mode::Tracking, &[]).contains(" points=\"\""));
+    }
+
+    /// The elements of one kind with one class, as their attribute text and
+    /// their content (for <text>).
+    fn elements<'a>(svg: &'a str, tag: &str, class: &str) -> Vec<(&'a str, &'a str)> {
+        let open = format!("<{tag} class=\"{class}\"");
+        svg.match_indices(&open)
+            .map(|(i, _)| {
+                let rest = &svg[i + open.len()..];
+                let end = rest.find('>').unwrap();
+                let attrs = &rest[..end];
+                let content = if attrs.ends_with('/') {
+                    ""
+                } else {
+                    let body = &rest[end + 1..];
+                    &body[..body.find("</").unwrap()]
+                };
+                (attrs, content)
+            })
+            .collect()
+    }
+
+    fn attr(attrs: &str, name: &str) -> f64 {
+        let key = format!(" {name}=\"");
+        let v = &attrs[attrs.find(&key).unwrap() + key.len()..];
+        v[..v.find('"').unwrap()].parse().unwrap()
+    }
+
+    #[test]
+    fn the_plot_has_a_title_axes_ticks_a_grid_and_marked_ties() {
+        // Offsets from -3.2 µs to +1.5 µs over 20 s, with a step at 12 s.
+        let rows: Vec<Row> = (0..=20)
+            .map(|i| {
+                let mut r = row(i as f64, (i * 337 % 4700) - 3200);
+                r.state.steps = u64::from(i >= 12);
+                r
+            })
+            .collect();
+        let svg = svg("/hrts-plot<&>", Mode::Tracking, &rows);
+        // The title names the segment (escaped) and the mode.
+        let titles = elements(&svg, "text", "title");
+        assert_eq!(titles.len(), 1);
+        assert_eq!(
+            titles[0].1,
+            "hrts track: segment /hrts-plot&lt;&amp;&gt;, mode tracking"
+        );
+        assert!(svg
+            .contains("<title>hrts track: segment /hrts-plot&lt;&amp;&gt;, mode tracking</title>"));
+        // Axis titles with units.
+        let axis: Vec<&str> = ["axis-title x", "axis-title y"]
+            .iter()
+            .map(|c| elements(&svg, "text", c)[0].1)
+            .collect();
+        assert_eq!(axis, ["time since the start (s)", "offset (µs)"]);
+        // Time ticks: round numbers from 0 past 20 s, one grid line each.
+        let x_labels: Vec<f64> = elements(&svg, "text", "tick-label x")
+            .iter()
+            .map(|(_, t)| t.parse().unwrap())
+            .collect();
+        assert!(x_labels.len() >= 4, "{x_labels:?}");
+        assert_eq!(x_labels[0], 0.0);
+        assert!(*x_labels.last().unwrap() >= 20.0);
+        let steps: Vec<f64> = x_labels.windows(2).map(|w| w[1] - w[0]).collect();
+        assert!(
+            steps.iter().all(|s| (s - steps[0]).abs() < 1e-9),
+            "{x_labels:?}"
+        );
+        // Offset ticks: in µs, covering -3.2..1.5, one "0" and no "-0".
+        let y_labels: Vec<&str> = elements(&svg, "text", "tick-label y")
+            .iter()
+            .map(|(_, t)| *t)
+            .collect();
+        assert_eq!(
+            y_labels.iter().filter(|l| **l == "0").count(),
+            1,
+            "{y_labels:?}"
+        );
+        assert!(!y_labels.contains(&"-0"), "{y_labels:?}");
+        let y_values: Vec<f64> = y_labels.iter().map(|l| l.parse().unwrap()).collect();
+        assert!(
+            y_values[0] <= -3.2 && *y_values.last().unwrap() >= 1.5,
+            "{y_values:?}"
+        );
+        let grid = elements(&svg, "line", "grid");
+        assert_eq!(grid.len(), x_labels.len() + y_labels.len());
+        assert_eq!(
+            elements(&svg, "line", "tick").len(),
+            x_labels.len() + y_labels.len()
+        );
+        // Every grid line lies inside the canvas; vertical ones span the plot.
+        for (a, _) in &grid {
+            for k in ["x1", "x2"] {
+                assert!((0.0..=800.0).contains(&attr(a, k)));
+            }
+            for k in ["y1", "y2"] {
+                assert!((0.0..=450.0).contains(&attr(a, k)));
+            }
+        }
+        // One marker per tie, on the line; the step marked once.
+        let ties = elements(&svg, "circle", "tie");
+        assert_eq!(ties.len(), rows.len());
+        assert_eq!(elements(&svg, "line", "step").len(), 1);
+        assert!(svg.contains(">tie (offset measured, slope corrected)</text>"));
+        assert!(svg.contains(">step forward</text>"));
+        // A frozen run's points are samples, not ties.
+        let frozen = super::svg("/f", Mode::Frozen, &rows[..3]);
+        assert!(frozen.contains("mode frozen</text>"));
+        assert_eq!(elements(&frozen, "circle", "sample").len(), 3);
+        assert!(elements(&frozen, "circle", "tie").is_empty());
+    }
+
+    #[test]
+    fn ticks_are_round_and_cover_the_range() {
+        let (step, t) = ticks(0.0, 20.0, 8.0);
+        assert_eq!(step, 5.0);
+        assert_eq!(t, [0.0, 5.0, 10.0, 15.0, 20.0]);
+        let (step, t) = ticks(-3.2, 1.5, 6.0);
+        assert_eq!(step, 1.0);
+        assert_eq!(t.first(), Some(&-4.0));
+        assert_eq!(t.last(), Some(&2.0));
+        assert_eq!(tick_label(-0.0, 1.0), "0");
+        assert_eq!(tick_label(0.25, 0.05), "0.25");
+        assert_eq!(tick_label(-1e-17, 0.1), "0.0");
+        assert_eq!(offset_unit(999.0), ("ns", 1.0));
+        assert_eq!(offset_unit(2.5e6), ("ms", 1e6));
     }
 }

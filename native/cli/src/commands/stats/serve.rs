@@ -4,8 +4,8 @@
 //! a fresh snapshot per request; 404 for other paths, 405 for other methods.
 //! Runs until SIGINT or SIGTERM ends the process.
 
-use super::stats::{empty, render, take};
-use super::stats_args::Format;
+use super::snapshot::{empty, render, take, Format};
+use crate::commands::print;
 use crate::exit::CliError;
 use hrts_core::{Error, ErrorKind};
 use std::net::TcpListener;
@@ -31,7 +31,7 @@ pub fn run(listen: &str, name: &str) -> Result<(), CliError> {
     let addr = listener.local_addr()?;
     let server = Server::from_listener(listener, None)
         .map_err(|e| Error::new(ErrorKind::Os, format!("HTTP server on {addr}: {e}")))?;
-    super::print(&format!("listening on http://{addr}\n"))?;
+    print(&format!("listening on http://{addr}\n"))?;
     for request in server.incoming_requests() {
         // A client that went away is its own problem, not the server's.
         let _ = respond(request, name);

@@ -1,0 +1,128 @@
+//! `hrts stats`: what the statistics segment holds, as a table, JSON or the
+//! Prometheus format, once or every few seconds (`show`); over HTTP
+//! (`serve`); `hrts stats unlink` (`show`). What these share, reading and
+//! rendering a snapshot, is in the leaf module `snapshot`.
+
+#[cfg(feature = "testing")]
+pub mod record;
+mod serve;
+mod show;
+mod snapshot;
+
+use crate::exit::CliError;
+pub use snapshot::Format;
+use std::time::Duration;
+
+/// Show the metrics every process publishes in the statistics segment; serve them over HTTP;
+/// remove the segment.
+///
+/// Every process that uses hrts statistics (Rust, C or Java) publishes its metrics in the
+/// statistics segment; these commands read it without the processes doing anything.
+///
+/// `hrts stats` prints a table of every metric of every process (processes that exited stay,
+/// marked so, until their cells are reclaimed), with durations in human units, then every
+/// name aggregated over all processes (counters summed, gauges and timers at their latest
+/// value, statistics merged; quantiles only when one process has data). With no segment (no
+/// process has published statistics yet) it says so on stderr and prints an empty result;
+/// exit status 0.
+///
+/// --json prints one JSON document instead: {"segment", "timestamp", "processes": [{"pid",
+/// "instance", "program", "state", "timestamp", "metrics"}], "aggregate"}, metrics and
+/// aggregate in the handystats dump shape.
+///
+/// --prometheus prints the Prometheus text exposition format 0.0.4: counters
+/// hrts_NAME_total, gauges hrts_NAME, timers as summaries hrts_NAME_seconds, each labelled
+/// pid, hrts_instance and program; plus hrts_stats_processes{state="live"|"exited"}.
+///
+/// --segment names the statistics segment (default: $HRTS_STATS_SEGMENT, else
+/// /hrts-stats-<uid>). Exit status: as `hrts --help` says; 3 if the segment is not a
+/// statistics segment, truncated, of another layout version, or corrupt.
+#[derive(clap::Args, Debug)]
+pub struct StatsArgs {
+    #[command(subcommand)]
+    pub action: Option<StatsAction>,
+    /// One JSON document instead of the table
+    #[arg(long, conflicts_with = "prometheus")]
+    pub json: bool,
+    /// The Prometheus text format instead of the table (labels pid, hrts_instance, program)
+    #[arg(long)]
+    pub prometheus: bool,
+    /// Print anew every SECONDS (default 1) until interrupted; on a terminal each frame
+    /// replaces the last, otherwise frames follow one another (one line each with --json)
+    #[arg(long, value_name = "SECONDS", num_args = 0..=1, default_missing_value = "1",
+          value_parser = watch_interval)]
+    pub watch: Option<Duration>,
+    /// With --watch: stop after N frames
+    #[arg(long, value_name = "N", requires = "watch", value_parser = positive_count)]
+    pub count: Option<u64>,
+}
+
+#[derive(clap::Subcommand, Debug)]
+pub enum StatsAction {
+    /// Serve /metrics (Prometheus) and /stats.json over HTTP.
+    ///
+    /// Answers HTTP on HOST:PORT (port 0: any free port) with a fresh snapshot per request:
+    /// GET /metrics in the Prometheus format (content type text/plain; version=0.0.4), GET
+    /// /stats.json as `hrts stats --json`; 404 for other paths, 405 for other methods. Prints
+    /// `listening on http://HOST:PORT` (the port it got) and serves until SIGINT or SIGTERM.
+    Serve {
+        /// Where to answer, e.g. 127.0.0.1:9464
+        #[arg(long, value_name = "HOST:PORT", value_parser = super::units::non_empty)]
+        listen: String,
+    },
+    /// Remove the statistics segment (its name and its page; processes that have it open keep
+    /// using it); says whether it existed
+    Unlink,
+}
+
+fn watch_interval(s: &str) -> Result<Duration, String> {
+    let secs = s.parse::<f64>().map_err(|_| {
+        "the watch interval must be a number of seconds, e.g. --watch 2 or --watch 0.5".to_string()
+    })?;
+    if secs > 0.0 && secs <= 86_400.0 {
+        Ok(Duration::from_secs_f64(secs))
+    } else {
+        Err("the watch interval must be more than 0 and at most 86400 seconds".to_string())
+    }
+}
+
+fn positive_count(s: &str) -> Result<u64, String> {
+    s.parse::<u64>()
+        .ok()
+        .filter(|n| *n > 0)
+        .ok_or_else(|| "must be a positive whole number".to_string())
+}
+
+impl StatsArgs {
+    /// How a snapshot is printed.
+    pub fn format(&self) -> Format {
+        if self.json {
+            Format::Json
+        } else if self.prometheus {
+            Format::Prometheus
+        } else {
+            Format::Table
+        }
+    }
+}
+
+/// Runs `hrts stats ...`; `segment` is `--segment`, the statistics segment.
+pub fn run(args: &StatsArgs, segment: Option<&str>) -> Result<(), CliError> {
+    let name = snapshot::segment_name(segment);
+    let shown = args.json || args.prometheus || args.watch.is_some() || args.count.is_some();
+    if let (Some(action), true) = (&args.action, shown) {
+        let word = match action {
+            StatsAction::Serve { .. } => "serve",
+            StatsAction::Unlink => "unlink",
+        };
+        return Err(CliError::usage(format!(
+            "--json, --prometheus, --watch and --count are options of `hrts stats`, \
+             not of `hrts stats {word}`"
+        )));
+    }
+    match &args.action {
+        None => show::show(&name, args.format(), args.watch, args.count),
+        Some(StatsAction::Unlink) => show::unlink(&name),
+        Some(StatsAction::Serve { listen }) => serve::run(listen, &name),
+    }
+}

@@ -1,0 +1,36 @@
+//! Reading and rendering one snapshot of the statistics segment: what showing
+//! it and serving it share.
+
+use crate::exit::CliError;
+use hrts_stats::shared::{name_from_env, read_time, Snapshot, StatsSegment};
+
+/// How a snapshot is printed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Table,
+    Json,
+    Prometheus,
+}
+
+/// `--segment`, else HRTS_STATS_SEGMENT, else `/hrts-stats-<uid>`.
+pub fn segment_name(segment: Option<&str>) -> String {
+    segment.map_or_else(name_from_env, str::to_string)
+}
+
+/// A snapshot of segment `name`; `None` if there is no such segment.
+pub fn take(name: &str) -> Result<Option<Snapshot>, CliError> {
+    Ok(StatsSegment::attach(name)?.map(|seg| seg.snapshot()))
+}
+
+/// What a reader shows when no process has published: no process at all.
+pub fn empty(name: &str) -> Snapshot {
+    Snapshot::empty(name, read_time())
+}
+
+pub fn render(snap: &Snapshot, format: Format) -> String {
+    match format {
+        Format::Table => snap.to_table(),
+        Format::Json => snap.to_json() + "\n",
+        Format::Prometheus => snap.to_prometheus(),
+    }
+}
