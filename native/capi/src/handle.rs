@@ -144,7 +144,7 @@ unsafe fn open_with(
         // SAFETY: `opts` is NULL or valid for one read, by this function's
         // contract; the options are copied out before use.
         if let Some(opts) = unsafe { opts.as_ref() } {
-            cfg = opts.apply(cfg, function)?;
+            opts.apply(&mut cfg, function)?;
         }
         let base = SharedBase::open(&cfg)?;
         let handle = Box::into_raw(Box::new(HrtsSegment { base }));

@@ -38,8 +38,10 @@
 //!   `segment/info.rs`; `next_unique`, `last_unique` in `stamps/unique.rs`;
 //!   `next_sequence`, `seq_file` in `stamps/sequence.rs`.
 //! - [`Config`], [`Sharing`], [`Calendar`], [`Opened`], [`Mode`],
-//!   [`TrackingConfig`], [`default_segment_name`], [`resolve_group`]: how a
-//!   segment is named, shared, opened, and how it follows the calendar.
+//!   [`TrackingConfig`], [`OpenOptions`], [`default_segment_name`],
+//!   [`resolve_group`]: how a segment is named, shared, opened, and how it
+//!   follows the calendar ([`OpenOptions`] is what the C and Java front ends
+//!   turn their creation settings into).
 //! - [`Base`], [`BaseInfo`], [`TimeStamp`], [`SegmentInfo`], [`EvaluationSummary`],
 //!   [`TrackingState`], [`pace_text`]: what the timeline and
 //!   `hrts info` report.
@@ -70,8 +72,8 @@ pub use segment::info::{pace_text, EvaluationSummary, SegmentInfo, TrackingState
 pub use segment::layout::LAYOUT_VERSION;
 pub use segment::timeline::{Base, BaseInfo, TimeStamp};
 pub use segment::{
-    default_name as default_segment_name, resolve_group, Calendar, Config, Mode, Opened,
-    SharedBase, Sharing, TrackingConfig,
+    default_name as default_segment_name, resolve_group, Calendar, Config, Mode, OpenOptions,
+    Opened, SharedBase, Sharing, TrackingConfig,
 };
 pub use stamps::itc::{ItcFormat, ItcStamper};
 

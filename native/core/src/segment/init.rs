@@ -70,7 +70,7 @@ pub(super) fn initialise(h: &Header, ext: &Extension, cfg: &Config) -> Result<()
     h.calib_elapsed_ns.store(cal.elapsed_ns, Relaxed);
     h.calibrations.fetch_add(1, Relaxed);
     store_reason(h, &reason);
-    h.mode.store(cfg.mode as u32, Relaxed);
+    h.mode.store(cfg.mode.code(), Relaxed);
     h.tie_interval_ns.store(interval_ns, Relaxed);
     h.max_slew_ppb.store(max_slew_ppb, Relaxed);
     h.step_ns.store(step_ns, Relaxed);
