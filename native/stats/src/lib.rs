@@ -49,6 +49,7 @@ pub mod config;
 pub mod dump;
 pub mod histogram;
 pub mod incremental;
+mod instance;
 mod local;
 mod metric;
 mod points;
@@ -65,9 +66,10 @@ pub use config::{Config, SharedMemory};
 pub use dump::{CounterDump, Dump, GaugeDump, Metric, TimerDump};
 pub use hrts_core::{Error, ErrorKind, Result};
 pub use incremental::Statistics;
+pub use instance::CONTROL_OFFSETS;
 pub use points::{Counter, Gauge, MetricId, Timer, TimerOp, TimerScope, DEFAULT_INSTANCE};
 pub use registry::Kind;
-pub use stats::{global, Stats, CONTROL_OFFSETS};
+pub use stats::{global, Stats};
 
 #[doc(hidden)]
 pub fn __handle<T>(name: &str, r: Result<T>) -> Option<T> {
