@@ -1,11 +1,13 @@
-//! The rooms (top-level modules) of every crate of the workspace must not
-//! import each other in a cycle: in the core, `clock` knows nothing of the
+//! Sibling modules (at every level, the top-level "rooms" as well as the
+//! modules of a folder) of every crate of the workspace must not import each
+//! other in a cycle: in the core, `clock` knows nothing of the
 //! segment, the segment nothing of the stamps built on it; in the statistics
 //! crate, the instance state knows nothing of the measuring points, the
-//! queues or the public handle that use it. This reads the sources and checks,
-//! for each crate in [`CRATES`], the graph of `crate::<room>` paths (test code
-//! and comments excluded; a name the crate root re-exports counts as its
-//! room), so a new cycle fails here instead of in a reader's head.
+//! queues or the public handle that use it. This reads the sources of each
+//! crate in [`CRATES`] and checks the graph of the `crate::`, `super::` and
+//! `self::` paths in them (test code and comments excluded; a name a module
+//! imports or re-exports with `use` counts as the module it comes from), so a
+//! new cycle fails here instead of in a reader's head.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -32,13 +34,27 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The room a source file belongs to: its first path component under `src/`;
-/// `None` for the crate root and the test helpers.
-fn room_of(src: &Path, file: &Path) -> Option<String> {
+/// A module path under the crate root (`[]` is the root itself).
+type ModPath = Vec<String>;
+
+/// The module a source file holds: `src/a/b.rs` and `src/a/b/mod.rs` are
+/// `a::b`, `src/lib.rs` and `src/main.rs` the root; `None` for test code.
+fn module_of(src: &Path, file: &Path) -> Option<ModPath> {
     let rel = file.strip_prefix(src).unwrap();
-    let first = rel.components().next()?.as_os_str().to_str()?;
-    let room = first.trim_end_matches(".rs");
-    (!["lib", "main", "testutil", "tests"].contains(&room)).then(|| room.to_string())
+    let mut path: ModPath = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    let last = path.pop()?;
+    if last == "tests.rs" || last == "testutil.rs" {
+        return None;
+    }
+    match last.trim_end_matches(".rs") {
+        "mod" => {}
+        "lib" | "main" if path.is_empty() => {}
+        name => path.push(name.to_string()),
+    }
+    Some(path)
 }
 
 /// The file's code before its first test module, without comment lines.
@@ -53,84 +69,211 @@ fn non_test_code(text: &str) -> String {
         .join("\n")
 }
 
-/// The names the crate root re-exports (`pub use room::...::{A, B as C}`),
-/// each with the room it comes from.
-fn reexports(root: &str, rooms: &BTreeSet<String>) -> BTreeMap<String, String> {
-    let mut names = BTreeMap::new();
-    for (i, _) in root.match_indices("pub use ") {
-        let body = &root[i + 8..];
-        let body = body[..body.find(';').unwrap_or(body.len())].trim();
-        let body = body.strip_prefix("crate::").unwrap_or(body);
-        let room = body.split("::").next().unwrap_or("").trim();
-        if !rooms.contains(room) {
+fn is_ident(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// The paths a use tree or path at the start of `s` names (`a::{b, c::d as
+/// e}` gives `a::b` and `a::c::d`), each with the name it is known by; `self`
+/// is left out (`self::x` is `x`, `a::{self}` is `a`).
+fn use_tree(s: &str) -> Vec<(ModPath, String)> {
+    fn tree(s: &[char], i: &mut usize, prefix: &ModPath, out: &mut Vec<(ModPath, String)>) {
+        let mut segs = prefix.clone();
+        let skip_ws = |i: &mut usize| {
+            while *i < s.len() && s[*i].is_whitespace() {
+                *i += 1;
+            }
+        };
+        loop {
+            skip_ws(i);
+            if *i < s.len() && s[*i] == '{' {
+                *i += 1;
+                loop {
+                    skip_ws(i);
+                    if *i >= s.len() || s[*i] == '}' {
+                        *i += 1;
+                        return;
+                    }
+                    let before = *i;
+                    tree(s, i, &segs, out);
+                    if *i == before {
+                        *i += 1; // `*` or anything else that names no module
+                    }
+                    skip_ws(i);
+                    if *i < s.len() && s[*i] == ',' {
+                        *i += 1;
+                    }
+                }
+            }
+            let start = *i;
+            while *i < s.len() && is_ident(s[*i]) {
+                *i += 1;
+            }
+            let id: String = s[start..*i].iter().collect();
+            if id.is_empty() {
+                if *i < s.len() && s[*i] == '*' {
+                    *i += 1;
+                    out.push((segs, "*".to_string()));
+                    return;
+                }
+                break;
+            }
+            if id != "self" {
+                segs.push(id);
+            }
+            if s[*i..].starts_with(&[':', ':']) {
+                *i += 2;
+                continue;
+            }
+            skip_ws(i);
+            if s[*i..].starts_with(&['a', 's', ' ']) {
+                *i += 3;
+                skip_ws(i);
+                let start = *i;
+                while *i < s.len() && is_ident(s[*i]) {
+                    *i += 1;
+                }
+                let alias: String = s[start..*i].iter().collect();
+                out.push((segs, alias));
+                return;
+            }
+            break;
+        }
+        let name = segs.last().cloned().unwrap_or_default();
+        out.push((segs, name));
+    }
+    let chars: Vec<char> = s.chars().collect();
+    let mut out = Vec::new();
+    tree(&chars, &mut 0, &Vec::new(), &mut out);
+    out
+}
+
+/// Every path in `code` that starts with `crate::`, `super::` or `self::`.
+fn prefixed_paths(code: &str) -> Vec<ModPath> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while let Some(i) = ["crate::", "super::", "self::"]
+        .iter()
+        .filter_map(|k| code[at..].find(k).map(|j| at + j))
+        .min()
+    {
+        let before = code[..i].chars().next_back();
+        if before.is_some_and(is_ident) {
+            at = i + 1;
             continue;
         }
-        let items = match (body.find('{'), body.rfind('}')) {
-            (Some(a), Some(b)) => body[a + 1..b].replace(['{', '}'], ","),
-            _ => body.to_string(),
-        };
-        for item in items.split(',').map(str::trim) {
-            let name = match item.split_once(" as ") {
-                Some((_, alias)) => alias.trim(),
-                None => item.rsplit("::").next().unwrap_or("").trim(),
-            };
-            if !name.is_empty() && name != "*" && name != "self" {
-                names.insert(name.to_string(), room.to_string());
-            }
-        }
+        let paths = use_tree(&code[i..]);
+        out.extend(paths.into_iter().map(|(p, _)| p));
+        // Past the whole path, so `super::super::x` is read once.
+        let len = code[i..]
+            .find(|c: char| !(is_ident(c) || c == ':'))
+            .unwrap_or(code.len() - i);
+        at = i + len.max(1);
     }
-    names
+    out
 }
 
-/// The first identifier of `text`.
-fn ident(text: &str) -> String {
-    text.chars()
-        .take_while(|c| c.is_alphanumeric() || *c == '_')
-        .collect()
-}
-
-/// Each room of the crate in `native/<krate>` with the rooms it imports.
-fn room_graph(krate: &str) -> BTreeMap<String, BTreeSet<String>> {
+/// The crate's modules, each with its code.
+fn modules(krate: &str) -> BTreeMap<ModPath, String> {
     let src = native_dir().join(krate).join("src");
     let mut files = Vec::new();
     rust_files(&src, &mut files);
-    let rooms: BTreeSet<String> = files.iter().filter_map(|f| room_of(&src, f)).collect();
-    let root = ["lib.rs", "main.rs"]
+    files
         .iter()
-        .filter_map(|f| std::fs::read_to_string(src.join(f)).ok())
-        .collect::<String>();
-    let exported = reexports(&non_test_code(&root), &rooms);
-    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for file in files {
-        if file.file_name().is_some_and(|n| n == "tests.rs") {
-            continue;
+        .filter_map(|f| {
+            let code = non_test_code(&std::fs::read_to_string(f).unwrap());
+            module_of(&src, f).map(|m| (m, code))
+        })
+        .collect()
+}
+
+/// Where `path`, written in module `from`, leads: the deepest module it
+/// names, or (for an item a module imports or re-exports with `use`) the
+/// module the item comes from. `None` for a path outside the crate.
+fn resolve(
+    from: &ModPath,
+    path: &[String],
+    mods: &BTreeMap<ModPath, String>,
+    names: &BTreeMap<ModPath, BTreeMap<String, ModPath>>,
+) -> Option<ModPath> {
+    let mut segs = path.iter().peekable();
+    let mut cur: ModPath = match segs.peek().map(|s| s.as_str()) {
+        Some("crate") => {
+            segs.next();
+            Vec::new()
         }
-        let Some(room) = room_of(&src, &file) else {
-            continue;
-        };
-        // `super::` in `src/x.rs` or `src/x/mod.rs` is the crate root.
-        let depth = file.strip_prefix(&src).unwrap().components().count();
-        let super_is_root = depth == 1 || (depth == 2 && file.ends_with("mod.rs"));
-        let code = non_test_code(&std::fs::read_to_string(&file).unwrap());
-        let mut targets: Vec<String> = code
-            .match_indices("crate::")
-            .map(|(i, _)| ident(&code[i + 7..]))
-            .collect();
-        if super_is_root {
-            targets.extend(
-                code.match_indices("super::")
-                    .map(|(i, _)| ident(&code[i + 7..])),
+        Some("super") => {
+            let mut m = from.clone();
+            while segs.peek().is_some_and(|s| *s == "super") {
+                segs.next();
+                m.pop();
+            }
+            m
+        }
+        Some(first) if mods.contains_key(&[from.clone(), vec![first.to_string()]].concat()) => {
+            from.clone()
+        }
+        _ => return None,
+    };
+    for seg in segs {
+        let next = [cur.clone(), vec![seg.clone()]].concat();
+        if mods.contains_key(&next) {
+            cur = next;
+        } else {
+            return Some(
+                names
+                    .get(&cur)
+                    .and_then(|n| n.get(seg))
+                    .cloned()
+                    .unwrap_or(cur),
             );
         }
-        let deps = graph.entry(room.clone()).or_default();
-        for target in targets {
-            let to = if rooms.contains(&target) {
-                Some(target)
-            } else {
-                exported.get(&target).cloned()
+    }
+    Some(cur)
+}
+
+/// The crate's module graph at every level: an edge `a -> b` between two
+/// modules with the same parent when code in `a` (or below it) names `b` (or
+/// something in or below it). A child naming its parent, or a parent its
+/// child, is no edge. Keys are module paths (`shared::cells`); every module
+/// is a key.
+fn module_graph(krate: &str) -> BTreeMap<String, BTreeSet<String>> {
+    let mods = modules(krate);
+    // What each module's `use` statements bring in, by name.
+    let no_names = BTreeMap::new();
+    let mut names: BTreeMap<ModPath, BTreeMap<String, ModPath>> = BTreeMap::new();
+    for (m, code) in &mods {
+        for (i, _) in code.match_indices("use ") {
+            if code[..i].chars().next_back().is_some_and(is_ident) {
+                continue;
+            }
+            for (path, name) in use_tree(&code[i + 4..]) {
+                let path = path
+                    .strip_prefix(&[String::from("self")][..])
+                    .unwrap_or(&path);
+                if let Some(to) = resolve(m, path, &mods, &no_names) {
+                    names.entry(m.clone()).or_default().insert(name, to);
+                }
+            }
+        }
+    }
+    let key = |p: &[String]| p.join("::");
+    let mut graph: BTreeMap<String, BTreeSet<String>> = mods
+        .keys()
+        .filter(|m| !m.is_empty())
+        .map(|m| (key(m), BTreeSet::new()))
+        .collect();
+    for (m, code) in &mods {
+        for path in prefixed_paths(code) {
+            let Some(to) = resolve(m, &path, &mods, &names) else {
+                continue;
             };
-            if let Some(to) = to.filter(|t| *t != room) {
-                deps.insert(to);
+            let common = m.iter().zip(&to).take_while(|(a, b)| a == b).count();
+            if common < m.len() && common < to.len() {
+                graph
+                    .entry(key(&m[..=common]))
+                    .or_default()
+                    .insert(key(&to[..=common]));
             }
         }
     }
@@ -190,12 +333,12 @@ fn every_crate_is_listed() {
 }
 
 #[test]
-fn rooms_of_every_crate_import_each_other_without_cycles() {
+fn modules_of_every_crate_import_each_other_without_cycles() {
     for krate in CRATES {
-        let graph = room_graph(krate);
+        let graph = module_graph(krate);
         if let Some(cycle) = find_cycle(&graph) {
             panic!(
-                "import cycle between rooms of native/{krate}: {}",
+                "import cycle between modules of native/{krate}: {}",
                 cycle.join(" -> ")
             );
         }
@@ -204,7 +347,7 @@ fn rooms_of_every_crate_import_each_other_without_cycles() {
 
 #[test]
 fn core_rooms_depend_in_the_documented_direction() {
-    let graph = room_graph("core");
+    let graph = module_graph("core");
     for room in ["clock", "storage", "segment", "stamps", "process", "ibmts"] {
         assert!(graph.contains_key(room), "room {room} not found: {graph:?}");
     }
@@ -229,7 +372,7 @@ fn core_rooms_depend_in_the_documented_direction() {
 
 #[test]
 fn the_stats_instance_state_is_a_leaf_of_its_users() {
-    let graph = room_graph("stats");
+    let graph = module_graph("stats");
     for user in ["stats", "points", "local"] {
         assert!(
             graph[user].contains("instance"),
@@ -250,29 +393,32 @@ fn the_stats_instance_state_is_a_leaf_of_its_users() {
 }
 
 #[test]
-fn reexported_names_count_as_their_room() {
-    let rooms: BTreeSet<String> = ["points", "stats", "other"]
-        .map(String::from)
-        .into_iter()
-        .collect();
-    let names = reexports(
-        "pub use points::{Counter, Gauge as G};\npub use crate::stats::{global, Stats};\n\
-         pub use hrts_core::{Error, Result};\npub use other::inner::Thing;\n",
-        &rooms,
-    );
-    let expect = [
-        ("Counter", "points"),
-        ("G", "points"),
-        ("global", "stats"),
-        ("Stats", "stats"),
-        ("Thing", "other"),
-    ];
-    assert_eq!(
-        names,
-        expect
-            .iter()
-            .map(|(n, r)| (n.to_string(), r.to_string()))
+fn use_trees_and_paths_are_read_whole() {
+    let names = |s: &str| -> Vec<String> {
+        use_tree(s)
+            .into_iter()
+            .map(|(p, n)| format!("{} as {n}", p.join("::")))
             .collect()
+    };
+    assert_eq!(
+        names("super::{cells, layout::{self, CELLS as C}, x::*};"),
+        [
+            "super::cells as cells",
+            "super::layout as layout",
+            "super::layout::CELLS as C",
+            "super::x as *"
+        ]
+    );
+    assert_eq!(names("crate::a::B::new(1)"), ["crate::a::B::new as new"]);
+    let paths: Vec<String> = prefixed_paths(
+        "use super::super::x::Y;\nlet a = crate::b::f(self::c::D, $crate::e);\nmyself::z;",
+    )
+    .iter()
+    .map(|p| p.join("::"))
+    .collect();
+    assert_eq!(
+        paths,
+        ["super::super::x::Y", "crate::b::f", "c::D", "crate::e"]
     );
 }
 

@@ -17,7 +17,7 @@ pub(crate) mod timeline;
 pub(crate) mod tracking;
 mod validate;
 
-pub(crate) use init::{load_reason, pair_counter_with_calendar};
+pub(crate) use init::load_reason;
 
 pub use crate::storage::resolve_group;
 pub use crate::storage::{Opened, Sharing};
