@@ -18,8 +18,8 @@
 //! | room | what | depends on |
 //! |---|---|---|
 //! | [`clock`] | counter sources, eligibility, calibration, tick→ns conversion, the cross-CPU reliability evaluation | nothing else here |
-//! | [`storage`] | where shared things live: a POSIX name with a record, a System V page no one can shrink, the creation race, relinking a lost record, identity checks; for any kind of segment ([`storage::Spec`]) | nothing else here |
-//! | `segment` | the time segment: layout, creation on [`storage`], validation, the timeline (reading, moving and tying the base), tracking (what a tie does, pure), presence (frozen mode's re-pair), segment facts | [`storage`], [`clock`] |
+//! | `storage` | where shared things live: a POSIX name with a record, a System V page no one can shrink, the creation race, relinking a lost record, identity checks; for any kind of segment (`storage::Spec`) | nothing else here |
+//! | `segment` | the time segment: layout, creation on `storage`, validation, the timeline (reading, moving and tying the base), tracking (what a tie does, pure), presence (frozen mode's re-pair), segment facts | `storage`, [`clock`] |
 //! | `stamps` | what is built on the timeline: unique stamps, Intel Trace Collector stamps, persisted sequence numbers | `segment`, [`clock`] |
 //!
 //! [`process`] holds the process's default segment and stamper, [`ibmts`] the
@@ -51,6 +51,9 @@
 //! - [`LAYOUT_VERSION`]: the version of the shared segment's layout.
 //! - [`clock`], [`process`], [`ibmts`], [`env`](mod@env): see above.
 //!
+//! `storage` is public only for the other hrts crates (hidden from these
+//! docs; it may change in any release).
+//!
 //! With the `testing` feature, test hooks that break the protocol on purpose
 //! (`SharedBase::force_move`, `SharedBase::hold_writer_role_for_test`,
 //! `SharedBase::page_words_for_test`) are public;
@@ -63,6 +66,10 @@ mod os;
 pub mod process;
 mod segment;
 mod stamps;
+// Plumbing for the sibling crates of this workspace (hrts-stats keeps its
+// shared segment on it); not part of the API: hidden from the docs, and free
+// to change in any release. Nothing outside the hrts crates may use it.
+#[doc(hidden)]
 pub mod storage;
 #[cfg(test)]
 mod testutil;

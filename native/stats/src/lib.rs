@@ -28,7 +28,7 @@
 //! How it works:
 //! - **Measuring points** ([`Counter`], [`Gauge`], [`Timer`], and the macros
 //!   below) append a 24-byte event to the calling thread's own queue
-//!   ([`ring`]): no lock, no allocation after the thread's first measurement,
+//!   (a ring of plain words): no lock, no allocation after the thread's first measurement,
 //!   no waiting. A full queue folds events into per-metric summaries (count,
 //!   sum, min, max stay exact) instead of blocking or growing.
 //! - The **processing thread** takes every queue's events, orders them by time
@@ -54,6 +54,10 @@ mod local;
 mod metric;
 mod points;
 pub mod registry;
+// The queue layout, public for the hrts front ends of this workspace (the JNI
+// library hands it to the Java measuring points); not part of the API:
+// hidden from the docs, and free to change in any release.
+#[doc(hidden)]
 pub mod ring;
 pub mod shared;
 mod stats;

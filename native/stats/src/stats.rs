@@ -229,7 +229,7 @@ impl Stats {
     }
 
     /// The measuring points' control block: its address, for producers in other
-    /// languages (offsets in [`CONTROL_OFFSETS`]).
+    /// languages (offsets in [`CONTROL_OFFSETS`](crate::CONTROL_OFFSETS)).
     pub fn control_block(&self) -> *const u8 {
         (&self.inner.control as *const Control).cast()
     }
