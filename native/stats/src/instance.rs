@@ -4,11 +4,11 @@
 //! aggregator, latest dumps, processing thread and shared-segment publisher.
 //! It imports none of the modules that use it.
 
-use crate::aggregate::Aggregator;
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::dump::Dump;
 use crate::incremental::Params;
+use crate::processing::Aggregator;
 use crate::registry::Registry;
 use crate::ring::Ring;
 use crate::shared::publish::Publisher;

@@ -43,7 +43,6 @@
 //!   (`hrts stats`, the Prometheus endpoint, typed snapshots), and timer
 //!   instances can start in one process and stop in another.
 
-mod aggregate;
 pub mod clock;
 pub mod config;
 pub mod dump;
@@ -53,6 +52,7 @@ mod instance;
 mod local;
 mod metric;
 mod points;
+mod processing;
 pub mod registry;
 // The queue layout, public for the hrts front ends of this workspace (the JNI
 // library hands it to the Java measuring points); not part of the API:
@@ -64,7 +64,6 @@ mod stats;
 #[cfg(test)]
 mod tests;
 
-pub use aggregate::Health;
 pub use clock::{Clock, ManualClock};
 pub use config::{Config, SharedMemory};
 pub use dump::{CounterDump, Dump, GaugeDump, Metric, TimerDump};
@@ -72,6 +71,7 @@ pub use hrts_core::{Error, ErrorKind, Result};
 pub use incremental::Statistics;
 pub use instance::CONTROL_OFFSETS;
 pub use points::{Counter, Gauge, MetricId, Timer, TimerOp, TimerScope, DEFAULT_INSTANCE};
+pub use processing::Health;
 pub use registry::Kind;
 pub use stats::{global, Stats};
 

@@ -3,7 +3,6 @@
 //! by id, for the C ABI and Java), its dumps, and the process-wide instance.
 //! The instance's state is in [`crate::instance`].
 
-use crate::aggregate::Health;
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::dump::Dump;
@@ -13,6 +12,7 @@ use crate::points::{
     emit, emit_timer, nan, timer_of, timer_start, timer_stop, Counter, Gauge, MetricId, Timer,
     TimerOp,
 };
+use crate::processing::Health;
 use crate::registry::Kind;
 use crate::ring::{kind, Ring};
 use hrts_core::Result;
