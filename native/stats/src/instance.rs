@@ -42,7 +42,10 @@ pub(crate) struct Control {
 /// coarse clock (for producers in other languages).
 pub const CONTROL_OFFSETS: [usize; 3] = [0, 8, 64];
 
+/// One statistics instance; [`Stats`](crate::Stats) handles share it in an
+/// `Arc`, as do its measuring points and its processing thread.
 pub(crate) struct Instance {
+    /// Never reused: the thread-local queue cache keys on it.
     pub(crate) id: u64,
     pub(crate) control: Control,
     pub(crate) clock: OnceLock<Clock>,
@@ -77,8 +80,7 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// without sleeping first.
 const BATCH: u64 = 256;
 
-/// The next instance id: ids are never reused (the thread-local queue cache
-/// relies on it).
+/// The next instance id.
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 pub(crate) fn params(cfg: &Config) -> Params {
