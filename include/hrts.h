@@ -39,6 +39,12 @@
 #define HRTS_VERSION_LAYOUT 3
 
 /**
+ * The `hrts_open_options` layout this library was built with: set
+ * `version` to it.
+ */
+#define HRTS_OPEN_OPTIONS_VERSION 1
+
+/**
  * Kind of a counter metric, for `hrts_stats_metric`.
  */
 #define HRTS_STATS_COUNTER 1
@@ -109,12 +115,6 @@
  * Sync phase: at the end of the run.
  */
 #define HRTS_SYNC_END 2
-
-/**
- * The `hrts_open_options` layout this library was built with: set
- * `version` to it.
- */
-#define HRTS_OPEN_OPTIONS_VERSION 1
 
 /**
  * What every status-returning hrts function returns (as an `int`).

@@ -1,13 +1,13 @@
-//! Segment handles: the default-segment calls of [`crate::ffi`] on a segment the
+//! Segment handles: the default-segment calls of [`crate::default_segment`] on a segment the
 //! caller names, so one process can stamp from several segments at once (and
 //! from its default one beside them). rustls-ffi style: an opaque type, an open
 //! that writes the handle through an out pointer and returns a status, a close
 //! that accepts NULL.
 
 use crate::boundary::{status_call, value_call};
-use crate::calls::{self, out_call, put, required};
+use crate::common::{self, out_call, put, required};
+use crate::segment_types::{self, HrtsOpenOptions, HrtsTrackingState};
 use crate::status::{Failure, HrtsStatus};
-use crate::tracking::{self, HrtsOpenOptions, HrtsTrackingState};
 use hrts_core::{Config, SharedBase};
 use std::ffi::{c_char, c_int, CStr};
 use std::ptr::{null, null_mut};
@@ -144,7 +144,7 @@ unsafe fn open_with(
         // SAFETY: `opts` is NULL or valid for one read, by this function's
         // contract; the options are copied out before use.
         if let Some(opts) = unsafe { opts.as_ref() } {
-            cfg = opts.apply(cfg, function)?;
+            opts.apply(&mut cfg, function)?;
         }
         let base = SharedBase::open(&cfg)?;
         let handle = Box::into_raw(Box::new(HrtsSegment { base }));
@@ -289,7 +289,7 @@ pub unsafe extern "C" fn hrts_segment_calc_time_stamp(
 ) -> c_int {
     const F: &str = "hrts_segment_calc_time_stamp";
     // SAFETY: `seg`, `seconds` and `microseconds` as this function's contract says.
-    unsafe { calls::calc_time_stamp(F, || segment(seg, F), seconds, microseconds) }
+    unsafe { common::calc_time_stamp(F, || segment(seg, F), seconds, microseconds) }
 }
 
 /// `hrts_calc_time_stamp64` on the segment `seg`: never overflows.
@@ -306,7 +306,7 @@ pub unsafe extern "C" fn hrts_segment_calc_time_stamp64(
 ) -> c_int {
     const F: &str = "hrts_segment_calc_time_stamp64";
     // SAFETY: `seg`, `seconds` and `microseconds` as this function's contract says.
-    unsafe { calls::calc_time_stamp(F, || segment(seg, F), seconds, microseconds) }
+    unsafe { common::calc_time_stamp(F, || segment(seg, F), seconds, microseconds) }
 }
 
 /// `hrts_get_base_info` on the segment `seg`: counter frequency (Hz), the
@@ -327,7 +327,7 @@ pub unsafe extern "C" fn hrts_segment_base_info(
     const F: &str = "hrts_segment_base_info";
     // SAFETY: every pointer as this function's contract says.
     unsafe {
-        calls::base_info(
+        common::base_info(
             F,
             || segment(seg, F),
             frequency,
@@ -424,7 +424,7 @@ pub unsafe extern "C" fn hrts_segment_name(
 ) -> c_int {
     const F: &str = "hrts_segment_name";
     // SAFETY: `seg` and `buf` as this function's contract says.
-    unsafe { calls::segment_name(F, || segment(seg, F), buf, len) }
+    unsafe { common::segment_name(F, || segment(seg, F), buf, len) }
 }
 
 /// `hrts_get_mode` on the segment `seg`: `HRTS_MODE_TRACKING` or
@@ -436,7 +436,11 @@ pub unsafe extern "C" fn hrts_segment_name(
 #[no_mangle]
 pub unsafe extern "C" fn hrts_segment_mode(seg: *const HrtsSegment, out: *mut u32) -> c_int {
     // SAFETY: `seg` and `out` as this function's contract says.
-    unsafe { segment_out_call(seg, out, "hrts_segment_mode", |b| Ok(tracking::mode_of(b))) }
+    unsafe {
+        segment_out_call(seg, out, "hrts_segment_mode", |b| {
+            Ok(segment_types::mode_of(b))
+        })
+    }
 }
 
 /// `hrts_get_tracking_state` on the segment `seg`.
@@ -452,7 +456,7 @@ pub unsafe extern "C" fn hrts_segment_tracking_state(
     // SAFETY: `seg` and `out` as this function's contract says.
     unsafe {
         segment_out_call(seg, out, "hrts_segment_tracking_state", |b| {
-            Ok(tracking::tracking_state_of(b))
+            Ok(segment_types::tracking_state_of(b))
         })
     }
 }
@@ -483,7 +487,7 @@ pub unsafe extern "C" fn hrts_segment_offset_nanoseconds(
 /// `seg` must be NULL (`HRTS_E_NULL_POINTER`) or an open handle.
 #[no_mangle]
 pub unsafe extern "C" fn hrts_segment_validate(seg: *const HrtsSegment) -> c_int {
-    calls::validate(|| {
+    common::validate(|| {
         // SAFETY: `seg` as this function's contract says.
         unsafe { segment(seg, "hrts_segment_validate") }
     })
@@ -492,8 +496,8 @@ pub unsafe extern "C" fn hrts_segment_validate(seg: *const HrtsSegment) -> c_int
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ffi::{c_str, hrts_last_error};
-    use crate::tracking::HrtsMode;
+    use crate::default_segment::{c_str, hrts_last_error};
+    use crate::segment_types::HrtsMode;
     use std::ffi::CString;
     use std::ptr::NonNull;
 

@@ -18,8 +18,8 @@
 //! | room | what | depends on |
 //! |---|---|---|
 //! | [`clock`] | counter sources, eligibility, calibration, tick→ns conversion, the cross-CPU reliability evaluation | nothing else here |
-//! | [`storage`] | where shared things live: a POSIX name with a record, a System V page no one can shrink, the creation race, relinking a lost record, identity checks; for any kind of segment ([`storage::Spec`]) | nothing else here |
-//! | `segment` | the time segment: layout, creation on [`storage`], validation, the timeline (reading, moving and tying the base), tracking (what a tie does, pure), presence (frozen mode's re-pair), segment facts | [`storage`], [`clock`] |
+//! | `storage` | where shared things live: a POSIX name with a record, a System V page no one can shrink, the creation race, relinking a lost record, identity checks; for any kind of segment (`storage::Spec`) | nothing else here |
+//! | `segment` | the time segment: layout, creation on `storage`, validation, the timeline (reading, moving and tying the base), tracking (what a tie does, pure), presence (frozen mode's re-pair), segment facts | `storage`, [`clock`] |
 //! | `stamps` | what is built on the timeline: unique stamps, Intel Trace Collector stamps, persisted sequence numbers | `segment`, [`clock`] |
 //!
 //! [`process`] holds the process's default segment and stamper, [`ibmts`] the
@@ -38,8 +38,10 @@
 //!   `segment/info.rs`; `next_unique`, `last_unique` in `stamps/unique.rs`;
 //!   `next_sequence`, `seq_file` in `stamps/sequence.rs`.
 //! - [`Config`], [`Sharing`], [`Calendar`], [`Opened`], [`Mode`],
-//!   [`TrackingConfig`], [`default_segment_name`], [`resolve_group`]: how a
-//!   segment is named, shared, opened, and how it follows the calendar.
+//!   [`TrackingConfig`], [`OpenOptions`], [`default_segment_name`],
+//!   [`resolve_group`]: how a segment is named, shared, opened, and how it
+//!   follows the calendar ([`OpenOptions`] is what the C and Java front ends
+//!   turn their creation settings into).
 //! - [`Base`], [`BaseInfo`], [`TimeStamp`], [`SegmentInfo`], [`EvaluationSummary`],
 //!   [`TrackingState`], [`pace_text`]: what the timeline and
 //!   `hrts info` report.
@@ -48,6 +50,9 @@
 //!   of a caught panic for the FFI boundaries.
 //! - [`LAYOUT_VERSION`]: the version of the shared segment's layout.
 //! - [`clock`], [`process`], [`ibmts`], [`env`](mod@env): see above.
+//!
+//! `storage` is public only for the other hrts crates (hidden from these
+//! docs; it may change in any release).
 //!
 //! With the `testing` feature, test hooks that break the protocol on purpose
 //! (`SharedBase::force_move`, `SharedBase::hold_writer_role_for_test`,
@@ -61,6 +66,10 @@ mod os;
 pub mod process;
 mod segment;
 mod stamps;
+// Plumbing for the sibling crates of this workspace (hrts-stats keeps its
+// shared segment on it); not part of the API: hidden from the docs, and free
+// to change in any release. Nothing outside the hrts crates may use it.
+#[doc(hidden)]
 pub mod storage;
 #[cfg(test)]
 mod testutil;
@@ -70,8 +79,8 @@ pub use segment::info::{pace_text, EvaluationSummary, SegmentInfo, TrackingState
 pub use segment::layout::LAYOUT_VERSION;
 pub use segment::timeline::{Base, BaseInfo, TimeStamp};
 pub use segment::{
-    default_name as default_segment_name, resolve_group, Calendar, Config, Mode, Opened,
-    SharedBase, Sharing, TrackingConfig,
+    default_name as default_segment_name, resolve_group, Calendar, Config, Mode, OpenOptions,
+    Opened, SharedBase, Sharing, TrackingConfig,
 };
 pub use stamps::itc::{ItcFormat, ItcStamper};
 

@@ -1,10 +1,27 @@
-//! The core's rooms (top-level modules) must not import each other in a cycle:
-//! `clock` knows nothing of the segment, the segment nothing of the stamps built
-//! on it. This reads the sources and checks the graph of `crate::<room>` paths
-//! (test code excluded), so a new cycle fails here instead of in a reader's head.
+//! Sibling modules (at every level, the top-level "rooms" as well as the
+//! modules of a folder) of every crate of the workspace must not import each
+//! other in a cycle: in the core, `clock` knows nothing of the
+//! segment, the segment nothing of the stamps built on it; in the statistics
+//! crate, the instance state knows nothing of the measuring points, the
+//! queues or the public handle that use it. This reads the sources of each
+//! crate in [`CRATES`] and checks the graph of the `crate::`, `super::` and
+//! `self::` paths in them (test code and comments excluded; a name a module
+//! imports or re-exports with `use` counts as the module it comes from), so a
+//! new cycle fails here instead of in a reader's head.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+
+/// The crates checked, by directory under `native/`.
+const CRATES: &[&str] = &["core", "stats", "trace", "capi", "jni", "bench-jni"];
+
+/// Crates of the workspace not checked yet. To check one, move it from here
+/// to [`CRATES`].
+const NOT_CHECKED: &[&str] = &["cli"];
+
+fn native_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
@@ -17,44 +34,246 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The room a source file belongs to: its first path component under `src/`.
-fn room_of(src: &Path, file: &Path) -> Option<String> {
+/// A module path under the crate root (`[]` is the root itself).
+type ModPath = Vec<String>;
+
+/// The module a source file holds: `src/a/b.rs` and `src/a/b/mod.rs` are
+/// `a::b`, `src/lib.rs` and `src/main.rs` the root; `None` for test code.
+fn module_of(src: &Path, file: &Path) -> Option<ModPath> {
     let rel = file.strip_prefix(src).unwrap();
-    let first = rel.components().next()?.as_os_str().to_str()?;
-    let room = first.trim_end_matches(".rs");
-    (room != "lib" && room != "testutil").then(|| room.to_string())
+    let mut path: ModPath = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    let last = path.pop()?;
+    if last == "tests.rs" || last == "testutil.rs" {
+        return None;
+    }
+    match last.trim_end_matches(".rs") {
+        "mod" => {}
+        "lib" | "main" if path.is_empty() => {}
+        name => path.push(name.to_string()),
+    }
+    Some(path)
 }
 
-/// The file's code before its first test module.
-fn non_test_code(text: &str) -> &str {
-    match text.find("#[cfg(test)]\nmod ") {
+/// The file's code before its first test module, without comment lines.
+fn non_test_code(text: &str) -> String {
+    let code = match text.find("#[cfg(test)]\nmod ") {
         Some(i) => &text[..i],
         None => text,
-    }
+    };
+    code.lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
-fn room_graph() -> BTreeMap<String, BTreeSet<String>> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
-    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for file in files {
-        if file.file_name().is_some_and(|n| n == "tests.rs") {
+fn is_ident(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// The paths a use tree or path at the start of `s` names (`a::{b, c::d as
+/// e}` gives `a::b` and `a::c::d`), each with the name it is known by; `self`
+/// is left out (`self::x` is `x`, `a::{self}` is `a`).
+fn use_tree(s: &str) -> Vec<(ModPath, String)> {
+    fn tree(s: &[char], i: &mut usize, prefix: &ModPath, out: &mut Vec<(ModPath, String)>) {
+        let mut segs = prefix.clone();
+        let skip_ws = |i: &mut usize| {
+            while *i < s.len() && s[*i].is_whitespace() {
+                *i += 1;
+            }
+        };
+        loop {
+            skip_ws(i);
+            if *i < s.len() && s[*i] == '{' {
+                *i += 1;
+                loop {
+                    skip_ws(i);
+                    if *i >= s.len() || s[*i] == '}' {
+                        *i += 1;
+                        return;
+                    }
+                    let before = *i;
+                    tree(s, i, &segs, out);
+                    if *i == before {
+                        *i += 1; // `*` or anything else that names no module
+                    }
+                    skip_ws(i);
+                    if *i < s.len() && s[*i] == ',' {
+                        *i += 1;
+                    }
+                }
+            }
+            let start = *i;
+            while *i < s.len() && is_ident(s[*i]) {
+                *i += 1;
+            }
+            let id: String = s[start..*i].iter().collect();
+            if id.is_empty() {
+                if *i < s.len() && s[*i] == '*' {
+                    *i += 1;
+                    out.push((segs, "*".to_string()));
+                    return;
+                }
+                break;
+            }
+            if id != "self" {
+                segs.push(id);
+            }
+            if s[*i..].starts_with(&[':', ':']) {
+                *i += 2;
+                continue;
+            }
+            skip_ws(i);
+            if s[*i..].starts_with(&['a', 's', ' ']) {
+                *i += 3;
+                skip_ws(i);
+                let start = *i;
+                while *i < s.len() && is_ident(s[*i]) {
+                    *i += 1;
+                }
+                let alias: String = s[start..*i].iter().collect();
+                out.push((segs, alias));
+                return;
+            }
+            break;
+        }
+        let name = segs.last().cloned().unwrap_or_default();
+        out.push((segs, name));
+    }
+    let chars: Vec<char> = s.chars().collect();
+    let mut out = Vec::new();
+    tree(&chars, &mut 0, &Vec::new(), &mut out);
+    out
+}
+
+/// Every path in `code` that starts with `crate::`, `super::` or `self::`.
+fn prefixed_paths(code: &str) -> Vec<ModPath> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while let Some(i) = ["crate::", "super::", "self::"]
+        .iter()
+        .filter_map(|k| code[at..].find(k).map(|j| at + j))
+        .min()
+    {
+        let before = code[..i].chars().next_back();
+        if before.is_some_and(is_ident) {
+            at = i + 1;
             continue;
         }
-        let Some(room) = room_of(&src, &file) else {
-            continue;
-        };
-        let text = std::fs::read_to_string(&file).unwrap();
-        let code = non_test_code(&text);
-        let deps = graph.entry(room.clone()).or_default();
-        for (i, _) in code.match_indices("crate::") {
-            let target: String = code[i + 7..]
-                .chars()
-                .take_while(|c| c.is_alphanumeric() || *c == '_')
-                .collect();
-            if !target.is_empty() && target != room {
-                deps.insert(target);
+        let paths = use_tree(&code[i..]);
+        out.extend(paths.into_iter().map(|(p, _)| p));
+        // Past the whole path, so `super::super::x` is read once.
+        let len = code[i..]
+            .find(|c: char| !(is_ident(c) || c == ':'))
+            .unwrap_or(code.len() - i);
+        at = i + len.max(1);
+    }
+    out
+}
+
+/// The crate's modules, each with its code.
+fn modules(krate: &str) -> BTreeMap<ModPath, String> {
+    let src = native_dir().join(krate).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files
+        .iter()
+        .filter_map(|f| {
+            let code = non_test_code(&std::fs::read_to_string(f).unwrap());
+            module_of(&src, f).map(|m| (m, code))
+        })
+        .collect()
+}
+
+/// Where `path`, written in module `from`, leads: the deepest module it
+/// names, or (for an item a module imports or re-exports with `use`) the
+/// module the item comes from. `None` for a path outside the crate.
+fn resolve(
+    from: &ModPath,
+    path: &[String],
+    mods: &BTreeMap<ModPath, String>,
+    names: &BTreeMap<ModPath, BTreeMap<String, ModPath>>,
+) -> Option<ModPath> {
+    let mut segs = path.iter().peekable();
+    let mut cur: ModPath = match segs.peek().map(|s| s.as_str()) {
+        Some("crate") => {
+            segs.next();
+            Vec::new()
+        }
+        Some("super") => {
+            let mut m = from.clone();
+            while segs.peek().is_some_and(|s| *s == "super") {
+                segs.next();
+                m.pop();
+            }
+            m
+        }
+        Some(first) if mods.contains_key(&[from.clone(), vec![first.to_string()]].concat()) => {
+            from.clone()
+        }
+        _ => return None,
+    };
+    for seg in segs {
+        let next = [cur.clone(), vec![seg.clone()]].concat();
+        if mods.contains_key(&next) {
+            cur = next;
+        } else {
+            return Some(
+                names
+                    .get(&cur)
+                    .and_then(|n| n.get(seg))
+                    .cloned()
+                    .unwrap_or(cur),
+            );
+        }
+    }
+    Some(cur)
+}
+
+/// The crate's module graph at every level: an edge `a -> b` between two
+/// modules with the same parent when code in `a` (or below it) names `b` (or
+/// something in or below it). A child naming its parent, or a parent its
+/// child, is no edge. Keys are module paths (`shared::cells`); every module
+/// is a key.
+fn module_graph(krate: &str) -> BTreeMap<String, BTreeSet<String>> {
+    let mods = modules(krate);
+    // What each module's `use` statements bring in, by name.
+    let no_names = BTreeMap::new();
+    let mut names: BTreeMap<ModPath, BTreeMap<String, ModPath>> = BTreeMap::new();
+    for (m, code) in &mods {
+        for (i, _) in code.match_indices("use ") {
+            if code[..i].chars().next_back().is_some_and(is_ident) {
+                continue;
+            }
+            for (path, name) in use_tree(&code[i + 4..]) {
+                let path = path
+                    .strip_prefix(&[String::from("self")][..])
+                    .unwrap_or(&path);
+                if let Some(to) = resolve(m, path, &mods, &no_names) {
+                    names.entry(m.clone()).or_default().insert(name, to);
+                }
+            }
+        }
+    }
+    let key = |p: &[String]| p.join("::");
+    let mut graph: BTreeMap<String, BTreeSet<String>> = mods
+        .keys()
+        .filter(|m| !m.is_empty())
+        .map(|m| (key(m), BTreeSet::new()))
+        .collect();
+    for (m, code) in &mods {
+        for path in prefixed_paths(code) {
+            let Some(to) = resolve(m, &path, &mods, &names) else {
+                continue;
+            };
+            let common = m.iter().zip(&to).take_while(|(a, b)| a == b).count();
+            if common < m.len() && common < to.len() {
+                graph
+                    .entry(key(&m[..=common]))
+                    .or_default()
+                    .insert(key(&to[..=common]));
             }
         }
     }
@@ -93,13 +312,44 @@ fn find_cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>>
 }
 
 #[test]
-fn rooms_import_each_other_without_cycles() {
-    let graph = room_graph();
+fn every_crate_is_listed() {
+    let mut found: Vec<String> = std::fs::read_dir(native_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("Cargo.toml").is_file())
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    found.sort();
+    let mut listed: Vec<String> = CRATES
+        .iter()
+        .chain(NOT_CHECKED)
+        .map(|c| c.to_string())
+        .collect();
+    listed.sort();
+    assert_eq!(
+        found, listed,
+        "every crate under native/ belongs in CRATES (or, for now, NOT_CHECKED)"
+    );
+}
+
+#[test]
+fn modules_of_every_crate_import_each_other_without_cycles() {
+    for krate in CRATES {
+        let graph = module_graph(krate);
+        if let Some(cycle) = find_cycle(&graph) {
+            panic!(
+                "import cycle between modules of native/{krate}: {}",
+                cycle.join(" -> ")
+            );
+        }
+    }
+}
+
+#[test]
+fn core_rooms_depend_in_the_documented_direction() {
+    let graph = module_graph("core");
     for room in ["clock", "storage", "segment", "stamps", "process", "ibmts"] {
         assert!(graph.contains_key(room), "room {room} not found: {graph:?}");
-    }
-    if let Some(cycle) = find_cycle(&graph) {
-        panic!("import cycle between rooms: {}", cycle.join(" -> "));
     }
     // The direction the crate docs state: the clock depends on no other room
     // but the shared helpers, the segment not on the stamps built on it.
@@ -117,6 +367,58 @@ fn rooms_import_each_other_without_cycles() {
         !graph["segment"].contains("stamps") && !graph["segment"].contains("process"),
         "segment imports {:?}",
         graph["segment"]
+    );
+}
+
+#[test]
+fn the_stats_instance_state_is_a_leaf_of_its_users() {
+    let graph = module_graph("stats");
+    for user in ["stats", "points", "local"] {
+        assert!(
+            graph[user].contains("instance"),
+            "{user} imports {:?}",
+            graph[user]
+        );
+        assert!(
+            !graph["instance"].contains(user),
+            "instance imports {:?}",
+            graph["instance"]
+        );
+    }
+    assert!(
+        !graph["shared"].contains("instance"),
+        "shared imports {:?}",
+        graph["shared"]
+    );
+}
+
+#[test]
+fn use_trees_and_paths_are_read_whole() {
+    let names = |s: &str| -> Vec<String> {
+        use_tree(s)
+            .into_iter()
+            .map(|(p, n)| format!("{} as {n}", p.join("::")))
+            .collect()
+    };
+    assert_eq!(
+        names("super::{cells, layout::{self, CELLS as C}, x::*};"),
+        [
+            "super::cells as cells",
+            "super::layout as layout",
+            "super::layout::CELLS as C",
+            "super::x as *"
+        ]
+    );
+    assert_eq!(names("crate::a::B::new(1)"), ["crate::a::B::new as new"]);
+    let paths: Vec<String> = prefixed_paths(
+        "use super::super::x::Y;\nlet a = crate::b::f(self::c::D, $crate::e);\nmyself::z;",
+    )
+    .iter()
+    .map(|p| p.join("::"))
+    .collect();
+    assert_eq!(
+        paths,
+        ["super::super::x::Y", "crate::b::f", "c::D", "crate::e"]
     );
 }
 

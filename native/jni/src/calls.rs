@@ -4,10 +4,9 @@
 
 use crate::boundary::{base, Failure};
 use hrts_core::{ibmts, process};
-use hrts_core::{Config, Mode, SharedBase};
+use hrts_core::{Config, Mode, OpenOptions, SharedBase};
 use jni::sys::{jint, jlong};
 use std::ops::Range;
-use std::time::Duration;
 
 /// Epoch ns as a jlong, saturating in 2262 rather than wrapping negative.
 #[inline(always)]
@@ -15,66 +14,38 @@ pub(crate) fn to_jlong(v: u64) -> jlong {
     v.min(jlong::MAX as u64) as jlong
 }
 
-/// What a JVM's system properties (`hrts.mode`, `hrts.tieIntervalMs`,
-/// `hrts.maxSlewPpm`, `hrts.stepThresholdMs`) say about a segment it creates;
-/// 0 where one is not set, leaving the environment's value (`HRTS_MODE`, ...)
-/// or the default.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Creation {
-    /// A [`mode_code`], or 0.
-    pub(crate) mode: jint,
-    pub(crate) tie_interval_ms: jlong,
-    pub(crate) max_slew_ppm: jlong,
-    pub(crate) step_threshold_ms: jlong,
-}
-
-impl Creation {
-    /// `cfg` with the properties that are set applied, every value checked
-    /// (also when the segment exists and they will not be used: a bad property
-    /// is reported, not ignored).
-    fn apply(self, mut cfg: Config) -> Result<Config, Failure> {
-        let invalid = |what: String| {
-            Failure::invalid_argument(format!(
-                "hrts: {what}; fix or remove the system property (-Dhrts.mode=tracking|frozen, \
-                 -Dhrts.tieIntervalMs, -Dhrts.maxSlewPpm, -Dhrts.stepThresholdMs)"
-            ))
-        };
-        if self.mode != 0 {
-            cfg.mode = mode_of_code(self.mode)
-                .ok_or_else(|| invalid(format!("mode code {} is no mode", self.mode)))?;
-        }
-        let positive = |v: jlong, what: &str| {
-            u64::try_from(v).map_err(|_| invalid(format!("{what} {v} is negative")))
-        };
-        if self.tie_interval_ms != 0 {
-            let ms = positive(self.tie_interval_ms, "the tie interval")?;
-            cfg.tracking.interval = Duration::from_millis(ms);
-        }
-        if self.max_slew_ppm != 0 {
-            cfg.tracking.max_slew_ppm = u32::try_from(self.max_slew_ppm).map_err(|_| {
-                invalid(format!(
-                    "largest slew {} ppm is outside 1 ..= 50000 ppm",
-                    self.max_slew_ppm
-                ))
-            })?;
-        }
-        if self.step_threshold_ms != 0 {
-            let ms = positive(self.step_threshold_ms, "the step threshold")?;
-            cfg.tracking.step_threshold = Duration::from_millis(ms);
-        }
-        cfg.tracking
-            .check()
-            .map_err(|e| invalid(e.message().to_string()))?;
-        Ok(cfg)
-    }
-}
-
 /// Opens the process's segment (`process::init_global`) with the configuration of
-/// the environment (`HRTS_*`), the system properties' `creation` settings and,
-/// if given, this name (UTF-8 from Java). Nothing is cached on failure, so a
-/// later call retries.
-pub(crate) fn open(name: Option<Vec<u8>>, creation: Creation) -> Result<(), Failure> {
-    let mut cfg = creation.apply(Config::from_env()?)?;
+/// the environment (`HRTS_*`), the open options of the JVM's system properties
+/// (`hrts.mode`, `hrts.tieIntervalMs`, `hrts.maxSlewPpm`, `hrts.stepThresholdMs`:
+/// a mode code and numbers, each 0 where the property is not set) and, if
+/// given, this name (UTF-8 from Java). The options are checked even when the
+/// segment exists and they will not be used: a bad property is reported, not
+/// ignored. Nothing is cached on failure, so a later call retries.
+pub(crate) fn open(
+    name: Option<Vec<u8>>,
+    mode: jint,
+    tie_interval_ms: jlong,
+    max_slew_ppm: jlong,
+    step_threshold_ms: jlong,
+) -> Result<(), Failure> {
+    let invalid = |what: &str| {
+        Failure::invalid_argument(format!(
+            "hrts: {what}; fix or remove the system property (-Dhrts.mode=tracking|frozen, \
+             -Dhrts.tieIntervalMs, -Dhrts.maxSlewPpm, -Dhrts.stepThresholdMs)"
+        ))
+    };
+    let raw = |v: i64, what: &str| {
+        u64::try_from(v).map_err(|_| invalid(&format!("{what} {v} is negative")))
+    };
+    let mut cfg = Config::from_env()?;
+    OpenOptions::from_raw(
+        raw(mode.into(), "the mode code")?,
+        raw(tie_interval_ms, "the tie interval")?,
+        raw(max_slew_ppm, "the largest slew")?,
+        raw(step_threshold_ms, "the step threshold")?,
+    )
+    .and_then(|opts| opts.apply(&mut cfg))
+    .map_err(|e| invalid(e.message()))?;
     if let Some(bytes) = name {
         cfg.name = String::from_utf8(bytes).map_err(|_| {
             Failure::invalid_argument("hrts: the segment name is not valid UTF-8".to_string())
@@ -84,19 +55,10 @@ pub(crate) fn open(name: Option<Vec<u8>>, creation: Creation) -> Result<(), Fail
     Ok(())
 }
 
-/// The code of a mode in `io.hrts.Mode` (its constructor argument).
+/// The code of a mode in `io.hrts.Mode` (its constructor argument): the
+/// core's [`Mode::code`].
 pub(crate) fn mode_code(mode: Mode) -> jint {
-    match mode {
-        Mode::Tracking => 1,
-        Mode::Frozen => 2,
-    }
-}
-
-/// The mode of an `io.hrts.Mode` code, `None` for a code that is none.
-fn mode_of_code(code: jint) -> Option<Mode> {
-    [Mode::Tracking, Mode::Frozen]
-        .into_iter()
-        .find(|&m| mode_code(m) == code)
+    mode.code() as jint
 }
 
 /// The segment's mode, as an `io.hrts.Mode` code.
@@ -320,19 +282,14 @@ mod tests {
         assert!(info.base.generation >= 1);
 
         // Reopening under the same name is a no-op; another name is refused.
-        let none = Creation::default();
-        open(Some(name.clone().into_bytes()), none).unwrap();
-        let e = open(Some(b"/hrts-jnitest-other".to_vec()), none).unwrap_err();
+        open(Some(name.clone().into_bytes()), 0, 0, 0, 0).unwrap();
+        let e = open(Some(b"/hrts-jnitest-other".to_vec()), 0, 0, 0, 0).unwrap_err();
         assert_eq!(e.kind, "INVALID_ARGUMENT");
         assert!(e.message.contains("/hrts-jnitest-other"), "{}", e.message);
-        let e = open(Some(vec![b'/', 0xff]), none).unwrap_err();
+        let e = open(Some(vec![b'/', 0xff]), 0, 0, 0, 0).unwrap_err();
         assert_eq!(e.kind, "INVALID_ARGUMENT");
         // A property out of range is refused, even though the segment is open.
-        let slow = Creation {
-            tie_interval_ms: 60_001,
-            ..none
-        };
-        let e = open(Some(name.clone().into_bytes()), slow).unwrap_err();
+        let e = open(Some(name.clone().into_bytes()), 0, 60_001, 0, 0).unwrap_err();
         assert_eq!(e.kind, "INVALID_ARGUMENT");
         assert!(e.message.contains("outside 1 ms ..= 60 s"), "{}", e.message);
 
@@ -351,59 +308,23 @@ mod tests {
     }
 
     #[test]
-    fn creation_properties_override_the_environment_and_are_checked() {
-        let mut env = Config::named("/hrts-jnitest-creation");
-        env.mode = Mode::Frozen;
-        env.tracking.max_slew_ppm = 42;
-        let same = Creation::default().apply(env.clone()).unwrap();
-        assert_eq!((same.mode, same.tracking), (env.mode, env.tracking));
-        let set = Creation {
-            mode: mode_code(Mode::Tracking),
-            tie_interval_ms: 250,
-            max_slew_ppm: 100,
-            step_threshold_ms: 7,
-        }
-        .apply(env.clone())
-        .unwrap();
-        assert_eq!(set.mode, Mode::Tracking);
-        assert_eq!(set.tracking.interval, Duration::from_millis(250));
-        assert_eq!(set.tracking.max_slew_ppm, 100);
-        assert_eq!(set.tracking.step_threshold, Duration::from_millis(7));
-        for (bad, message) in [
-            (
-                Creation {
-                    mode: 3,
-                    ..Creation::default()
-                },
-                "mode code 3 is no mode",
-            ),
-            (
-                Creation {
-                    tie_interval_ms: -5,
-                    ..Creation::default()
-                },
-                "the tie interval -5 is negative",
-            ),
-            (
-                Creation {
-                    max_slew_ppm: 1 << 40,
-                    ..Creation::default()
-                },
-                "outside 1 ..= 50000 ppm",
-            ),
-            (
-                Creation {
-                    max_slew_ppm: 50_001,
-                    ..Creation::default()
-                },
-                "outside 1 ..= 50000 ppm",
-            ),
+    fn bad_properties_are_refused_naming_the_properties() {
+        // Each is refused before any segment is looked at (the name is one
+        // no test creates).
+        let name = || Some(b"/hrts-jnitest-never-created".to_vec());
+        for ((mode, tie, slew, step), message) in [
+            ((3, 0, 0, 0), "mode code 3 is neither"),
+            ((-1, 0, 0, 0), "the mode code -1 is negative"),
+            ((0, -5, 0, 0), "the tie interval -5 is negative"),
+            ((0, 0, 1 << 40, 0), "outside 1 ..= 50000 ppm"),
+            ((0, 0, 50_001, 0), "outside 1 ..= 50000 ppm"),
+            ((0, 0, 0, -7), "the step threshold -7 is negative"),
         ] {
-            let e = bad.apply(env.clone()).unwrap_err();
-            assert_eq!(e.kind, "INVALID_ARGUMENT", "{bad:?}");
+            let e = open(name(), mode, tie, slew, step).unwrap_err();
+            assert_eq!(e.kind, "INVALID_ARGUMENT", "{message}");
             assert!(
                 e.message.contains(message) && e.message.contains("-Dhrts.mode"),
-                "{bad:?}: {}",
+                "{message}: {}",
                 e.message
             );
         }
@@ -418,15 +339,14 @@ mod tests {
             "/../../java/src/main/java/io/hrts/Mode.java"
         );
         let source = std::fs::read_to_string(path).expect("Mode.java");
-        for (mode, constant) in [(Mode::Tracking, "TRACKING"), (Mode::Frozen, "FROZEN")] {
+        for mode in Mode::ALL {
+            let constant = mode.name().to_uppercase();
             let code = mode_code(mode);
             assert!(
                 source.contains(&format!("{constant}({code}")),
                 "Mode.java must declare {constant}({code}, ...)"
             );
-            assert_eq!(mode_of_code(code), Some(mode));
         }
-        assert_eq!(mode_of_code(0), None);
     }
 
     #[test]

@@ -32,13 +32,7 @@ pub fn open_segment<'local>(
         } else {
             Some(env.convert_byte_array(&name)?)
         };
-        let creation = calls::Creation {
-            mode,
-            tie_interval_ms,
-            max_slew_ppm,
-            step_threshold_ms,
-        };
-        calls::open(name, creation)
+        calls::open(name, mode, tie_interval_ms, max_slew_ppm, step_threshold_ms)
     })
     .resolve::<ThrowHrtsException>()
 }

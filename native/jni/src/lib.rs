@@ -11,7 +11,10 @@
 //! - [`objects`]: the Java objects the cold paths return (`BaseInfo`,
 //!   `SegmentInfo`, `TrackingState`), built from typed values through their
 //!   constructors or factories;
-//! - [`boundary`]: the one panic/error boundary and error → exception table.
+//! - [`boundary`]: the one panic/error boundary and error → exception table;
+//! - [`ring_layout`]: the statistics queue layout Java writes, from which the
+//!   Java class `io.hrts.stats.RingLayout` is generated (and checked fresh by
+//!   a test).
 //!
 //! # Export pattern
 //!
@@ -42,6 +45,7 @@ mod boundary;
 mod calls;
 mod exports;
 mod objects;
+mod ring_layout;
 mod stats;
 mod stats_shared;
 mod trace;

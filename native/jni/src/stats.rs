@@ -309,48 +309,17 @@ pub(crate) fn object_array<'local>(
     Ok(out)
 }
 
-/// `static native int[] nLayout()`: the queue layout Java writes (word offsets
-/// from `hrts_stats::ring`), so that it is stated once, in Rust: HEAD, DROPPED,
-/// TAIL, EVENTS, EVENT_WORDS, CHUNK_CELLS, CELL_WORDS, cell SEQ, POS_N, POS_SUM,
-/// POS_MIN, POS_MAX, NEG_N, NEG_SUM, NEG_MIN, NEG_MAX, ZERO_N, POS, LAST, KIND,
-/// FOLD_RUN_RINGS, capacity of new queues, chunk header words, FOLD_CANCEL,
-/// and the control block's byte offsets of enabled, idle timeout, coarse clock.
+/// `static native int[] nLayout()`: the values of
+/// [`ring_layout::LAYOUT`](crate::ring_layout::LAYOUT), in its order, which
+/// `io.hrts.stats.RingLayout.ALL` (generated from the same list) must equal:
+/// the jar's check that it runs with the library it was built with.
 #[jni_mangle("io.hrts.stats.StatsNative")]
 pub fn n_layout<'local>(mut env: EnvUnowned<'local>, _c: JClass<'local>) -> JIntArray<'local> {
-    use hrts_stats::ring::{self, cell};
     env.with_env(|env| -> Result<JIntArray<'local>, Failure> {
-        let values: Vec<jint> = [
-            ring::HEAD,
-            ring::DROPPED,
-            ring::TAIL,
-            ring::EVENTS,
-            ring::EVENT_WORDS,
-            ring::CHUNK_CELLS,
-            ring::CELL_WORDS,
-            cell::SEQ,
-            cell::POS_N,
-            cell::POS_SUM,
-            cell::POS_MIN,
-            cell::POS_MAX,
-            cell::NEG_N,
-            cell::NEG_SUM,
-            cell::NEG_MIN,
-            cell::NEG_MAX,
-            cell::ZERO_N,
-            cell::POS,
-            cell::LAST,
-            cell::KIND,
-            ring::FOLD_RUN_RINGS as usize,
-            global().config().queue_capacity,
-            ring::CHUNK_HEADER_WORDS,
-            ring::FOLD_CANCEL,
-            hrts_stats::CONTROL_OFFSETS[0],
-            hrts_stats::CONTROL_OFFSETS[1],
-            hrts_stats::CONTROL_OFFSETS[2],
-        ]
-        .iter()
-        .map(|&v| v as jint)
-        .collect();
+        let values: Vec<jint> = crate::ring_layout::LAYOUT
+            .iter()
+            .map(|e| e.value as jint)
+            .collect();
         let a = env.new_int_array(values.len())?;
         a.set_region(env, 0, &values)?;
         Ok(a)

@@ -28,7 +28,7 @@
 //! How it works:
 //! - **Measuring points** ([`Counter`], [`Gauge`], [`Timer`], and the macros
 //!   below) append a 24-byte event to the calling thread's own queue
-//!   ([`ring`]): no lock, no allocation after the thread's first measurement,
+//!   (a ring of plain words): no lock, no allocation after the thread's first measurement,
 //!   no waiting. A full queue folds events into per-metric summaries (count,
 //!   sum, min, max stay exact) instead of blocking or growing.
 //! - The **processing thread** takes every queue's events, orders them by time
@@ -43,31 +43,37 @@
 //!   (`hrts stats`, the Prometheus endpoint, typed snapshots), and timer
 //!   instances can start in one process and stop in another.
 
-mod aggregate;
 pub mod clock;
 pub mod config;
 pub mod dump;
 pub mod histogram;
 pub mod incremental;
+mod instance;
 mod local;
 mod metric;
 mod points;
+mod processing;
 pub mod registry;
+// The queue layout, public for the hrts front ends of this workspace (the JNI
+// library hands it to the Java measuring points); not part of the API:
+// hidden from the docs, and free to change in any release.
+#[doc(hidden)]
 pub mod ring;
 pub mod shared;
 mod stats;
 #[cfg(test)]
 mod tests;
 
-pub use aggregate::Health;
 pub use clock::{Clock, ManualClock};
 pub use config::{Config, SharedMemory};
 pub use dump::{CounterDump, Dump, GaugeDump, Metric, TimerDump};
 pub use hrts_core::{Error, ErrorKind, Result};
 pub use incremental::Statistics;
+pub use instance::CONTROL_OFFSETS;
 pub use points::{Counter, Gauge, MetricId, Timer, TimerOp, TimerScope, DEFAULT_INSTANCE};
+pub use processing::Health;
 pub use registry::Kind;
-pub use stats::{global, Stats, CONTROL_OFFSETS};
+pub use stats::{global, Stats};
 
 #[doc(hidden)]
 pub fn __handle<T>(name: &str, r: Result<T>) -> Option<T> {

@@ -2,8 +2,8 @@
 //! thread-local storage so that a measuring point never shares a cache line
 //! with another thread's.
 
+use crate::instance::Instance;
 use crate::ring::Ring;
-use crate::stats::Inner;
 use std::cell::{Cell, RefCell};
 use std::ptr;
 use std::sync::Arc;
@@ -32,7 +32,7 @@ impl Drop for Owned {
 /// measurement. `None` (and the event counted as lost) only while the thread
 /// is exiting and its thread-locals are gone.
 #[inline(always)]
-pub(crate) fn with_ring(inner: &Inner, f: impl FnOnce(&Ring)) {
+pub(crate) fn with_ring(inner: &Instance, f: impl FnOnce(&Ring)) {
     let (id, ring) = CURRENT.with(Cell::get);
     if id == inner.id {
         // SAFETY: CURRENT holds a pointer to a ring that OWNED keeps alive in an
@@ -47,7 +47,7 @@ pub(crate) fn with_ring(inner: &Inner, f: impl FnOnce(&Ring)) {
 
 #[cold]
 #[inline(never)]
-fn slow(inner: &Inner, f: impl FnOnce(&Ring)) {
+fn slow(inner: &Instance, f: impl FnOnce(&Ring)) {
     let found = OWNED.try_with(|owned| {
         let mut owned = owned.0.borrow_mut();
         let ring = match owned.iter().find(|(id, _)| *id == inner.id) {

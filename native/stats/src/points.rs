@@ -7,10 +7,11 @@
 //! while it is busy (at most one pass behind) and with a precise hrts stamp
 //! otherwise; timers always take precise stamps.
 
+use crate::instance::Instance;
 use crate::local::with_ring;
 use crate::registry::Kind;
 use crate::ring::kind;
-use crate::stats::Inner;
+use crate::shared::timers;
 use hrts_core::{Error, ErrorKind, Result};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
@@ -19,7 +20,7 @@ use std::sync::Arc;
 pub const DEFAULT_INSTANCE: u64 = u64::MAX;
 
 #[inline(always)]
-fn emit(inner: &Inner, id: u32, kind: u8, value: u64) {
+pub(crate) fn emit(inner: &Instance, id: u32, kind: u8, value: u64) {
     if !inner.enabled() {
         return;
     }
@@ -27,7 +28,7 @@ fn emit(inner: &Inner, id: u32, kind: u8, value: u64) {
 }
 
 #[inline(always)]
-fn emit_timer(inner: &Inner, id: u32, kind: u8, instance: u64) {
+pub(crate) fn emit_timer(inner: &Instance, id: u32, kind: u8, instance: u64) {
     if !inner.enabled() {
         return;
     }
@@ -38,12 +39,12 @@ fn emit_timer(inner: &Inner, id: u32, kind: u8, instance: u64) {
 /// A counter: a signed 64-bit integer changed by deltas.
 #[derive(Clone)]
 pub struct Counter {
-    inner: Arc<Inner>,
+    inner: Arc<Instance>,
     id: u32,
 }
 
 impl Counter {
-    pub(crate) fn new(inner: Arc<Inner>, id: u32) -> Counter {
+    pub(crate) fn new(inner: Arc<Instance>, id: u32) -> Counter {
         Counter { inner, id }
     }
 
@@ -78,12 +79,12 @@ impl Counter {
 /// A gauge: a value that is set.
 #[derive(Clone)]
 pub struct Gauge {
-    inner: Arc<Inner>,
+    inner: Arc<Instance>,
     id: u32,
 }
 
 impl Gauge {
-    pub(crate) fn new(inner: Arc<Inner>, id: u32) -> Gauge {
+    pub(crate) fn new(inner: Arc<Instance>, id: u32) -> Gauge {
         Gauge { inner, id }
     }
 
@@ -100,7 +101,7 @@ impl Gauge {
 }
 
 #[cold]
-fn nan() -> Error {
+pub(crate) fn nan() -> Error {
     Error::new(
         ErrorKind::InvalidArgument,
         "a gauge cannot be set to NaN; the value was ignored",
@@ -110,12 +111,12 @@ fn nan() -> Error {
 /// A timer: measures durations, by instance or by scope.
 #[derive(Clone)]
 pub struct Timer {
-    inner: Arc<Inner>,
+    inner: Arc<Instance>,
     id: u32,
 }
 
 impl Timer {
-    pub(crate) fn new(inner: Arc<Inner>, id: u32) -> Timer {
+    pub(crate) fn new(inner: Arc<Instance>, id: u32) -> Timer {
         Timer { inner, id }
     }
 
@@ -192,7 +193,7 @@ impl Timer {
     /// (statistics not started, or `shared-memory.enable` is off), or the
     /// segment's table of running instances is full.
     pub fn start_shared(&self, instance: u64) -> Result<()> {
-        crate::shared::timer_start(&self.inner, self.id, instance)
+        timer_start(&self.inner, self.id, instance)
     }
 
     /// Stops instance `instance` started by any process (see
@@ -201,12 +202,12 @@ impl Timer {
     /// that instance, it was stopped already, or it was idle past this
     /// instance's timer idle timeout.
     pub fn stop_shared(&self, instance: u64) -> Result<Option<u64>> {
-        crate::shared::timer_stop(&self.inner, self.id, instance, true)
+        timer_stop(&self.inner, self.id, instance, true)
     }
 
     /// Drops a shared instance without recording it; `false` if none was running.
     pub fn discard_shared(&self, instance: u64) -> Result<bool> {
-        crate::shared::timer_stop(&self.inner, self.id, instance, false).map(|d| d.is_some())
+        timer_stop(&self.inner, self.id, instance, false).map(|d| d.is_some())
     }
 }
 
@@ -285,8 +286,8 @@ debug_by_name!(Counter, Gauge, Timer);
 /// metric of the same kind.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct MetricId {
-    id: u32,
-    kind: Kind,
+    pub(crate) id: u32,
+    pub(crate) kind: Kind,
 }
 
 impl MetricId {
@@ -326,93 +327,7 @@ pub enum TimerOp {
     Heartbeat,
 }
 
-impl crate::Stats {
-    /// The id of metric `name` of `kind`, created on first use.
-    pub fn metric_id(&self, name: &str, kind: Kind) -> Result<MetricId> {
-        let id = self.inner.registry.id(name, kind)?;
-        self.inner.claim_cell(id)?;
-        Ok(MetricId { id, kind })
-    }
-
-    /// [`Counter::add`] by id.
-    #[inline(always)]
-    pub fn counter_add_id(&self, m: MetricId, delta: i64) {
-        if m.kind == Kind::Counter {
-            emit(&self.inner, m.id, kind::COUNTER_ADD, delta as u64);
-        }
-    }
-
-    /// [`Counter::init`] by id.
-    pub fn counter_init_id(&self, m: MetricId, value: i64) {
-        if m.kind == Kind::Counter {
-            Counter {
-                inner: self.inner.clone(),
-                id: m.id,
-            }
-            .init(value);
-        }
-    }
-
-    /// [`Gauge::set`] by id.
-    #[inline(always)]
-    pub fn gauge_set_id(&self, m: MetricId, value: f64) -> Result<()> {
-        if value.is_nan() {
-            return Err(nan());
-        }
-        if m.kind == Kind::Gauge {
-            emit(&self.inner, m.id, kind::GAUGE_SET, value.to_bits());
-        }
-        Ok(())
-    }
-
-    /// A timer instance event by id.
-    #[inline(always)]
-    pub fn timer_id(&self, m: MetricId, op: TimerOp, instance: u64) {
-        if m.kind == Kind::Timer {
-            let k = match op {
-                TimerOp::Start => kind::TIMER_START,
-                TimerOp::Stop => kind::TIMER_STOP,
-                TimerOp::Discard => kind::TIMER_DISCARD,
-                TimerOp::Heartbeat => kind::TIMER_HEARTBEAT,
-            };
-            emit_timer(&self.inner, m.id, k, instance);
-        }
-    }
-
-    /// [`Timer::record`] by id: a duration measured by the caller, which may
-    /// also have applied the idle timeout (see [`crate::Stats::idle_timeout_ns`]).
-    #[inline(always)]
-    pub fn timer_record_id(&self, m: MetricId, duration_ns: u64) {
-        if m.kind == Kind::Timer && self.inner.enabled() {
-            let inner = &self.inner;
-            with_ring(inner, |r| {
-                r.record(m.id, kind::TIMER_RECORD, duration_ns, || inner.now())
-            });
-        }
-    }
-
-    /// [`Timer::start_shared`] by id.
-    pub fn timer_start_shared_id(&self, m: MetricId, instance: u64) -> Result<()> {
-        crate::shared::timer_start(&self.inner, timer_of(m)?, instance)
-    }
-
-    /// [`Timer::stop_shared`] (`record` true) or [`Timer::discard_shared`] by id.
-    pub fn timer_stop_shared_id(
-        &self,
-        m: MetricId,
-        instance: u64,
-        record: bool,
-    ) -> Result<Option<u64>> {
-        crate::shared::timer_stop(&self.inner, timer_of(m)?, instance, record)
-    }
-
-    /// The timer idle timeout in force, in nanoseconds.
-    pub fn idle_timeout_ns(&self) -> u64 {
-        self.inner.control.idle_ns.load(Relaxed)
-    }
-}
-
-fn timer_of(m: MetricId) -> Result<u32> {
+pub(crate) fn timer_of(m: MetricId) -> Result<u32> {
     if m.kind == Kind::Timer {
         Ok(m.id)
     } else {
@@ -421,4 +336,67 @@ fn timer_of(m: MetricId) -> Result<u32> {
             format!("metric id is a {}, not a timer", m.kind.name()),
         ))
     }
+}
+
+// ------------------------------------------------ shared timer instances
+
+// A timer instance started in one process and stopped in another: the start
+// stamp waits in the statistics segment's table (`shared::timers`).
+
+fn not_published(what: &str) -> Error {
+    Error::new(
+        ErrorKind::InvalidArgument,
+        format!(
+            "{what}: this statistics instance does not publish to shared memory (start it first, \
+             with \"shared-memory\": {{\"enable\": true}}, the default)"
+        ),
+    )
+}
+
+fn timer_key(inner: &Instance, id: u32, instance: u64) -> Result<u64> {
+    let meta = inner
+        .registry
+        .meta(id)
+        .ok_or_else(|| Error::new(ErrorKind::InvalidArgument, "unknown timer id"))?;
+    Ok(timers::key(&meta.name, instance))
+}
+
+/// Starts instance `instance` of timer `id` in the shared table.
+pub(crate) fn timer_start(inner: &Instance, id: u32, instance: u64) -> Result<()> {
+    let seg = inner
+        .shared_segment()
+        .ok_or_else(|| not_published("starting a shared timer instance"))?;
+    timers::start(
+        &seg,
+        timer_key(inner, id, instance)?,
+        inner.now(),
+        inner.idle_ns(),
+    )
+}
+
+/// Takes instance `instance` of timer `id` from the shared table: its
+/// duration (recorded if `record`), or `None` if it was not running or was idle
+/// past the timeout.
+pub(crate) fn timer_stop(
+    inner: &Arc<Instance>,
+    id: u32,
+    instance: u64,
+    record: bool,
+) -> Result<Option<u64>> {
+    let seg = inner
+        .shared_segment()
+        .ok_or_else(|| not_published("stopping a shared timer instance"))?;
+    let key = timer_key(inner, id, instance)?;
+    let now = inner.now();
+    let Some(start) = timers::take(&seg, key) else {
+        return Ok(None);
+    };
+    let duration = now.saturating_sub(start);
+    if start == 0 || duration > inner.idle_ns() {
+        return Ok(None); // idle past the timeout: dropped, as a local instance would be
+    }
+    if record {
+        Timer::new(inner.clone(), id).record(duration);
+    }
+    Ok(Some(duration))
 }

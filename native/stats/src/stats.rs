@@ -1,257 +1,24 @@
-//! A statistics instance: its registry, its threads' queues, the processing
-//! thread and the latest dumps.
+//! The public handle on a statistics instance ([`Stats`]): creating,
+//! configuring, starting and stopping it, looking up its metrics (by handle or
+//! by id, for the C ABI and Java), its dumps, and the process-wide instance.
+//! The instance's state is in [`crate::instance`].
 
-use crate::aggregate::{Aggregator, Health};
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::dump::Dump;
-use crate::incremental::Params;
-use crate::points::{Counter, Gauge, Timer};
-use crate::registry::{Kind, Registry};
-use crate::ring::Ring;
-use crate::shared::publish::Publisher;
-use crate::shared::{SharedConfig, StatsSegment};
+use crate::instance::{lock, params, Control, Instance, Worker};
+use crate::local::with_ring;
+use crate::points::{
+    emit, emit_timer, nan, timer_of, timer_start, timer_stop, Counter, Gauge, MetricId, Timer,
+    TimerOp,
+};
+use crate::processing::Health;
+use crate::registry::Kind;
+use crate::ring::{kind, Ring};
 use hrts_core::Result;
+use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
-
-/// What measuring points read. The first line (enabled, idle timeout) changes
-/// only at start and stop; the coarse clock, which the processing thread
-/// rewrites on every pass, has a line of its own so that those writes do not
-/// cost every measurement a cache miss. Byte offsets: enabled 0, idle timeout
-/// 8, coarse clock 64 (see [`CONTROL_OFFSETS`]).
-#[repr(C, align(64))]
-pub(crate) struct Control {
-    /// 1 while started: measuring points do nothing otherwise.
-    pub enabled: AtomicU64,
-    /// `timer.idle-timeout` in nanoseconds, for timer scopes.
-    pub idle_ns: AtomicU64,
-    _line: [u64; 6],
-    /// The processing thread's latest stamp while it is draining queues, 0
-    /// while it sleeps or dumps (measuring points then stamp for themselves).
-    pub coarse: AtomicU64,
-    _rest: [u64; 7],
-}
-
-/// Byte offsets in the control block of: enabled, the idle timeout (ns), the
-/// coarse clock (for producers in other languages).
-pub const CONTROL_OFFSETS: [usize; 3] = [0, 8, 64];
-
-pub(crate) struct Inner {
-    pub(crate) id: u64,
-    pub(crate) control: Control,
-    clock: OnceLock<Clock>,
-    pub(crate) registry: Registry,
-    config: Mutex<Config>,
-    capacity: AtomicUsize,
-    new_rings: Mutex<Vec<Arc<Ring>>>,
-    has_new_rings: AtomicBool,
-    agg: Mutex<Aggregator>,
-    latest_dump: Mutex<Option<Arc<Dump>>>,
-    latest_json: Mutex<Option<Arc<str>>>,
-    worker: Mutex<Option<Worker>>,
-    started_once: AtomicBool,
-    lost: AtomicU64,
-    /// This instance's registration in the shared statistics segment, from its
-    /// first start (if `shared-memory.enable`) until it is dropped.
-    shared: Mutex<Option<Publisher>>,
-}
-
-struct Worker {
-    stop: Arc<AtomicBool>,
-    handle: JoinHandle<()>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A panic while holding one of these locks leaves data that is still
-    // consistent enough to report (at worst one pass half applied).
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// Events a pass must find for the processing thread to run the next one
-/// without sleeping first.
-const BATCH: u64 = 256;
-
-fn params(cfg: &Config) -> Params {
-    Params {
-        alpha: cfg.moving_average_alpha,
-        interval_ns: cfg.moving_interval.as_nanos() as f64,
-    }
-}
-
-impl Inner {
-    #[inline(always)]
-    pub(crate) fn enabled(&self) -> bool {
-        self.control.enabled.load(Relaxed) != 0
-    }
-
-    /// A precise stamp.
-    #[inline(always)]
-    pub(crate) fn now(&self) -> u64 {
-        match self.clock.get() {
-            Some(c) => c.now(),
-            None => 0,
-        }
-    }
-
-    /// The coarse stamp if the processing thread keeps one fresh, else a
-    /// precise one.
-    #[inline(always)]
-    pub(crate) fn coarse_now(&self) -> u64 {
-        match self.control.coarse.load(Relaxed) {
-            0 => self.now(),
-            ns => ns,
-        }
-    }
-
-    /// Registers in the shared statistics segment at the first start that asks
-    /// for it, and claims a cell for every metric created so far.
-    fn join_shared(&self, cfg: &Config) -> Result<()> {
-        let mut shared = lock(&self.shared);
-        if shared.is_some() || !cfg.shared_memory.enable {
-            return Ok(());
-        }
-        let mut sc = SharedConfig::from_env()?;
-        if let Some(name) = &cfg.shared_memory.name {
-            sc.name = name.clone();
-        }
-        if let Some(grace) = cfg.shared_memory.grace {
-            sc.grace = grace;
-        }
-        let mut publisher = Publisher::start(&sc)?;
-        publisher.claim_all(&self.registry)?;
-        *shared = Some(publisher);
-        Ok(())
-    }
-
-    pub(crate) fn new_ring(&self) -> Arc<Ring> {
-        let ring = Arc::new(Ring::new(self.capacity.load(Relaxed)));
-        lock(&self.new_rings).push(ring.clone());
-        self.has_new_rings.store(true, Release);
-        ring
-    }
-
-    pub(crate) fn count_lost(&self) {
-        self.lost.fetch_add(1, Relaxed);
-    }
-
-    /// One processing pass under the aggregator lock.
-    fn pass(&self, agg: &mut Aggregator) -> u64 {
-        if self.has_new_rings.swap(false, Acquire) {
-            agg.adopt(lock(&self.new_rings).drain(..));
-        }
-        agg.pass(&self.registry, self.now())
-    }
-
-    fn make_dump(&self, agg: &mut Aggregator) -> Arc<Dump> {
-        let dump = Arc::new(agg.dump(self.now(), &self.registry));
-        self.publish(&dump);
-        *lock(&self.latest_dump) = Some(dump.clone());
-        dump
-    }
-
-    /// Writes a dump to this instance's cells (called with the aggregator
-    /// locked, so publications never interleave).
-    fn publish(&self, dump: &Dump) {
-        if let Some(p) = lock(&self.shared).as_mut() {
-            p.publish(dump, &self.registry);
-        }
-    }
-
-    /// The shared statistics segment this instance publishes to, if it does.
-    pub(crate) fn shared_segment(&self) -> Option<Arc<StatsSegment>> {
-        lock(&self.shared).as_ref().map(|p| p.seg.clone())
-    }
-
-    /// The cell of a metric just looked up, claimed on first use.
-    pub(crate) fn claim_cell(&self, id: u32) -> Result<()> {
-        if let Some(p) = lock(&self.shared).as_mut() {
-            p.cell(id, &self.registry)?;
-        }
-        Ok(())
-    }
-
-    pub(crate) fn idle_ns(&self) -> u64 {
-        self.control.idle_ns.load(Relaxed)
-    }
-
-    fn make_json(&self, dump: &Dump) {
-        *lock(&self.latest_json) = Some(dump.to_json().into());
-    }
-
-    fn run(&self, stop: &AtomicBool, cfg: Config) {
-        let manual = self.clock.get().is_some_and(Clock::is_manual);
-        let sleeps = cfg.sleep_on_empty;
-        let mut step = 0;
-        let start = Instant::now();
-        let due = |interval: Duration| (!interval.is_zero()).then(|| start + interval);
-        let mut next_metrics = due(cfg.metrics_dump_interval);
-        let mut next_json = due(cfg.json_dump_interval);
-        let mut next_sweep = start;
-        let publish_every = cfg.shared_memory.interval;
-        let mut next_publish = start + publish_every;
-        while !stop.load(Acquire) {
-            if !manual {
-                self.control.coarse.store(self.now(), Relaxed);
-            }
-            let mut agg = lock(&self.agg);
-            let applied = self.pass(&mut agg);
-            let now = Instant::now();
-            // Anything that may take long starts with the coarse clock off, so
-            // that measuring points meanwhile stamp for themselves.
-            self.control.coarse.store(0, Relaxed);
-            if now >= next_sweep {
-                agg.sweep(self.now());
-                next_sweep = now + Duration::from_millis(10);
-            }
-            if now >= next_publish {
-                if lock(&self.shared).is_some() {
-                    let changed = agg.dump_changed(self.now(), &self.registry);
-                    self.publish(&changed);
-                }
-                next_publish = now + publish_every;
-            }
-            let metrics_due = next_metrics.is_some_and(|t| now >= t);
-            let json_due = next_json.is_some_and(|t| now >= t);
-            if metrics_due || json_due {
-                let dump = self.make_dump(&mut agg);
-                drop(agg);
-                if json_due {
-                    self.make_json(&dump);
-                }
-                let advance = |t: &mut Option<Instant>, iv: Duration| {
-                    if let Some(t) = t {
-                        while *t <= now {
-                            *t += iv;
-                        }
-                    }
-                };
-                advance(&mut next_metrics, cfg.metrics_dump_interval);
-                advance(&mut next_json, cfg.json_dump_interval);
-            } else {
-                drop(agg);
-            }
-            if applied < BATCH {
-                if applied == 0 && step == sleeps.len() - 1 && step > 0 {
-                    // Nothing queued for a whole sleep schedule: whatever burst
-                    // made producers fold is over.
-                    lock(&self.agg).cancel_folding();
-                }
-                // Few events are no reason to poll again at once: every poll
-                // takes the producers' queue lines from their caches, so it
-                // pays to let them fill a batch first.
-                std::thread::park_timeout(sleeps[step]);
-                step = (step + 1).min(sleeps.len() - 1);
-            } else {
-                step = 0;
-            }
-        }
-        self.control.coarse.store(0, Relaxed);
-    }
-}
+use std::sync::{Arc, OnceLock};
 
 /// A set of metrics with its processing thread: the seed's library instance.
 ///
@@ -261,10 +28,8 @@ impl Inner {
 /// an instance of your own go, or its thread runs until the process ends.
 #[derive(Clone)]
 pub struct Stats {
-    pub(crate) inner: Arc<Inner>,
+    pub(crate) inner: Arc<Instance>,
 }
-
-static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 impl Stats {
     /// An instance stamped on the hrts timeline (the process's default segment,
@@ -281,31 +46,8 @@ impl Stats {
     }
 
     fn build(config: Config, clock: OnceLock<Clock>) -> Stats {
-        let agg = Aggregator::new(params(&config), config.timer_idle_timeout.as_nanos() as u64);
         Stats {
-            inner: Arc::new(Inner {
-                id: NEXT_ID.fetch_add(1, Relaxed),
-                control: Control {
-                    enabled: AtomicU64::new(0),
-                    idle_ns: AtomicU64::new(config.timer_idle_timeout.as_nanos() as u64),
-                    _line: [0; 6],
-                    coarse: AtomicU64::new(0),
-                    _rest: [0; 7],
-                },
-                clock,
-                registry: Registry::default(),
-                capacity: AtomicUsize::new(config.queue_capacity),
-                config: Mutex::new(config),
-                new_rings: Mutex::new(Vec::new()),
-                has_new_rings: AtomicBool::new(false),
-                agg: Mutex::new(agg),
-                latest_dump: Mutex::new(None),
-                latest_json: Mutex::new(None),
-                worker: Mutex::new(None),
-                started_once: AtomicBool::new(false),
-                lost: AtomicU64::new(0),
-                shared: Mutex::new(None),
-            }),
+            inner: Arc::new(Instance::new(config, clock)),
         }
     }
 
@@ -487,7 +229,7 @@ impl Stats {
     }
 
     /// The measuring points' control block: its address, for producers in other
-    /// languages (offsets in [`CONTROL_OFFSETS`]).
+    /// languages (offsets in [`CONTROL_OFFSETS`](crate::CONTROL_OFFSETS)).
     pub fn control_block(&self) -> *const u8 {
         (&self.inner.control as *const Control).cast()
     }
@@ -499,10 +241,86 @@ impl Stats {
     }
 }
 
-impl Drop for Inner {
-    fn drop(&mut self) {
-        // The worker holds an Arc<Inner>, so by now it has been stopped.
-        self.control.enabled.store(0, Relaxed);
+/// Measuring by metric id: what the C ABI and the Java producer use.
+impl Stats {
+    /// The id of metric `name` of `kind`, created on first use.
+    pub fn metric_id(&self, name: &str, kind: Kind) -> Result<MetricId> {
+        let id = self.inner.registry.id(name, kind)?;
+        self.inner.claim_cell(id)?;
+        Ok(MetricId { id, kind })
+    }
+
+    /// [`Counter::add`] by id.
+    #[inline(always)]
+    pub fn counter_add_id(&self, m: MetricId, delta: i64) {
+        if m.kind == Kind::Counter {
+            emit(&self.inner, m.id, kind::COUNTER_ADD, delta as u64);
+        }
+    }
+
+    /// [`Counter::init`] by id.
+    pub fn counter_init_id(&self, m: MetricId, value: i64) {
+        if m.kind == Kind::Counter {
+            Counter::new(self.inner.clone(), m.id).init(value);
+        }
+    }
+
+    /// [`Gauge::set`] by id.
+    #[inline(always)]
+    pub fn gauge_set_id(&self, m: MetricId, value: f64) -> Result<()> {
+        if value.is_nan() {
+            return Err(nan());
+        }
+        if m.kind == Kind::Gauge {
+            emit(&self.inner, m.id, kind::GAUGE_SET, value.to_bits());
+        }
+        Ok(())
+    }
+
+    /// A timer instance event by id.
+    #[inline(always)]
+    pub fn timer_id(&self, m: MetricId, op: TimerOp, instance: u64) {
+        if m.kind == Kind::Timer {
+            let k = match op {
+                TimerOp::Start => kind::TIMER_START,
+                TimerOp::Stop => kind::TIMER_STOP,
+                TimerOp::Discard => kind::TIMER_DISCARD,
+                TimerOp::Heartbeat => kind::TIMER_HEARTBEAT,
+            };
+            emit_timer(&self.inner, m.id, k, instance);
+        }
+    }
+
+    /// [`Timer::record`] by id: a duration measured by the caller, which may
+    /// also have applied the idle timeout (see [`Stats::idle_timeout_ns`]).
+    #[inline(always)]
+    pub fn timer_record_id(&self, m: MetricId, duration_ns: u64) {
+        if m.kind == Kind::Timer && self.inner.enabled() {
+            let inner = &self.inner;
+            with_ring(inner, |r| {
+                r.record(m.id, kind::TIMER_RECORD, duration_ns, || inner.now())
+            });
+        }
+    }
+
+    /// [`Timer::start_shared`] by id.
+    pub fn timer_start_shared_id(&self, m: MetricId, instance: u64) -> Result<()> {
+        timer_start(&self.inner, timer_of(m)?, instance)
+    }
+
+    /// [`Timer::stop_shared`] (`record` true) or [`Timer::discard_shared`] by id.
+    pub fn timer_stop_shared_id(
+        &self,
+        m: MetricId,
+        instance: u64,
+        record: bool,
+    ) -> Result<Option<u64>> {
+        timer_stop(&self.inner, timer_of(m)?, instance, record)
+    }
+
+    /// The timer idle timeout in force, in nanoseconds.
+    pub fn idle_timeout_ns(&self) -> u64 {
+        self.inner.control.idle_ns.load(Relaxed)
     }
 }
 

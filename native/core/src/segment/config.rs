@@ -53,6 +53,9 @@ pub enum Mode {
 }
 
 impl Mode {
+    /// Every mode, in the order of their codes.
+    pub const ALL: [Mode; 2] = [Mode::Tracking, Mode::Frozen];
+
     /// The stable lower-case name, as `HRTS_MODE` takes it.
     pub fn name(self) -> &'static str {
         match self {
@@ -63,20 +66,25 @@ impl Mode {
 
     /// The mode with this name (ASCII case and surrounding white space ignored).
     pub fn from_name(name: &str) -> Option<Mode> {
-        [Mode::Tracking, Mode::Frozen]
+        Mode::ALL
             .into_iter()
             .find(|m| m.name().eq_ignore_ascii_case(name.trim()))
     }
 
-    /// The value stored in the segment, or `None` for one no mode has.
-    pub fn from_u32(v: u32) -> Option<Mode> {
-        match v {
-            1 => Some(Mode::Tracking),
-            2 => Some(Mode::Frozen),
-            _ => None,
-        }
+    /// The mode's code: the value stored in the segment, and the one every
+    /// front end uses (C `HRTS_MODE_*`, Java `io.hrts.Mode`). 0 is never a code.
+    pub fn code(self) -> u32 {
+        self as u32
+    }
+
+    /// The mode with this code, or `None` for a value no mode has.
+    pub fn from_code(code: u32) -> Option<Mode> {
+        Mode::ALL.into_iter().find(|m| m.code() == code)
     }
 }
+
+/// The largest slew [`TrackingConfig::check`] accepts, ppm.
+const MAX_SLEW_PPM: u32 = 50_000;
 
 /// How a tracking segment follows the calendar (only the creator's counts).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -111,9 +119,9 @@ impl TrackingConfig {
                 self.interval
             ));
         }
-        if !(1..=50_000).contains(&self.max_slew_ppm) {
+        if !(1..=MAX_SLEW_PPM).contains(&self.max_slew_ppm) {
             return bad(format!(
-                "largest slew {} ppm is outside 1 ..= 50000 ppm",
+                "largest slew {} ppm is outside 1 ..= {MAX_SLEW_PPM} ppm",
                 self.max_slew_ppm
             ));
         }
@@ -122,6 +130,89 @@ impl TrackingConfig {
                 "step threshold {:?} is below 1 ms",
                 self.step_threshold
             ));
+        }
+        Ok(())
+    }
+}
+
+/// How an open creates a segment that does not exist yet: the mode and the
+/// tracking settings, each `None` to keep what the [`Config`] already holds
+/// (the environment's value, else the default). Every front end converts its
+/// own form into this (C `hrts_open_options`, Java system properties) and
+/// calls [`apply`](OpenOptions::apply). An existing segment keeps its
+/// creator's mode and settings; the options are checked all the same, so a
+/// bad one is refused rather than ignored.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OpenOptions {
+    pub mode: Option<Mode>,
+    /// Time between ties.
+    pub tie_interval: Option<Duration>,
+    /// Largest slew and learned frequency error, ppm.
+    pub max_slew_ppm: Option<u32>,
+    /// A calendar ahead of the timeline by more than this is followed by a step.
+    pub step_threshold: Option<Duration>,
+}
+
+impl OpenOptions {
+    /// The options of raw numbers, as C and Java pass them: a mode code
+    /// ([`Mode::code`]), milliseconds and ppm, each 0 for "not set".
+    pub fn from_raw(
+        mode_code: u64,
+        tie_interval_ms: u64,
+        max_slew_ppm: u64,
+        step_threshold_ms: u64,
+    ) -> Result<OpenOptions> {
+        let bad = |what: String| Error::new(ErrorKind::InvalidArgument, what);
+        let set = |v: u64| (v != 0).then_some(v);
+        let mode = match set(mode_code) {
+            None => None,
+            Some(code) => Some(
+                u32::try_from(code)
+                    .ok()
+                    .and_then(Mode::from_code)
+                    .ok_or_else(|| {
+                        bad(format!(
+                            "mode code {code} is neither {} (tracking) nor {} (frozen); 0 takes \
+                             the default",
+                            Mode::Tracking.code(),
+                            Mode::Frozen.code()
+                        ))
+                    })?,
+            ),
+        };
+        let max_slew_ppm = match set(max_slew_ppm) {
+            None => None,
+            Some(ppm) => Some(u32::try_from(ppm).map_err(|_| {
+                bad(format!(
+                    "largest slew {ppm} ppm is outside 1 ..= {MAX_SLEW_PPM} ppm"
+                ))
+            })?),
+        };
+        Ok(OpenOptions {
+            mode,
+            tie_interval: set(tie_interval_ms).map(Duration::from_millis),
+            max_slew_ppm,
+            step_threshold: set(step_threshold_ms).map(Duration::from_millis),
+        })
+    }
+
+    /// Sets the options that are set on `cfg` and checks the tracking settings
+    /// that result ([`TrackingConfig::check`]); `cfg` is unchanged on error.
+    pub fn apply(&self, cfg: &mut Config) -> Result<()> {
+        let mut tracking = cfg.tracking;
+        if let Some(interval) = self.tie_interval {
+            tracking.interval = interval;
+        }
+        if let Some(ppm) = self.max_slew_ppm {
+            tracking.max_slew_ppm = ppm;
+        }
+        if let Some(threshold) = self.step_threshold {
+            tracking.step_threshold = threshold;
+        }
+        tracking.check()?;
+        cfg.tracking = tracking;
+        if let Some(mode) = self.mode {
+            cfg.mode = mode;
         }
         Ok(())
     }
@@ -300,7 +391,7 @@ impl Config {
         if let Some(ms) = env_number(ENV_TIE_INTERVAL_MS, "milliseconds", 1..=60_000)? {
             cfg.tracking.interval = Duration::from_millis(ms);
         }
-        if let Some(ppm) = env_number(ENV_MAX_SLEW_PPM, "ppm", 1..=50_000)? {
+        if let Some(ppm) = env_number(ENV_MAX_SLEW_PPM, "ppm", 1..=MAX_SLEW_PPM.into())? {
             cfg.tracking.max_slew_ppm = ppm as u32;
         }
         if let Some(ms) = env_number(
@@ -323,11 +414,13 @@ mod tests {
     fn modes_round_trip_and_tracking_ranges_are_enforced() {
         for m in [Mode::Tracking, Mode::Frozen] {
             assert_eq!(Mode::from_name(m.name()), Some(m));
-            assert_eq!(Mode::from_u32(m as u32), Some(m));
+            assert_eq!(Mode::from_code(m.code()), Some(m));
         }
+        assert_eq!((Mode::Tracking.code(), Mode::Frozen.code()), (1, 2));
         assert_eq!(Mode::from_name(" FROZEN\n"), Some(Mode::Frozen));
         assert_eq!(Mode::from_name("slewing"), None);
-        assert_eq!(Mode::from_u32(0), None);
+        assert_eq!(Mode::from_code(0), None);
+        assert_eq!(Mode::from_code(3), None);
         assert!(TrackingConfig::default().check().is_ok());
         for bad in [
             TrackingConfig {
@@ -344,6 +437,71 @@ mod tests {
             },
         ] {
             assert_eq!(bad.check().unwrap_err().kind(), ErrorKind::InvalidArgument);
+        }
+    }
+
+    #[test]
+    fn open_options_override_what_is_set_and_are_checked() {
+        let mut env = Config::named("/hrts-options");
+        env.mode = Mode::Frozen;
+        env.tracking.max_slew_ppm = 42;
+        let mut same = env.clone();
+        OpenOptions::from_raw(0, 0, 0, 0)
+            .unwrap()
+            .apply(&mut same)
+            .unwrap();
+        assert_eq!((same.mode, same.tracking), (env.mode, env.tracking));
+
+        let mut set = env.clone();
+        let opts = OpenOptions::from_raw(Mode::Tracking.code().into(), 250, 100, 7).unwrap();
+        assert_eq!(
+            opts,
+            OpenOptions {
+                mode: Some(Mode::Tracking),
+                tie_interval: Some(Duration::from_millis(250)),
+                max_slew_ppm: Some(100),
+                step_threshold: Some(Duration::from_millis(7)),
+            }
+        );
+        opts.apply(&mut set).unwrap();
+        assert_eq!(set.mode, Mode::Tracking);
+        assert_eq!(
+            set.tracking,
+            TrackingConfig {
+                interval: Duration::from_millis(250),
+                max_slew_ppm: 100,
+                step_threshold: Duration::from_millis(7),
+            }
+        );
+        assert_eq!(set.name, "/hrts-options");
+
+        for (raw, message) in [
+            (
+                [3, 0, 0, 0],
+                "mode code 3 is neither 1 (tracking) nor 2 (frozen)",
+            ),
+            ([1 << 40, 0, 0, 0], "mode code 1099511627776 is neither"),
+            (
+                [0, 0, 1 << 40, 0],
+                "largest slew 1099511627776 ppm is outside",
+            ),
+        ] {
+            let e = OpenOptions::from_raw(raw[0], raw[1], raw[2], raw[3]).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+            assert!(e.message().contains(message), "{raw:?}: {}", e.message());
+        }
+        for (raw, message) in [
+            ([2, 60_001, 0, 0], "outside 1 ms ..= 60 s"),
+            ([2, 0, 50_001, 0], "outside 1 ..= 50000 ppm"),
+        ] {
+            let opts = OpenOptions::from_raw(raw[0], raw[1], raw[2], raw[3]).unwrap();
+            let mut cfg = env.clone();
+            cfg.mode = Mode::Tracking;
+            let e = opts.apply(&mut cfg).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+            assert!(e.message().contains(message), "{raw:?}: {}", e.message());
+            // Nothing applied: not even the valid mode.
+            assert_eq!((cfg.mode, cfg.tracking), (Mode::Tracking, env.tracking));
         }
     }
 

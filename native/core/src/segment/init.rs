@@ -4,14 +4,14 @@
 
 use super::config::Mode;
 use super::layout::*;
-use super::timeline::store_line;
+use super::timeline::{pair_counter_with_calendar, store_line};
 use super::tracking::{Line, Rules};
 use super::Config;
 use crate::clock::calibrate::{calibrate, Calibration};
 use crate::clock::convert::Scale;
 use crate::clock::eligibility::{decide, Facts};
 use crate::clock::reliability::{evaluate_cop, Pace, ReliabilityConfig, Report};
-use crate::clock::source::{self, SourceId};
+use crate::clock::source::SourceId;
 use crate::error::Result;
 use std::sync::atomic::Ordering::{Relaxed, Release};
 
@@ -70,7 +70,7 @@ pub(super) fn initialise(h: &Header, ext: &Extension, cfg: &Config) -> Result<()
     h.calib_elapsed_ns.store(cal.elapsed_ns, Relaxed);
     h.calibrations.fetch_add(1, Relaxed);
     store_reason(h, &reason);
-    h.mode.store(cfg.mode as u32, Relaxed);
+    h.mode.store(cfg.mode.code(), Relaxed);
     h.tie_interval_ns.store(interval_ns, Relaxed);
     h.max_slew_ppb.store(max_slew_ppb, Relaxed);
     h.step_ns.store(step_ns, Relaxed);
@@ -227,25 +227,6 @@ pub(crate) fn load_reason(h: &Header) -> String {
     let len = (h.reason_len.load(Relaxed) as usize).min(REASON_LEN);
     let bytes: Vec<u8> = h.reason[..len].iter().map(|b| b.load(Relaxed)).collect();
     String::from_utf8_lossy(&bytes).into_owned()
-}
-
-/// Reads the calendar between two counter reads several times and keeps the
-/// tightest bracket, so the pairing error is a few tens of nanoseconds.
-pub(crate) fn pair_counter_with_calendar(
-    source: SourceId,
-    calendar: &super::Calendar,
-) -> (u64, u64) {
-    let mut best = (u64::MAX, 0, 0);
-    for _ in 0..7 {
-        let before = source::read_ordered(source);
-        let ns = calendar();
-        let after = source::read_ordered(source);
-        let width = after.wrapping_sub(before);
-        if width < best.0 {
-            best = (width, before.wrapping_add(width / 2), ns);
-        }
-    }
-    (best.1, best.2)
 }
 
 #[cfg(test)]

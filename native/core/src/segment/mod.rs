@@ -17,11 +17,11 @@ pub(crate) mod timeline;
 pub(crate) mod tracking;
 mod validate;
 
-pub(crate) use init::{load_reason, pair_counter_with_calendar};
+pub(crate) use init::load_reason;
 
 pub use crate::storage::resolve_group;
 pub use crate::storage::{Opened, Sharing};
-pub use config::{default_name, Calendar, Config, Mode, TrackingConfig};
+pub use config::{default_name, Calendar, Config, Mode, OpenOptions, TrackingConfig};
 
 use crate::clock::convert::Scale;
 use crate::clock::source::SourceId;

@@ -165,7 +165,7 @@ pub(crate) fn header(h: &Header, name: &str) -> Result<Checked> {
         }
     }
     let raw_mode = h.mode.load(Relaxed);
-    let Some(mode) = Mode::from_u32(raw_mode) else {
+    let Some(mode) = Mode::from_code(raw_mode) else {
         return bad(format!("unknown mode {raw_mode}"));
     };
     let rules = rules_of(h, scale.mult, threshold, freq_hz);

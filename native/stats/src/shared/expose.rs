@@ -436,7 +436,7 @@ fn duration(ns: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::shared::aggregate::tests::{counter, gauge, process, snapshot, timer};
+    use crate::shared::merge::tests::{counter, gauge, process, snapshot, timer};
     use std::collections::HashMap;
 
     /// Two live processes and an exited one with a counter, a gauge and a timer.

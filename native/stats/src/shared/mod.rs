@@ -32,11 +32,11 @@
 //! cells, 8192 running shared timer instances; a full area is an
 //! [`ErrorKind::Full`] error where the metric or instance is created.
 
-mod aggregate;
 mod cells;
 mod codec;
 mod expose;
 mod layout;
+mod merge;
 mod processes;
 pub(crate) mod publish;
 mod read;
@@ -44,14 +44,12 @@ mod segment;
 mod snapshot;
 #[cfg(test)]
 mod tests;
-mod timers;
+pub(crate) mod timers;
 
 pub use segment::StatsSegment;
 pub use snapshot::{ProcessState, ProcessStats, Snapshot};
 
-use crate::stats::Inner;
 use hrts_core::{Error, ErrorKind, Result, Sharing};
-use std::sync::Arc;
 use std::time::Duration;
 
 /// Names the statistics segment (default `/hrts-stats-<uid>`).
@@ -144,58 +142,4 @@ impl StatsSegment {
     pub fn running_shared_timers(&self) -> usize {
         timers::running(self)
     }
-}
-
-fn not_published(what: &str) -> Error {
-    Error::new(
-        ErrorKind::InvalidArgument,
-        format!(
-            "{what}: this statistics instance does not publish to shared memory (start it first, \
-             with \"shared-memory\": {{\"enable\": true}}, the default)"
-        ),
-    )
-}
-
-fn timer_key(inner: &Inner, id: u32, instance: u64) -> Result<u64> {
-    let meta = inner
-        .registry
-        .meta(id)
-        .ok_or_else(|| Error::new(ErrorKind::InvalidArgument, "unknown timer id"))?;
-    Ok(timers::key(&meta.name, instance))
-}
-
-pub(crate) fn timer_start(inner: &Inner, id: u32, instance: u64) -> Result<()> {
-    let seg = inner
-        .shared_segment()
-        .ok_or_else(|| not_published("starting a shared timer instance"))?;
-    timers::start(
-        &seg,
-        timer_key(inner, id, instance)?,
-        inner.now(),
-        inner.idle_ns(),
-    )
-}
-
-pub(crate) fn timer_stop(
-    inner: &Arc<Inner>,
-    id: u32,
-    instance: u64,
-    record: bool,
-) -> Result<Option<u64>> {
-    let seg = inner
-        .shared_segment()
-        .ok_or_else(|| not_published("stopping a shared timer instance"))?;
-    let key = timer_key(inner, id, instance)?;
-    let now = inner.now();
-    let Some(start) = timers::take(&seg, key) else {
-        return Ok(None);
-    };
-    let duration = now.saturating_sub(start);
-    if start == 0 || duration > inner.idle_ns() {
-        return Ok(None); // idle past the timeout: dropped, as a local instance would be
-    }
-    if record {
-        crate::Timer::new(inner.clone(), id).record(duration);
-    }
-    Ok(Some(duration))
 }

@@ -158,7 +158,7 @@ public class ModeTest {
             String old = System.getProperty(c[0]);
             System.setProperty(c[0], c[1]);
             try {
-                HrtsException e = assertThrows(HrtsException.class, CreatorSettings::fromProperties);
+                HrtsException e = assertThrows(HrtsException.class, OpenOptions::fromProperties);
                 assertSame(HrtsException.Kind.INVALID_ARGUMENT, e.getKind());
                 assertTrue(e.getMessage(), e.getMessage().contains(c[0] + "=\"" + c[1] + "\" " + c[2]));
             } finally {
@@ -168,7 +168,7 @@ public class ModeTest {
         String old = System.getProperty(HighResTimestamp.MODE_PROPERTY);
         System.setProperty(HighResTimestamp.MODE_PROPERTY, " Frozen ");
         try {
-            assertEquals(new CreatorSettings(Mode.FROZEN.code(), 0, 0, 0), CreatorSettings.fromProperties());
+            assertEquals(new OpenOptions(Mode.FROZEN.code(), 0, 0, 0), OpenOptions.fromProperties());
         } finally {
             restore(HighResTimestamp.MODE_PROPERTY, old);
         }

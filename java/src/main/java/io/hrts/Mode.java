@@ -23,7 +23,7 @@ public enum Mode {
      */
     FROZEN(2, "frozen");
 
-    /** The code the native library uses (native/jni {@code calls::mode_code}). */
+    /** The mode's code: the core's {@code Mode::code}, also C's {@code HRTS_MODE_*}. */
     private final int code;
     /** The name {@code HRTS_MODE}, {@code hrts info} and the system property use. */
     private final String label;

@@ -53,9 +53,9 @@ final class Native {
         }
         load();
         String name = HighResTimestamp.configuredSegmentName();
-        CreatorSettings creator = CreatorSettings.fromProperties();
-        openSegment(name == null ? null : name.getBytes(StandardCharsets.UTF_8), creator.modeCode(),
-                creator.tieIntervalMs(), creator.maxSlewPpm(), creator.stepThresholdMs());
+        OpenOptions options = OpenOptions.fromProperties();
+        openSegment(name == null ? null : name.getBytes(StandardCharsets.UTF_8), options.modeCode(),
+                options.tieIntervalMs(), options.maxSlewPpm(), options.stepThresholdMs());
         open = true;
     }
 

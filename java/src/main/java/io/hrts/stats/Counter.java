@@ -21,7 +21,7 @@ public final class Counter {
      */
     public void add(long delta) {
         if (Layout.enabled()) {
-            Producer.current().record(id, Layout.COUNTER_ADD, delta);
+            Producer.current().record(id, RingLayout.Kind.COUNTER_ADD, delta);
         }
     }
 
@@ -65,7 +65,7 @@ public final class Counter {
     public void init(long value) {
         if (Layout.enabled()) {
             // An init is never folded: it is rare and must not move among folded deltas.
-            Producer.current().recordUnfoldable(id, Layout.COUNTER_INIT, value, Producer.stamp());
+            Producer.current().recordUnfoldable(id, RingLayout.Kind.COUNTER_INIT, value, Producer.stamp());
         }
     }
 

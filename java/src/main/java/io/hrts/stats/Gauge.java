@@ -23,7 +23,7 @@ public final class Gauge {
             throw new HrtsException(HrtsException.Kind.INVALID_ARGUMENT, "a gauge cannot be set to NaN; the value was ignored");
         }
         if (Layout.enabled()) {
-            Producer.current().record(id, Layout.GAUGE_SET, Double.doubleToRawLongBits(value));
+            Producer.current().record(id, RingLayout.Kind.GAUGE_SET, Double.doubleToRawLongBits(value));
         }
     }
 

@@ -4,9 +4,9 @@ import java.lang.reflect.Field;
 import sun.misc.Unsafe;
 
 /**
- * The native queue layout (native/stats/src/ring.rs), read once from the library so that it is
- * stated only there, the control block, and the memory access used on them. All offsets here are
- * in bytes.
+ * The native queue layout (from {@link RingLayout}, generated from native/stats/src/ring.rs and
+ * checked once against the loaded library), the control block, and the memory access used on
+ * them. All offsets here are in bytes.
  *
  * <p>Queues are written at native addresses through {@code sun.misc.Unsafe}, as Agrona's
  * counters are: a {@code ByteBuffer} view pays a bounds and liveness check on every word, which
@@ -16,47 +16,39 @@ import sun.misc.Unsafe;
 final class Layout {
     private Layout() {}
 
-    private static final int[] L;
-
     static {
         Stats.ensureReady();
-        L = StatsNative.nLayout();
+        if (!java.util.Arrays.equals(StatsNative.nLayout(), RingLayout.ALL)) {
+            throw new io.hrts.HrtsException(io.hrts.HrtsException.Kind.INTERNAL,
+                    "hrts-stats: the native library's queue layout is not the one this jar was built for; "
+                            + "use the jar and native library of one release");
+        }
     }
 
-    static final int HEAD = L[0] * 8;
-    static final int DROPPED = L[1] * 8;
-    static final int TAIL = L[2] * 8;
-    static final int EVENTS = L[3] * 8;
-    static final int EVENT_BYTES = L[4] * 8;
-    static final int CHUNK_SHIFT = Integer.numberOfTrailingZeros(L[5]);
-    static final int CHUNK_MASK = L[5] - 1;
-    static final int CELL_BYTES = L[6] * 8;
-    static final int SEQ = L[7] * 8;
-    static final int POS_N = L[8] * 8;
-    static final int POS_SUM = L[9] * 8;
-    static final int POS_MIN = L[10] * 8;
-    static final int POS_MAX = L[11] * 8;
-    static final int NEG_N = L[12] * 8;
-    static final int NEG_SUM = L[13] * 8;
-    static final int NEG_MIN = L[14] * 8;
-    static final int NEG_MAX = L[15] * 8;
-    static final int ZERO_N = L[16] * 8;
-    static final int POS = L[17] * 8;
-    static final int LAST = L[18] * 8;
-    static final int KIND = L[19] * 8;
-    static final long FOLD_RUN_RINGS = L[20];
-    static final int CHUNK_HEADER = L[22] * 8;
-    static final int FOLD_CANCEL = L[23] * 8;
-
-    /** Event kinds (native/stats/src/ring.rs, module kind). */
-    static final int COUNTER_INIT = 1;
-    static final int COUNTER_ADD = 2;
-    static final int GAUGE_SET = 3;
-    static final int TIMER_START = 4;
-    static final int TIMER_STOP = 5;
-    static final int TIMER_DISCARD = 6;
-    static final int TIMER_HEARTBEAT = 7;
-    static final int TIMER_RECORD = 8;
+    static final int HEAD = RingLayout.HEAD * 8;
+    static final int DROPPED = RingLayout.DROPPED * 8;
+    static final int TAIL = RingLayout.TAIL * 8;
+    static final int EVENTS = RingLayout.EVENTS * 8;
+    static final int EVENT_BYTES = RingLayout.EVENT_WORDS * 8;
+    static final int CHUNK_SHIFT = Integer.numberOfTrailingZeros(RingLayout.CHUNK_CELLS);
+    static final int CHUNK_MASK = RingLayout.CHUNK_CELLS - 1;
+    static final int CELL_BYTES = RingLayout.CELL_WORDS * 8;
+    static final int SEQ = RingLayout.Cell.SEQ * 8;
+    static final int POS_N = RingLayout.Cell.POS_N * 8;
+    static final int POS_SUM = RingLayout.Cell.POS_SUM * 8;
+    static final int POS_MIN = RingLayout.Cell.POS_MIN * 8;
+    static final int POS_MAX = RingLayout.Cell.POS_MAX * 8;
+    static final int NEG_N = RingLayout.Cell.NEG_N * 8;
+    static final int NEG_SUM = RingLayout.Cell.NEG_SUM * 8;
+    static final int NEG_MIN = RingLayout.Cell.NEG_MIN * 8;
+    static final int NEG_MAX = RingLayout.Cell.NEG_MAX * 8;
+    static final int ZERO_N = RingLayout.Cell.ZERO_N * 8;
+    static final int POS = RingLayout.Cell.POS * 8;
+    static final int LAST = RingLayout.Cell.LAST * 8;
+    static final int KIND = RingLayout.Cell.KIND * 8;
+    static final long FOLD_RUN_RINGS = RingLayout.FOLD_RUN_RINGS;
+    static final int CHUNK_HEADER = RingLayout.CHUNK_HEADER_WORDS * 8;
+    static final int FOLD_CANCEL = RingLayout.FOLD_CANCEL * 8;
 
     static final Unsafe U = unsafe();
 
@@ -72,9 +64,9 @@ final class Layout {
 
     /** The measuring points' control block: enabled, coarse clock, idle timeout. */
     static final long CONTROL = StatsNative.nControl();
-    static final long ENABLED = CONTROL + L[24];
-    static final long IDLE_NS = CONTROL + L[25];
-    static final long COARSE = CONTROL + L[26];
+    static final long ENABLED = CONTROL + RingLayout.Control.ENABLED;
+    static final long IDLE_NS = CONTROL + RingLayout.Control.IDLE_NS;
+    static final long COARSE = CONTROL + RingLayout.Control.COARSE;
 
     static boolean enabled() {
         return U.getLongVolatile(null, ENABLED) != 0;

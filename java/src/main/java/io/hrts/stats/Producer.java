@@ -127,12 +127,12 @@ final class Producer {
         long sum;
         long min;
         long max;
-        if (kind == Layout.COUNTER_ADD && value == 0) {
+        if (kind == RingLayout.Kind.COUNTER_ADD && value == 0) {
             n = base + Layout.ZERO_N;
             sum = 0;
             min = 0;
             max = 0;
-        } else if (kind == Layout.COUNTER_ADD && value < 0) {
+        } else if (kind == RingLayout.Kind.COUNTER_ADD && value < 0) {
             n = base + Layout.NEG_N;
             sum = base + Layout.NEG_SUM;
             min = base + Layout.NEG_MIN;
@@ -150,7 +150,7 @@ final class Producer {
                 U.putLong(sum, value);
                 U.putLong(min, value);
                 U.putLong(max, value);
-            } else if (kind == Layout.GAUGE_SET) {
+            } else if (kind == RingLayout.Kind.GAUGE_SET) {
                 double v = Double.longBitsToDouble(value);
                 U.putLong(sum, Double.doubleToRawLongBits(Double.longBitsToDouble(U.getLong(sum)) + v));
                 U.putLong(min, Double.doubleToRawLongBits(Math.min(Double.longBitsToDouble(U.getLong(min)), v)));

@@ -53,7 +53,7 @@ public final class Timer {
      * @param instance the instance id (any number; several may run at once)
      */
     public void start(long instance) {
-        instanceEvent(Layout.TIMER_START, instance);
+        instanceEvent(RingLayout.Kind.TIMER_START, instance);
     }
 
     /**
@@ -63,7 +63,7 @@ public final class Timer {
      * @param instance the instance id given to {@link #start(long)}
      */
     public void stop(long instance) {
-        instanceEvent(Layout.TIMER_STOP, instance);
+        instanceEvent(RingLayout.Kind.TIMER_STOP, instance);
     }
 
     /**
@@ -72,7 +72,7 @@ public final class Timer {
      * @param instance the instance id given to {@link #start(long)}
      */
     public void discard(long instance) {
-        instanceEvent(Layout.TIMER_DISCARD, instance);
+        instanceEvent(RingLayout.Kind.TIMER_DISCARD, instance);
     }
 
     /**
@@ -81,7 +81,7 @@ public final class Timer {
      * @param instance the instance id given to {@link #start(long)}
      */
     public void heartbeat(long instance) {
-        instanceEvent(Layout.TIMER_HEARTBEAT, instance);
+        instanceEvent(RingLayout.Kind.TIMER_HEARTBEAT, instance);
     }
 
     /**
@@ -91,7 +91,7 @@ public final class Timer {
      */
     public void record(long nanos) {
         if (enabled()) {
-            Producer.current().record(id, Layout.TIMER_RECORD, nanos);
+            Producer.current().record(id, RingLayout.Kind.TIMER_RECORD, nanos);
         }
     }
 
@@ -200,7 +200,7 @@ public final class Timer {
             if (now - alive > idle) {
                 return;
             }
-            Producer.current().record(id, Layout.TIMER_RECORD, now - start, now);
+            Producer.current().record(id, RingLayout.Kind.TIMER_RECORD, now - start, now);
         }
     }
 }

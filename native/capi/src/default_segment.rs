@@ -5,9 +5,9 @@
 //! a segment of the caller's choice are in [`crate::handle`].
 
 use crate::boundary::{status_call, value_call};
-use crate::calls::{self, out_call, put, required};
+use crate::common::{self, out_call, put, required};
+use crate::segment_types::{self, HrtsTrackingState};
 use crate::status::{last_error_ptr, Failure, HrtsStatus};
-use crate::tracking::{self, HrtsTrackingState};
 use hrts_core::SharedBase;
 use hrts_core::{ibmts, process};
 use std::ffi::{c_char, c_int, CString};
@@ -64,7 +64,7 @@ pub unsafe extern "C" fn hrts_get_base_info(
 ) -> c_int {
     // SAFETY: each pointer is NULL or valid for one write, by this function's contract.
     unsafe {
-        calls::base_info(
+        common::base_info(
             "hrts_get_base_info",
             base,
             frequency,
@@ -114,7 +114,7 @@ pub extern "C" fn hrts_set_base_info() -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn hrts_calc_time_stamp(seconds: *mut u32, microseconds: *mut u32) -> c_int {
     // SAFETY: both pointers are NULL or valid for one write, by this function's contract.
-    unsafe { calls::calc_time_stamp("hrts_calc_time_stamp", base, seconds, microseconds) }
+    unsafe { common::calc_time_stamp("hrts_calc_time_stamp", base, seconds, microseconds) }
 }
 
 /// `hrts_calc_time_stamp` with 64-bit seconds: never overflows.
@@ -128,7 +128,7 @@ pub unsafe extern "C" fn hrts_calc_time_stamp64(
     microseconds: *mut u32,
 ) -> c_int {
     // SAFETY: both pointers are NULL or valid for one write, by this function's contract.
-    unsafe { calls::calc_time_stamp("hrts_calc_time_stamp64", base, seconds, microseconds) }
+    unsafe { common::calc_time_stamp("hrts_calc_time_stamp64", base, seconds, microseconds) }
 }
 
 /// IBMTS `getEpochMicroseconds`: microseconds since the Unix epoch.
@@ -281,7 +281,7 @@ pub unsafe extern "C" fn hrts_itc_max_events_per_tick(out: *mut u64) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn hrts_get_mode(out: *mut u32) -> c_int {
     // SAFETY: `out` is NULL or valid for one write, by this function's contract.
-    unsafe { out_call(out, "hrts_get_mode", || Ok(tracking::mode_of(base()?))) }
+    unsafe { out_call(out, "hrts_get_mode", || Ok(segment_types::mode_of(base()?))) }
 }
 
 /// The tracking state of the process's segment (mode, tie settings, the
@@ -296,7 +296,7 @@ pub unsafe extern "C" fn hrts_get_tracking_state(out: *mut HrtsTrackingState) ->
     // SAFETY: `out` is NULL or valid for one write, by this function's contract.
     unsafe {
         out_call(out, "hrts_get_tracking_state", || {
-            Ok(tracking::tracking_state_of(base()?))
+            Ok(segment_types::tracking_state_of(base()?))
         })
     }
 }
@@ -325,7 +325,7 @@ pub unsafe extern "C" fn hrts_get_offset_nanoseconds(out: *mut i64) -> c_int {
 /// (the message says what).
 #[no_mangle]
 pub extern "C" fn hrts_validate() -> c_int {
-    calls::validate(base)
+    common::validate(base)
 }
 
 /// The calling process's id (IBMTS `getOSProcessID`). Never fails.
@@ -351,7 +351,7 @@ pub extern "C" fn hrts_get_thread_id() -> u32 {
 #[no_mangle]
 pub unsafe extern "C" fn hrts_get_segment_name(buf: *mut c_char, len: usize) -> c_int {
     // SAFETY: `buf` is NULL or valid for `len` bytes, by this function's contract.
-    unsafe { calls::segment_name("hrts_get_segment_name", base, buf, len) }
+    unsafe { common::segment_name("hrts_get_segment_name", base, buf, len) }
 }
 
 /// This thread's last error message: the message of the most recent failing
@@ -415,7 +415,7 @@ mod tests {
         assert_eq!(
             packed,
             hrts_get_version(),
-            "update the HRTS_VERSION_* constants in native/capi/src/ffi.rs, then bless the header"
+            "update the HRTS_VERSION_* constants in native/capi/src/default_segment.rs, then bless the header"
         );
     }
 

@@ -8,8 +8,7 @@
 //! struct and function rather than growing `hrts_tracking_state`.
 
 use crate::status::{Failure, HrtsStatus};
-use hrts_core::{Config, Mode, SharedBase, TrackingState};
-use std::time::Duration;
+use hrts_core::{Config, Mode, OpenOptions, SharedBase, TrackingState};
 
 // C knows this type as `hrts_mode` (cbindgen.toml renames it).
 /// How a segment's timeline follows the calendar clock (`CLOCK_REALTIME`).
@@ -30,28 +29,9 @@ pub enum HrtsMode {
     MODE_FROZEN = 2,
 }
 
-impl HrtsMode {
-    /// The C value of a core mode.
-    pub(crate) fn of(mode: Mode) -> HrtsMode {
-        match mode {
-            Mode::Tracking => HrtsMode::MODE_TRACKING,
-            Mode::Frozen => HrtsMode::MODE_FROZEN,
-        }
-    }
-
-    /// The core mode of a C value, `None` for a value that is no mode.
-    fn to_core(value: u32) -> Option<Mode> {
-        match value {
-            1 => Some(Mode::Tracking),
-            2 => Some(Mode::Frozen),
-            _ => None,
-        }
-    }
-}
-
 /// The segment's mode as `hrts_get_mode` and `hrts_segment_mode` write it.
 pub(crate) fn mode_of(b: &SharedBase) -> u32 {
-    HrtsMode::of(b.mode()) as u32
+    b.mode().code()
 }
 
 // C knows this type as `hrts_tracking_state` (cbindgen.toml renames it).
@@ -103,7 +83,7 @@ pub struct HrtsTrackingState {
 impl From<TrackingState> for HrtsTrackingState {
     fn from(t: TrackingState) -> HrtsTrackingState {
         HrtsTrackingState {
-            mode: HrtsMode::of(t.mode) as u32,
+            mode: t.mode.code(),
             tie_interval_ns: t.tie_interval_ns,
             max_slew_ppb: t.max_slew_ppb,
             step_threshold_ns: t.step_threshold_ns,
@@ -157,52 +137,44 @@ pub struct HrtsOpenOptions {
     pub step_threshold_ms: u64,
 }
 
+// The C constants are the core's mode codes.
+const _: () = assert!(HrtsMode::MODE_TRACKING as u32 == Mode::Tracking as u32);
+const _: () = assert!(HrtsMode::MODE_FROZEN as u32 == Mode::Frozen as u32);
+
 impl HrtsOpenOptions {
-    /// `cfg` with these options applied, every value checked (also for a
-    /// segment that exists: a bad option is refused, not ignored).
-    pub(crate) fn apply(&self, mut cfg: Config, function: &str) -> Result<Config, Failure> {
-        let invalid = |what: String| {
+    /// Applies these options to `cfg` through the core's [`OpenOptions`]:
+    /// a field left 0 is not set; every value is checked (also for a segment
+    /// that exists: a bad option is refused, not ignored).
+    pub(crate) fn apply(&self, cfg: &mut Config, function: &str) -> Result<(), Failure> {
+        let invalid = |what: &str| {
             Failure::new(
                 HrtsStatus::E_INVALID_ARGUMENT,
                 format!("{function}: {what}"),
             )
         };
         if self.version != HRTS_OPEN_OPTIONS_VERSION {
-            return Err(invalid(format!(
+            return Err(invalid(&format!(
                 "hrts_open_options version {} is not {HRTS_OPEN_OPTIONS_VERSION}, the one this \
                  libhrts knows; zero the struct and set version = HRTS_OPEN_OPTIONS_VERSION \
                  (and build against the hrts.h of this libhrts)",
                 self.version
             )));
         }
-        if self.mode != 0 {
-            cfg.mode = HrtsMode::to_core(self.mode).ok_or_else(|| {
-                invalid(format!(
-                    "mode {} is neither HRTS_MODE_TRACKING (1) nor HRTS_MODE_FROZEN (2); \
-                     0 takes the default",
-                    self.mode
-                ))
-            })?;
-        }
-        if self.tie_interval_ms != 0 {
-            cfg.tracking.interval = Duration::from_millis(self.tie_interval_ms.into());
-        }
-        if self.max_slew_ppm != 0 {
-            cfg.tracking.max_slew_ppm = self.max_slew_ppm;
-        }
-        if self.step_threshold_ms != 0 {
-            cfg.tracking.step_threshold = Duration::from_millis(self.step_threshold_ms);
-        }
-        cfg.tracking
-            .check()
-            .map_err(|e| invalid(e.message().to_string()))?;
-        Ok(cfg)
+        OpenOptions::from_raw(
+            self.mode.into(),
+            self.tie_interval_ms.into(),
+            self.max_slew_ppm.into(),
+            self.step_threshold_ms,
+        )
+        .and_then(|opts| opts.apply(cfg))
+        .map_err(|e| invalid(e.message()))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     fn options() -> HrtsOpenOptions {
         HrtsOpenOptions {
@@ -216,17 +188,19 @@ mod tests {
         let mut env = Config::named("/hrts-options");
         env.mode = Mode::Frozen;
         env.tracking.max_slew_ppm = 42;
-        let same = options().apply(env.clone(), "f").unwrap();
+        let mut same = env.clone();
+        options().apply(&mut same, "f").unwrap();
         assert_eq!((same.mode, same.tracking), (env.mode, env.tracking));
 
-        let set = HrtsOpenOptions {
+        let mut set = env;
+        HrtsOpenOptions {
             mode: HrtsMode::MODE_TRACKING as u32,
             tie_interval_ms: 250,
             max_slew_ppm: 100,
             step_threshold_ms: 7,
             ..options()
         }
-        .apply(env, "f")
+        .apply(&mut set, "f")
         .unwrap();
         assert_eq!(set.mode, Mode::Tracking);
         assert_eq!(set.tracking.interval, Duration::from_millis(250));
@@ -252,7 +226,7 @@ mod tests {
                     mode: 3,
                     ..options()
                 },
-                "mode 3 is neither HRTS_MODE_TRACKING (1) nor HRTS_MODE_FROZEN (2)",
+                "mode code 3 is neither 1 (tracking) nor 2 (frozen)",
             ),
             (
                 HrtsOpenOptions {
@@ -271,7 +245,7 @@ mod tests {
         ];
         for (opts, message) in cases {
             let e = opts
-                .apply(env.clone(), "hrts_segment_open_with")
+                .apply(&mut env.clone(), "hrts_segment_open_with")
                 .unwrap_err();
             assert_eq!(e.status, HrtsStatus::E_INVALID_ARGUMENT, "{opts:?}");
             assert!(
@@ -284,12 +258,12 @@ mod tests {
 
     #[test]
     fn c_modes_are_the_core_modes() {
-        for m in [Mode::Tracking, Mode::Frozen] {
-            assert_eq!(HrtsMode::to_core(HrtsMode::of(m) as u32), Some(m));
+        for (c, core) in [
+            (HrtsMode::MODE_TRACKING, Mode::Tracking),
+            (HrtsMode::MODE_FROZEN, Mode::Frozen),
+        ] {
+            assert_eq!(Mode::from_code(c as u32), Some(core));
         }
-        assert_eq!(HrtsMode::MODE_TRACKING as u32, 1);
-        assert_eq!(HrtsMode::MODE_FROZEN as u32, 2);
-        assert_eq!(HrtsMode::to_core(0), None);
-        assert_eq!(HrtsMode::to_core(3), None);
+        assert_eq!(Mode::ALL.len(), 2, "a new core mode needs a C constant");
     }
 }

@@ -1,16 +1,17 @@
 package io.hrts;
 
 /**
- * What this JVM's system properties say about a segment it creates: {@value
+ * The open options of this JVM's system properties: how a segment it creates is made, {@value
  * HighResTimestamp#MODE_PROPERTY}, {@value HighResTimestamp#TIE_INTERVAL_PROPERTY}, {@value
  * HighResTimestamp#MAX_SLEW_PROPERTY} and {@value HighResTimestamp#STEP_THRESHOLD_PROPERTY}. A
  * property not set is 0, which the native side reads as "the environment's value ({@code
- * HRTS_MODE}, {@code HRTS_TIE_INTERVAL_MS}, ...), else the default". Ranges are checked natively,
- * with the core's limits.
+ * HRTS_MODE}, {@code HRTS_TIE_INTERVAL_MS}, ...), else the default". The native library turns them
+ * into the core's {@code OpenOptions} (the same type C's {@code hrts_open_options} becomes) and
+ * checks the ranges there.
  */
-record CreatorSettings(int modeCode, long tieIntervalMs, long maxSlewPpm, long stepThresholdMs) {
+record OpenOptions(int modeCode, long tieIntervalMs, long maxSlewPpm, long stepThresholdMs) {
 
-    static CreatorSettings fromProperties() {
+    static OpenOptions fromProperties() {
         String mode = property(HighResTimestamp.MODE_PROPERTY);
         int modeCode = 0;
         if (mode != null) {
@@ -20,7 +21,7 @@ record CreatorSettings(int modeCode, long tieIntervalMs, long maxSlewPpm, long s
                 throw invalid(HighResTimestamp.MODE_PROPERTY, mode, "is neither tracking nor frozen");
             }
         }
-        return new CreatorSettings(modeCode, number(HighResTimestamp.TIE_INTERVAL_PROPERTY),
+        return new OpenOptions(modeCode, number(HighResTimestamp.TIE_INTERVAL_PROPERTY),
                 number(HighResTimestamp.MAX_SLEW_PROPERTY), number(HighResTimestamp.STEP_THRESHOLD_PROPERTY));
     }
 
