@@ -1,5 +1,5 @@
 //! JNI glue of `io.hrts.trace.TraceWriter` (through its package-private
-//! `TraceNatives`): per-process trace files for `hrts merge`. Strings come as
+//! `TraceNative`): per-process trace files for `hrts merge`. Strings come as
 //! UTF-8 byte arrays; a writer is a boxed [`TraceWriter`] behind a `long`
 //! handle that the Java side guards (no call after `nClose`). Every export goes
 //! through the crate's one boundary ([`ThrowHrtsException`]).
@@ -50,7 +50,7 @@ fn writer<'a>(handle: jlong) -> Result<&'a TraceWriter, Failure> {
 }
 
 /// `static native long nOpen(byte[] path, byte[] host, byte[] label)`.
-#[jni_mangle("io.hrts.trace.TraceNatives")]
+#[jni_mangle("io.hrts.trace.TraceNative")]
 pub fn n_open<'local>(
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
@@ -73,7 +73,7 @@ pub fn n_open<'local>(
 
 /// `static native long nEvent(long handle, int kind, byte[] name, long id,
 /// byte[] payload)`: the event's local ITC stamp.
-#[jni_mangle("io.hrts.trace.TraceNatives")]
+#[jni_mangle("io.hrts.trace.TraceNative")]
 pub fn n_event<'local>(
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
@@ -100,7 +100,7 @@ pub fn n_event<'local>(
 /// `static native void nSync(long handle, byte[] master, int phase,
 /// int exchanges, double[] out)`: out[0] = master − local offset in ns,
 /// out[1] = its bound.
-#[jni_mangle("io.hrts.trace.TraceNatives")]
+#[jni_mangle("io.hrts.trace.TraceNative")]
 pub fn n_sync<'local>(
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
@@ -130,7 +130,7 @@ pub fn n_sync<'local>(
 
 /// `static native void nClose(long handle)`: writes the END record, closes the
 /// file and frees the writer (also when closing fails).
-#[jni_mangle("io.hrts.trace.TraceNatives")]
+#[jni_mangle("io.hrts.trace.TraceNative")]
 pub fn n_close<'local>(mut env: EnvUnowned<'local>, _class: JClass<'local>, handle: jlong) {
     env.with_env(|_| -> Result<(), Failure> {
         if handle == 0 {

@@ -49,9 +49,9 @@ public final class TraceWriter implements AutoCloseable {
      */
     public static TraceWriter open(Path path, String host, String label) {
         Objects.requireNonNull(path, "path");
-        TraceNatives.ensureOpen();
+        TraceNative.ensureOpen();
         String p = path.toString();
-        long h = TraceNatives.nOpen(utf8(p), host == null ? null : utf8(host),
+        long h = TraceNative.nOpen(utf8(p), host == null ? null : utf8(host),
                 label == null ? null : utf8(label));
         return new TraceWriter(h, p);
     }
@@ -81,7 +81,7 @@ public final class TraceWriter implements AutoCloseable {
         Objects.requireNonNull(name, "name");
         lock.readLock().lock();
         try {
-            return TraceNatives.nEvent(live(), kind.code(), utf8(name), id,
+            return TraceNative.nEvent(live(), kind.code(), utf8(name), id,
                     payload == null ? EMPTY : payload);
         } finally {
             lock.readLock().unlock();
@@ -118,7 +118,7 @@ public final class TraceWriter implements AutoCloseable {
         double[] out = new double[2];
         lock.readLock().lock();
         try {
-            TraceNatives.nSync(live(), utf8(master), phase.code(), exchanges, out);
+            TraceNative.nSync(live(), utf8(master), phase.code(), exchanges, out);
         } finally {
             lock.readLock().unlock();
         }
@@ -133,7 +133,7 @@ public final class TraceWriter implements AutoCloseable {
             long h = handle;
             if (h != 0) {
                 handle = 0;
-                TraceNatives.nClose(h);
+                TraceNative.nClose(h);
             }
         } finally {
             lock.writeLock().unlock();

@@ -6,8 +6,8 @@ import io.hrts.HighResTimestamp;
  * The native methods of the trace writer (in libhrts_jni), kept off the public API. Strings are
  * passed as UTF-8 bytes.
  */
-final class TraceNatives {
-    private TraceNatives() {}
+final class TraceNative {
+    private TraceNative() {}
 
     /** Loads the library and opens this JVM's segment (the clock trace stamps come from). */
     static void ensureOpen() {
