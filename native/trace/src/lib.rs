@@ -31,6 +31,7 @@ pub mod fit;
 pub mod format;
 pub mod merge;
 pub mod sync;
+mod header_patch;
 mod writer;
 
 pub use clock::{Clock, ClockInfo, HostClock, Skew, ENV_TEST_CLOCK_SKEW, ENV_TRACE_HOST};

@@ -19,6 +19,7 @@ mod sync;
 mod test_loop;
 mod trace;
 pub mod trace_args;
+mod trace_report;
 mod track;
 
 use crate::args::{Command, Invocation};
