@@ -21,5 +21,6 @@ pub fn run(base: &SharedBase) -> Result<(), CliError> {
         // Writing to a String cannot fail.
         let _ = writeln!(s, "{key}: {value}");
     }
+    s.push_str(&super::os_frequency::lines(base.source(), base.frequency()));
     super::print(&s)
 }

@@ -8,6 +8,7 @@ mod eval;
 mod fuzz;
 mod info;
 mod merge;
+mod os_frequency;
 mod reset;
 mod seq;
 mod stats;
