@@ -29,9 +29,9 @@
 pub mod clock;
 pub mod fit;
 pub mod format;
+mod header_patch;
 pub mod merge;
 pub mod sync;
-mod header_patch;
 mod writer;
 
 pub use clock::{Clock, ClockInfo, HostClock, Skew, ENV_TEST_CLOCK_SKEW, ENV_TRACE_HOST};

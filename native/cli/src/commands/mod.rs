@@ -7,6 +7,7 @@ mod eval;
 #[cfg(feature = "testing")]
 mod fuzz;
 mod info;
+mod loop_header;
 mod merge;
 mod os_frequency;
 mod reset;

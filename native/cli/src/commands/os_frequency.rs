@@ -51,7 +51,10 @@ mod tests {
              os frequency difference ppm: 1.000\n"
         );
         let far = text(SourceId::TimeBase, 513_000_000, Some(os));
-        assert!(far.contains("os frequency difference ppm: 1953.125\n"), "{far}");
+        assert!(
+            far.contains("os frequency difference ppm: 1953.125\n"),
+            "{far}"
+        );
         assert!(far.contains("os frequency warning: the calibrated frequency 513000000 Hz differs"));
         assert_eq!(
             text(SourceId::Tsc, 1, None),

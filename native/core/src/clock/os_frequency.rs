@@ -192,7 +192,10 @@ mod tests {
         assert_eq!(parse_khz("0"), None);
         assert_eq!(parse_khz("fast"), None);
         // Skylake client: 24 MHz crystal × 176/2.
-        assert_eq!(tsc_from_cpuid(2, 176, 24_000_000, None), Some(2_112_000_000));
+        assert_eq!(
+            tsc_from_cpuid(2, 176, 24_000_000, None),
+            Some(2_112_000_000)
+        );
         // Crystal not enumerated: from the 2100 MHz base, crystal = 2100 × 2/175.
         assert_eq!(tsc_from_cpuid(2, 175, 0, Some(2100)), Some(2_100_000_000));
         assert_eq!(tsc_from_cpuid(2, 175, 0, None), None);

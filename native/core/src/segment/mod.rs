@@ -84,11 +84,10 @@ impl SharedBase {
             sharing: cfg.sharing,
             ready_timeout: cfg.ready_timeout,
         };
-        let init =
-            |page: &storage::Page| {
-                init::initialise_minor(minor_of(page), minor_fields_of(page));
-                init::initialise(header_of(page), extension_of(page), cfg)
-            };
+        let init = |page: &storage::Page| {
+            init::initialise_minor(minor_of(page), minor_fields_of(page));
+            init::initialise(header_of(page), extension_of(page), cfg)
+        };
         let (page, opened) = storage::open(&SPEC, &args, &init)?;
         SharedBase::from_ready(page, cfg, opened)
     }

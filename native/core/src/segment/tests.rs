@@ -525,11 +525,22 @@ fn a_page_of_a_newer_minor_version_is_opened_and_its_new_fields_left_alone() {
     reader.force_move();
     reader.set_base_info().unwrap();
     reader.validate().unwrap();
-    assert_eq!(reader.info().tracking.repairs, 0, "nothing was seen as damage");
+    assert_eq!(
+        reader.info().tracking.repairs,
+        0,
+        "nothing was seen as damage"
+    );
     for &(i, v) in &newer {
-        assert_eq!(words[i].load(SeqCst), v, "word {i} of the newer minor's fields");
+        assert_eq!(
+            words[i].load(SeqCst),
+            v,
+            "word {i} of the newer minor's fields"
+        );
     }
-    assert_eq!(creator.minor_area().layout_minor.load(SeqCst), LAYOUT_MINOR + 1);
+    assert_eq!(
+        creator.minor_area().layout_minor.load(SeqCst),
+        LAYOUT_MINOR + 1
+    );
 }
 
 /// A creator that died before its page was ready leaves whatever it wrote in
@@ -564,12 +575,16 @@ fn another_major_version_is_refused_naming_both_versions() {
     h.layout_version.store(LAYOUT_VERSION + 1, SeqCst);
     let e = expect_err(&t.cfg(), ErrorKind::Version, "a newer hrts");
     assert!(
-        e.message().contains(&format!("layout version {}", LAYOUT_VERSION + 1))
-            && e.message().contains(&format!("understands version {LAYOUT_VERSION}")),
+        e.message()
+            .contains(&format!("layout version {}", LAYOUT_VERSION + 1))
+            && e.message()
+                .contains(&format!("understands version {LAYOUT_VERSION}")),
         "{e}"
     );
     // A newer minor does not make another major acceptable.
-    base.minor_area().layout_minor.store(LAYOUT_MINOR + 1, SeqCst);
+    base.minor_area()
+        .layout_minor
+        .store(LAYOUT_MINOR + 1, SeqCst);
     expect_err(&t.cfg(), ErrorKind::Version, "a newer hrts");
     h.layout_version.store(LAYOUT_VERSION, SeqCst);
     assert!(SharedBase::open(&t.cfg()).is_ok());

@@ -307,7 +307,11 @@ mod tests {
         for tick in 0..5 {
             st.stamp_at(tick * 1_000).unwrap();
         }
-        assert_eq!(st.max_events_per_tick(), 0, "every event on a tick of its own");
+        assert_eq!(
+            st.max_events_per_tick(),
+            0,
+            "every event on a tick of its own"
+        );
         st.stamp_at(7_000).unwrap();
         st.stamp_at(7_500).unwrap();
         assert_eq!(st.max_events_per_tick(), 1, "two events on tick 7");
