@@ -279,6 +279,8 @@ mod tests {
             elapsed_ns: 1,
             note: String::new(),
             pace,
+            min_pair_handovers: Some(250),
+            significant: true,
         }
     }
 
