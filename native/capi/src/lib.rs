@@ -6,7 +6,8 @@
 //! `hrts_last_error()`. The functions in `ffi` work on the process's default
 //! segment; the `hrts_segment_*` ones in `handle` on handles the caller opens
 //! on segments of its choice; `calls` holds what both share, `tracking` the
-//! types of a segment's mode and tracking state.
+//! types of a segment's mode and tracking state, `wtmlib` WTMLIB's operations
+//! (reliability evaluation, raw counter, tick-to-ns conversion).
 //! The header `include/hrts.h` is generated from this crate
 //! by cbindgen and checked by the `header_is_fresh` test.
 
@@ -19,6 +20,7 @@ mod stats_shared;
 mod status;
 mod trace;
 mod tracking;
+mod wtmlib;
 
 pub use ffi::*;
 pub use handle::*;
@@ -27,6 +29,7 @@ pub use stats_shared::*;
 pub use status::HrtsStatus;
 pub use trace::*;
 pub use tracking::{HrtsMode, HrtsOpenOptions, HrtsTrackingState, HRTS_OPEN_OPTIONS_VERSION};
+pub use wtmlib::*;
 
 #[cfg(test)]
 mod header_test;

@@ -123,7 +123,10 @@ fn format_report(r: &Report, hz: u64) -> String {
     line("monotonic", &if r.monotonic { "yes" } else { "no" });
     line("violations", &r.violations);
     line("pace", &hrts_core::pace_text(&r.pace));
-    line("min pair hand-overs", &or_unbounded(r.min_pair_handovers).replace("unbounded", "-"));
+    line(
+        "min pair hand-overs",
+        &or_unbounded(r.min_pair_handovers).replace("unbounded", "-"),
+    );
     line("significant", &if r.significant { "yes" } else { "no" });
     line("elapsed ns", &r.elapsed_ns);
     if !r.note.is_empty() {
