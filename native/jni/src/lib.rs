@@ -11,7 +11,8 @@
 //! - [`objects`]: the Java objects the cold paths return (`BaseInfo`,
 //!   `SegmentInfo`, `TrackingState`), built from typed values through their
 //!   constructors or factories;
-//! - [`boundary`]: the one panic/error boundary and error → exception table.
+//! - [`boundary`]: the one panic/error boundary and error → exception table;
+//! - [`wtmlib`]: the natives of `io.hrts.Wtmlib` (WTMLIB's operations).
 //!
 //! # Export pattern
 //!
@@ -45,3 +46,4 @@ mod objects;
 mod stats;
 mod stats_shared;
 mod trace;
+mod wtmlib;
