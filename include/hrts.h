@@ -1272,6 +1272,35 @@ const char *hrts_stats_dump_json(const struct hrts_stats_dump *dump);
 void hrts_stats_dump_free(struct hrts_stats_dump *dump);
 
 /**
+ * The latest JSON dump the library made (every `json-dump.interval` while
+ * running, on request, or at stop), as handystats writes it, NUL-terminated
+ * into `buf` of `len` bytes; the empty string if none was made yet. The
+ * bytes the text needs (NUL included) go to `needed` (may be NULL), also
+ * when `buf` is too small (`HRTS_E_BUFFER_TOO_SMALL`): call again with a
+ * buffer that large. With `json-dump.file` in the configuration the library
+ * also writes each periodic dump to that file.
+ *
+ * # Safety
+ * `buf` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing `len`
+ * bytes; `needed` NULL or valid for writing one `size_t`.
+ */
+int hrts_stats_json_last(char *buf,
+                         size_t len,
+                         size_t *needed);
+
+/**
+ * Why the last write of the `json-dump.file` target failed, NUL-terminated
+ * into `buf` (as `hrts_stats_json_last`); the empty string after a success
+ * or when no file is configured.
+ *
+ * # Safety
+ * As `hrts_stats_json_last`.
+ */
+int hrts_stats_json_file_error(char *buf,
+                               size_t len,
+                               size_t *needed);
+
+/**
  * Takes a snapshot of the statistics segment `segment` (NULL: the one named by
  * `HRTS_STATS_SEGMENT`, else the user's default `/hrts-stats-<uid>`): every
  * publishing process's metrics as of its last publication, and their

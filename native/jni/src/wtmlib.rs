@@ -62,7 +62,23 @@ pub(crate) fn report_fields(r: &Report) -> [i64; RESULT_FIELDS] {
 
 pub(crate) fn creation_fields(b: &SharedBase) -> ([i64; RESULT_FIELDS], &'static str) {
     let info = b.info();
-    let mut f = [1, info.source as i64, 0, 0, -1, -1, 0, 0, 0, 0, 0, 0, 0, -1, 2];
+    let mut f = [
+        1,
+        info.source as i64,
+        0,
+        0,
+        -1,
+        -1,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        -1,
+        2,
+    ];
     match info.evaluation {
         Some(EvaluationSummary {
             monotonic,
@@ -101,7 +117,11 @@ pub(crate) fn param_fields(b: &SharedBase) -> [i64; PARAM_FIELDS] {
     ]
 }
 
-pub(crate) fn config(budget_ms: jlong, max_probes: jlong, min_handovers: jlong) -> ReliabilityConfig {
+pub(crate) fn config(
+    budget_ms: jlong,
+    max_probes: jlong,
+    min_handovers: jlong,
+) -> ReliabilityConfig {
     let mut cfg = ReliabilityConfig::default();
     if budget_ms > 0 {
         cfg.budget = Duration::from_millis(budget_ms as u64);

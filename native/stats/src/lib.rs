@@ -49,6 +49,7 @@ pub mod config;
 pub mod dump;
 pub mod histogram;
 pub mod incremental;
+pub mod json_file;
 mod local;
 mod metric;
 mod points;
