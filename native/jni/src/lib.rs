@@ -44,6 +44,7 @@ mod calls;
 mod exports;
 mod objects;
 mod stats;
+mod stats_json;
 mod stats_shared;
 mod trace;
 mod wtmlib;
