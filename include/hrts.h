@@ -117,6 +117,57 @@
 #define HRTS_SYNC_END 2
 
 /**
+ * `hrts_evaluate_reliability` method: CAS-ordered probes, one thread per CPU
+ * (WTMLIB's recommended method).
+ */
+#define HRTS_RELIABILITY_COP 1
+
+/**
+ * `hrts_evaluate_reliability` method: one thread switching from CPU to CPU.
+ */
+#define HRTS_RELIABILITY_CPU_SWITCHING 2
+
+/**
+ * `hrts_reliability.pace`: no pace check ran.
+ */
+#define HRTS_PACE_NOT_RUN 0
+
+/**
+ * `hrts_reliability.pace`: one pace on every CPU, within `pace_ppb`.
+ */
+#define HRTS_PACE_SAME 1
+
+/**
+ * `hrts_reliability.pace`: two CPUs' counters drift apart by at least `pace_ppb`.
+ */
+#define HRTS_PACE_DIFFERS 2
+
+/**
+ * `hrts_reliability.pace`: a counter did not change.
+ */
+#define HRTS_PACE_STUCK 3
+
+/**
+ * `hrts_reliability.pace`: too few hand-overs between CPUs to compare.
+ */
+#define HRTS_PACE_UNKNOWN 4
+
+/**
+ * `hrts_reliability.significant`: not recorded (the creation-time result).
+ */
+#define HRTS_SIGNIFICANCE_UNKNOWN 2
+
+/**
+ * The `hrts_reliability_options` layout this library was built with.
+ */
+#define HRTS_RELIABILITY_OPTIONS_VERSION 1
+
+/**
+ * Bytes of `hrts_reliability.note`, its terminating NUL included.
+ */
+#define HRTS_RELIABILITY_NOTE_LEN 256
+
+/**
  * What every status-returning hrts function returns (as an `int`).
  *
  * `HRTS_SUCCESS` is 0, as IBMTS's `IBMTS_SUCCESS`; every failure is positive and
@@ -435,6 +486,146 @@ typedef struct hrts_stats_process {
   const struct hrts_stats_dump *dump;
 } hrts_stats_process;
 
+/**
+ * How `hrts_evaluate_reliability` runs. Zero-initialise it, set `version` to
+ * `HRTS_RELIABILITY_OPTIONS_VERSION` and the fields you want; a field left 0
+ * takes the default. A NULL options pointer takes every default.
+ */
+typedef struct hrts_reliability_options {
+  /**
+   * `HRTS_RELIABILITY_OPTIONS_VERSION`.
+   */
+  uint32_t version;
+  /**
+   * Time spent probing, ms; 0: 50.
+   */
+  uint32_t budget_ms;
+  /**
+   * Stop after this many probes even within the budget; 0: 200000.
+   */
+  uint64_t max_probes;
+  /**
+   * The statistical significance asked for (WTMLIB's control for
+   * CAS-ordered probes): the fewest hand-overs every ordered pair of CPUs
+   * must show for the result to be `significant`; 0: 16; 1 accepts any
+   * sequence that bounds every pair.
+   */
+  uint64_t min_handovers;
+} hrts_reliability_options;
+
+/**
+ * A reliability evaluation's result, WTMLIB's two estimations (the largest
+ * shift between CPUs' counters, and whether counter values read one after
+ * another on any CPUs increase) and its simpler checks (pace, a counter that
+ * does not change), with what the numbers alone do not say in `note`.
+ */
+typedef struct hrts_reliability {
+  /**
+   * `HRTS_RELIABILITY_COP` or `HRTS_RELIABILITY_CPU_SWITCHING`.
+   */
+  uint32_t method;
+  /**
+   * The counter evaluated: 1 CLOCK_MONOTONIC_RAW, 2 TSC, 3 CNTVCT, 4 Time Base.
+   */
+  uint32_t source;
+  /**
+   * 1 when an evaluation ran; 0 for a creation-time result of a segment
+   * that ran none (software counter, or evaluation disabled).
+   */
+  uint32_t evaluated;
+  /**
+   * 1: no counter value was smaller than the one read before it.
+   */
+  uint32_t monotonic;
+  /**
+   * Upper bound on the shift between any two CPUs' counters, ticks;
+   * `UINT64_MAX`: unbounded (some pair never handed over) or not recorded.
+   */
+  uint64_t max_shift_ticks;
+  /**
+   * The same in nanoseconds (rounded up); `UINT64_MAX`: unbounded.
+   */
+  uint64_t max_shift_ns;
+  /**
+   * How many times the counter decreased in sequence order.
+   */
+  uint64_t violations;
+  /**
+   * Probes recorded (COP) or counter reads (CPU switching); 0: not recorded.
+   */
+  uint64_t probes;
+  /**
+   * Cross-CPU transitions (COP) or CPU switches made.
+   */
+  uint64_t switches;
+  /**
+   * How long the evaluation took, ns.
+   */
+  uint64_t elapsed_ns;
+  /**
+   * CPUs that took part.
+   */
+  uint32_t cpus;
+  /**
+   * `HRTS_PACE_*`.
+   */
+  uint32_t pace;
+  /**
+   * With `HRTS_PACE_SAME` the largest pace difference not ruled out, with
+   * `HRTS_PACE_DIFFERS` the smallest one proven, ppb.
+   */
+  uint64_t pace_ppb;
+  /**
+   * The fewest hand-overs over every ordered pair of CPUs; `UINT64_MAX`
+   * with a single CPU or when not recorded.
+   */
+  uint64_t min_pair_handovers;
+  /**
+   * 1: the probe sequence met the significance asked for; 0: it did not
+   * (`note` says so); `HRTS_SIGNIFICANCE_UNKNOWN`: not recorded.
+   */
+  uint32_t significant;
+  /**
+   * Unused, 0.
+   */
+  uint32_t reserved;
+  /**
+   * NUL-terminated text: a single CPU, CPUs that failed, pairs never
+   * bounded, too few hand-overs (cut to fit).
+   */
+  uint8_t note[HRTS_RELIABILITY_NOTE_LEN];
+} hrts_reliability;
+
+/**
+ * What converting elapsed counter ticks to nanoseconds needs (WTMLIB's
+ * conversion parameters, fio's method): `ns = (ticks >> modulus_shift) *
+ * ns_per_modulus + (((ticks & ((1 << modulus_shift) - 1)) * mult) >> shift)`,
+ * with no division and no overflow for any tick count below 2^64 ns. Keep a
+ * copy where the conversion runs (in cache, or in registers).
+ */
+typedef struct hrts_conversion_params {
+  /**
+   * The counter frequency, Hz (the segment's calibrated one).
+   */
+  uint64_t frequency;
+  /**
+   * Nanoseconds per tick times 2^shift.
+   */
+  uint64_t mult;
+  /**
+   * The binary point of `mult` (32).
+   */
+  uint32_t shift;
+  /**
+   * A modulus is 2^modulus_shift ticks (about 4 s of ticks at most).
+   */
+  uint32_t modulus_shift;
+  /**
+   * Whole nanoseconds in one modulus.
+   */
+  uint64_t ns_per_modulus;
+} hrts_conversion_params;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -593,8 +784,9 @@ int hrts_itc_to_epoch_nanoseconds(uint64_t stamp,
                                   uint64_t *out);
 
 /**
- * The largest number of this process's ITC stamps that shared one clock tick
- * (1: the clock resolved every event; more: its resolution was too coarse).
+ * The maximum number of this process's ITC stamps on one clock tick, counted
+ * as Intel Trace Collector counts it: 0 when no two stamps shared a tick, N
+ * when some tick held N + 1 (the clock's resolution was too coarse).
  *
  * # Safety
  * `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint64_t`.
@@ -1080,6 +1272,35 @@ const char *hrts_stats_dump_json(const struct hrts_stats_dump *dump);
 void hrts_stats_dump_free(struct hrts_stats_dump *dump);
 
 /**
+ * The latest JSON dump the library made (every `json-dump.interval` while
+ * running, on request, or at stop), as handystats writes it, NUL-terminated
+ * into `buf` of `len` bytes; the empty string if none was made yet. The
+ * bytes the text needs (NUL included) go to `needed` (may be NULL), also
+ * when `buf` is too small (`HRTS_E_BUFFER_TOO_SMALL`): call again with a
+ * buffer that large. With `json-dump.file` in the configuration the library
+ * also writes each periodic dump to that file.
+ *
+ * # Safety
+ * `buf` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing `len`
+ * bytes; `needed` NULL or valid for writing one `size_t`.
+ */
+int hrts_stats_json_last(char *buf,
+                         size_t len,
+                         size_t *needed);
+
+/**
+ * Why the last write of the `json-dump.file` target failed, NUL-terminated
+ * into `buf` (as `hrts_stats_json_last`); the empty string after a success
+ * or when no file is configured.
+ *
+ * # Safety
+ * As `hrts_stats_json_last`.
+ */
+int hrts_stats_json_file_error(char *buf,
+                               size_t len,
+                               size_t *needed);
+
+/**
  * Takes a snapshot of the statistics segment `segment` (NULL: the one named by
  * `HRTS_STATS_SEGMENT`, else the user's default `/hrts-stats-<uid>`): every
  * publishing process's metrics as of its last publication, and their
@@ -1272,6 +1493,71 @@ int hrts_trace_sync(struct hrts_trace *trace,
  */
 int hrts_trace_close(struct hrts_trace *trace);
 
+/**
+ * WTMLIB's reliability evaluation of the process's segment's counter across
+ * the CPUs of the calling thread's affinity mask, by `method`
+ * (`HRTS_RELIABILITY_COP` or `HRTS_RELIABILITY_CPU_SWITCHING`), with `opts`
+ * (NULL: the defaults). Shifts are converted to ns at the segment's
+ * calibrated frequency. Blocks for about the budget (COP also waits up to
+ * 1 s for its threads to start). A sequence below the significance asked for
+ * is a result with `significant` 0, not an error.
+ *
+ * # Safety
+ * `opts` must be NULL or valid for reading one `hrts_reliability_options`;
+ * `out` NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `hrts_reliability`.
+ */
+int hrts_evaluate_reliability(uint32_t method,
+                              const struct hrts_reliability_options *opts,
+                              struct hrts_reliability *out);
+
+/**
+ * The reliability evaluation the process's segment's creator ran before it
+ * chose the counter (`evaluated` 0 if it ran none). The segment records the
+ * verdicts, the shift in ns, the CPUs and the pace; the counts are 0,
+ * `max_shift_ticks` and `min_pair_handovers` `UINT64_MAX`, `significant`
+ * `HRTS_SIGNIFICANCE_UNKNOWN`.
+ *
+ * # Safety
+ * `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one
+ * `hrts_reliability`.
+ */
+int hrts_get_creation_reliability(struct hrts_reliability *out);
+
+/**
+ * The raw counter of the process's segment's source (TSC, CNTVCT, Time Base,
+ * or CLOCK_MONOTONIC_RAW in ns), unordered like `WTMLIB_GET_TSC`: order it
+ * with the surrounding code yourself if you need to.
+ *
+ * # Safety
+ * `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint64_t`.
+ */
+int hrts_get_counter(uint64_t *out);
+
+/**
+ * The parameters that convert elapsed ticks of the process's segment's
+ * counter to nanoseconds (at its calibrated frequency), and the whole
+ * seconds before that counter wraps to zero (WTMLIB's `secs_before_wrap`:
+ * make sure measurements end before it, or handle the wrap).
+ *
+ * # Safety
+ * `params` must be NULL or valid for writing one `hrts_conversion_params`,
+ * `secs_before_wrap` NULL or valid for writing one `uint64_t`; NULL gives
+ * `HRTS_E_NULL_POINTER` and nothing is written.
+ */
+int hrts_get_conversion_params(struct hrts_conversion_params *params,
+                               uint64_t *secs_before_wrap);
+
+/**
+ * Nanoseconds in `ticks` elapsed counter ticks (a difference of two
+ * `hrts_get_counter` values), by `params` from `hrts_get_conversion_params`.
+ * Returns 0 for a NULL `params`.
+ *
+ * # Safety
+ * `params` must be NULL or valid for reading one `hrts_conversion_params`.
+ */
+uint64_t hrts_ticks_to_ns(const struct hrts_conversion_params *params,
+                          uint64_t ticks);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus
@@ -1313,3 +1599,11 @@ int hrts_trace_close(struct hrts_trace *trace);
   HRTS_STATS_SITE_(HRTS_STATS_TIMER, name, hrts_stats_timer_heartbeat(hrts_stats_id_, (uint64_t)(instance)))
 #define HRTS_TIMER_START(name) HRTS_TIMER_START_INSTANCE(name, HRTS_STATS_DEFAULT_INSTANCE)
 #define HRTS_TIMER_STOP(name) HRTS_TIMER_STOP_INSTANCE(name, HRTS_STATS_DEFAULT_INSTANCE)
+
+/* hrts_ticks_to_ns without a call, as WTMLIB's WTMLIB_TSC_TO_NSEC: elapsed
+ * counter ticks to nanoseconds by the parameters of
+ * hrts_get_conversion_params(); gives exactly what hrts_ticks_to_ns() gives. */
+static inline uint64_t hrts_ticks_to_ns_inline(const hrts_conversion_params *p, uint64_t ticks) {
+  uint64_t mask = ((uint64_t)1 << p->modulus_shift) - 1;
+  return (ticks >> p->modulus_shift) * p->ns_per_modulus + (((ticks & mask) * p->mult) >> p->shift);
+}

@@ -257,8 +257,9 @@ pub unsafe extern "C" fn hrts_itc_to_epoch_nanoseconds(stamp: u64, out: *mut u64
     }
 }
 
-/// The largest number of this process's ITC stamps that shared one clock tick
-/// (1: the clock resolved every event; more: its resolution was too coarse).
+/// The maximum number of this process's ITC stamps on one clock tick, counted
+/// as Intel Trace Collector counts it: 0 when no two stamps shared a tick, N
+/// when some tick held N + 1 (the clock's resolution was too coarse).
 ///
 /// # Safety
 /// `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint64_t`.

@@ -25,7 +25,7 @@ mod storage {
 #[path = "../src/segment/layout.rs"]
 mod layout;
 
-use layout::{Extension, Header, Slot, EXTENSION_OFFSET, SEGMENT_SIZE};
+use layout::{Extension, Header, MinorArea, Slot, EXTENSION_OFFSET, MINOR_OFFSET, SEGMENT_SIZE};
 use std::mem::{offset_of, size_of};
 
 // ---------------------------------------------------------------- the document
@@ -174,6 +174,7 @@ const PAGE: &str = "Time page";
 const HEADER: &str = "Time page header";
 const SLOT: &str = "Base slot";
 const EXTENSION: &str = "Extension area";
+const MINOR: &str = "Minor version area";
 const RECORD: &str = "Name record";
 
 // ---------------------------------------------------------------- the structs
@@ -191,6 +192,7 @@ fn the_time_page_tables_match_the_layout() {
         &[
             ("header", 0, header),
             ("extension", EXTENSION_OFFSET, size_of::<Extension>()),
+            ("minor", MINOR_OFFSET, size_of::<MinorArea>()),
             ("tag", tag, 8),
         ],
     );
@@ -284,6 +286,17 @@ fn the_time_page_tables_match_the_layout() {
             ext(field!(Extension, seq_file_id_check)),
         ],
     );
+    let minor = |f: (&'static str, usize, usize)| (f.0, MINOR_OFFSET + f.1, f.2);
+    check(
+        &doc,
+        MINOR,
+        MINOR_OFFSET,
+        MINOR_OFFSET + size_of::<MinorArea>(),
+        &[
+            minor(field!(MinorArea, layout_minor)),
+            minor(field!(MinorArea, _reserved)),
+        ],
+    );
 }
 
 #[test]
@@ -315,6 +328,12 @@ fn the_constants_match_the_layout() {
         ("SEGMENT_SIZE", SEGMENT_SIZE.to_string()),
         ("REASON_LEN", layout::REASON_LEN.to_string()),
         ("EXTENSION_OFFSET", EXTENSION_OFFSET.to_string()),
+        ("LAYOUT_MINOR", layout::LAYOUT_MINOR.to_string()),
+        ("MINOR_OFFSET", MINOR_OFFSET.to_string()),
+        (
+            "MINOR_FIELDS_OFFSET",
+            layout::MINOR_FIELDS_OFFSET.to_string(),
+        ),
         ("SEQ_ONE", format!("{:#x}", layout::SEQ_ONE)),
         ("STATE_EMPTY", hrts_core::storage::STATE_EMPTY.to_string()),
         (
@@ -484,6 +503,9 @@ fn the_name_record_and_the_page_hold_what_the_document_says() {
     assert_eq!(ext("seq_start_check"), !number);
     assert_eq!(ext("seq_limit_check"), !(number + 7));
     assert_eq!(ext("seq_file_id_check"), !ext("seq_file_id"));
+    let minor = |f: &str| u64_at(&bytes, place(&doc, MINOR, f));
+    assert_eq!(minor("layout_minor"), layout::LAYOUT_MINOR as u64);
+    assert_eq!(minor("_reserved"), 0);
 
     // The storage tag: FNV-1a of the owner's uid (4 bytes, little-endian) and
     // the name; its low 32 bits are the page's System V key.

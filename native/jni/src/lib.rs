@@ -15,6 +15,7 @@
 //! - [`ring_layout`]: the statistics queue layout Java writes, from which the
 //!   Java class `io.hrts.stats.RingLayout` is generated (and checked fresh by
 //!   a test).
+//! - [`wtmlib`]: the natives of `io.hrts.Wtmlib` (WTMLIB's operations).
 //!
 //! # Export pattern
 //!
@@ -47,5 +48,7 @@ mod exports;
 mod objects;
 mod ring_layout;
 mod stats;
+mod stats_json;
 mod stats_shared;
 mod trace;
+mod wtmlib;

@@ -22,6 +22,9 @@ pub struct Config {
     /// Period of the library's JSON dump; zero disables it (`json-dump.interval`,
     /// milliseconds, default 500).
     pub json_dump_interval: Duration,
+    /// A file the periodic JSON dump is also written to, replaced whole each
+    /// time (`json-dump.file`; none by default). See [`crate::json_file`].
+    pub json_dump_file: Option<std::path::PathBuf>,
     /// Period of the library's metrics dump; zero disables it
     /// (`metrics-dump.interval`, milliseconds, default 500).
     pub metrics_dump_interval: Duration,
@@ -74,6 +77,7 @@ impl Default for Config {
             moving_interval: Duration::from_millis(1000),
             timer_idle_timeout: Duration::from_millis(10_000),
             json_dump_interval: Duration::from_millis(500),
+            json_dump_file: None,
             metrics_dump_interval: Duration::from_millis(500),
             sleep_on_empty: [1, 5, 10, 50, 100, 500, 1000, 5000, 10000]
                 .iter()
@@ -223,13 +227,21 @@ impl Config {
                 cfg.timer_idle_timeout = millis(v, &format!("{name}.idle-timeout"), false)?;
             }
         }
+        if let Some(m) = section(root, "json-dump")? {
+            cfg.json_dump_file = crate::json_file::configured(m, &key("json-dump"))?;
+        }
         for (sec, field) in [
             ("json-dump", &mut cfg.json_dump_interval),
             ("metrics-dump", &mut cfg.metrics_dump_interval),
         ] {
             if let Some(m) = section(root, sec)? {
                 let name = key(sec);
-                check_keys(m, &name, &["interval"])?;
+                let allowed: &[&str] = if sec == "json-dump" {
+                    &["interval", "file"]
+                } else {
+                    &["interval"]
+                };
+                check_keys(m, &name, allowed)?;
                 if let Some(v) = m.get("interval") {
                     *field = millis(v, &format!("{name}.interval"), true)?;
                 }

@@ -258,6 +258,10 @@ impl Instance {
                 drop(agg);
                 if json_due {
                     self.make_json(&dump);
+                    crate::json_file::write(
+                        cfg.json_dump_file.as_deref(),
+                        lock(&self.latest_json).as_deref(),
+                    );
                 }
                 let advance = |t: &mut Option<Instant>, iv: Duration| {
                     if let Some(t) = t {

@@ -49,6 +49,7 @@ pub mod dump;
 pub mod histogram;
 pub mod incremental;
 mod instance;
+pub mod json_file;
 mod local;
 mod metric;
 mod points;

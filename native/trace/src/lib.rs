@@ -29,6 +29,7 @@
 pub mod clock;
 pub mod fit;
 pub mod format;
+mod header_patch;
 pub mod merge;
 pub mod sync;
 mod writer;

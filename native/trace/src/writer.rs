@@ -33,7 +33,8 @@ pub struct WriterOptions {
 pub struct WriterSummary {
     pub events: u64,
     pub sync_rounds: u64,
-    /// Most events that shared one clock tick (1: the clock resolved every event).
+    /// The maximum number of events on one clock tick, as Intel Trace Collector
+    /// counts it (0: no two events shared a tick); also in the file's header.
     pub max_events_per_tick: u64,
 }
 
@@ -43,6 +44,9 @@ pub struct TraceWriter {
     path: PathBuf,
     clock: Arc<dyn Clock>,
     stamper: ItcStamper,
+    /// The most events on one tick among the records the file held before this
+    /// writer (`append`); 0 for a new file.
+    prior_max_events: u64,
     inner: Mutex<Inner>,
 }
 
@@ -90,6 +94,7 @@ impl TraceWriter {
             origin_ns: origin,
             clock: info,
             label: opts.label,
+            max_events_per_tick: None,
         };
         let file = File::create(&path).map_err(|e| {
             Error::from_io(
@@ -105,6 +110,7 @@ impl TraceWriter {
             path,
             clock,
             stamper: ItcStamper::new(format, origin),
+            prior_max_events: 0,
             inner: Mutex::new(Inner {
                 out: Some(out),
                 names: HashMap::new(),
@@ -146,6 +152,9 @@ impl TraceWriter {
             .open(&path)
             .map_err(|e| write_error(&path, &e))?;
         let stamper = ItcStamper::new(format, h.origin_ns);
+        let mask = (1u64 << h.event_bits) - 1;
+        let prior_max_events = old.events.iter().map(|e| e.stamp & mask).max();
+        let prior_max_events = prior_max_events.unwrap_or(0);
         // Stamps continue after the file's last one, so they stay unique.
         if let Some(last) = old.events.iter().map(|e| e.stamp).max() {
             let at = h.origin_ns + (last >> h.event_bits) * h.tick_num;
@@ -155,6 +164,7 @@ impl TraceWriter {
             path,
             clock,
             stamper,
+            prior_max_events,
             inner: Mutex::new(Inner {
                 out: Some(BufWriter::with_capacity(1 << 16, file)),
                 names,
@@ -243,13 +253,18 @@ impl TraceWriter {
         inner.put(&self.path, end)?;
         let mut out = inner.out.take().ok_or_else(|| closed(&self.path))?;
         out.flush().map_err(|e| write_error(&self.path, &e))?;
+        let most = self
+            .stamper
+            .max_events_per_tick()
+            .max(self.prior_max_events);
+        crate::header_patch::record_max_events(&self.path, most)?;
         out.get_ref()
             .sync_data()
             .map_err(|e| write_error(&self.path, &e))?;
         Ok(WriterSummary {
             events: inner.events,
             sync_rounds: inner.sync_rounds,
-            max_events_per_tick: self.stamper.max_events_per_tick(),
+            max_events_per_tick: most,
         })
     }
 

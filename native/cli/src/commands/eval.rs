@@ -83,15 +83,13 @@ pub fn run(options: &EvalArgs) -> Result<(), CliError> {
         reports.push(report);
     }
     let _ = writeln!(out, "\nverdict: {}", verdict(&reports));
+    out.push_str(&super::os_frequency::lines(id, hz));
     super::print(&out)
 }
 
-/// The counter's frequency: its nominal one where the hardware states it, else
-/// a short calibration.
+/// The counter's frequency, by a short calibration (the reported one is shown
+/// beside it).
 fn frequency(id: SourceId) -> Result<u64, CliError> {
-    if let Some(hz) = clock::nominal_frequency(id) {
-        return Ok(hz);
-    }
     let cfg = CalibrationConfig {
         budget: Duration::from_millis(50),
         ..CalibrationConfig::default()
@@ -155,6 +153,11 @@ fn format_report(r: &Report, hz: u64) -> String {
     line("monotonic", &if r.monotonic { "yes" } else { "no" });
     line("violations", &r.violations);
     line("pace", &hrts_core::pace_text(&r.pace));
+    line(
+        "min pair hand-overs",
+        &or_unbounded(r.min_pair_handovers).replace("unbounded", "-"),
+    );
+    line("significant", &if r.significant { "yes" } else { "no" });
     line("elapsed ns", &r.elapsed_ns);
     if !r.note.is_empty() {
         line("note", &r.note);

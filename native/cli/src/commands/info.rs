@@ -78,7 +78,9 @@ pub fn run(base: &SharedBase) -> Result<(), CliError> {
     // `opened` is this process's own story, not a fact of the segment.
     let mut fields = base.info().fields();
     fields.insert(2, ("opened", opened_name(base.opened()).to_string()));
-    super::print(&lines(&fields))
+    let mut s = lines(&fields);
+    s.push_str(&super::os_frequency::lines(base.source(), base.frequency()));
+    super::print(&s)
 }
 
 #[cfg(test)]

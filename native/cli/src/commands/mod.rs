@@ -8,13 +8,16 @@ pub mod eval;
 #[cfg(feature = "testing")]
 mod fuzz;
 pub mod info;
+mod loop_header;
 pub mod merge;
+mod os_frequency;
 pub mod reset;
 pub mod seq;
 pub mod stats;
 pub mod sync;
 pub mod test_loop;
 pub mod trace;
+mod trace_report;
 pub mod track;
 mod units;
 

@@ -20,23 +20,15 @@ pub struct TestArgs {
 pub fn run(base: &SharedBase, args: &TestArgs) -> Result<(), CliError> {
     let (count, delay) = (args.count, args.delay);
     let mut out = std::io::stdout().lock();
-    writeln!(
-        out,
-        "hrts High Resolution Timestamp Test: Version={:#018x}",
-        ibmts::LOGIC_VERSION
-    )?;
+    writeln!(out, "{}", super::loop_header::title(ibmts::LOGIC_VERSION))?;
     out.flush()?;
     // The chatter IBMTS printed goes to stderr, so stdout is exactly the header
     // and N stamp lines.
     let total = delay.saturating_mul(u32::try_from(count.saturating_sub(1)).unwrap_or(u32::MAX));
+    let end = (hrts_core::clock::realtime_ns() / 1_000_000_000).saturating_add(total.as_secs());
     eprintln!(
-        "Beginning loop for {count} iterations, using a {} second delay each pass.\n\
-         Expect to complete at {} UTC.",
-        delay.as_secs_f64(),
-        utc_time_of_day(
-            hrts_core::clock::realtime_ns()
-                .saturating_add(total.as_nanos().min(u64::MAX.into()) as u64)
-        )
+        "{}",
+        super::loop_header::plan(count, delay.as_secs_f64(), end)
     );
     for i in 0..count {
         if i > 0 && !delay.is_zero() {
@@ -49,23 +41,4 @@ pub fn run(base: &SharedBase, args: &TestArgs) -> Result<(), CliError> {
     }
     out.flush()?;
     Ok(())
-}
-
-/// `HH:MM:SS` of an epoch time in ns, in UTC.
-fn utc_time_of_day(epoch_ns: u64) -> String {
-    units::utc(epoch_ns)[11..19].to_string()
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn time_of_day() {
-        // Figure 4's first stamp, 1019168389, is 22:19:49 UTC.
-        assert_eq!(
-            super::utc_time_of_day(1_019_168_389_000_000_000),
-            "22:19:49"
-        );
-        assert_eq!(super::utc_time_of_day(0), "00:00:00");
-        assert_eq!(super::utc_time_of_day(u64::MAX), "23:34:33");
-    }
 }

@@ -106,7 +106,7 @@ fn record(
     // Close whatever happened, so the file is complete up to the failure.
     let closed = writer.close();
     result?;
-    closed?;
+    eprint!("{}", super::trace_report::end_of_run(&closed?));
     Ok(())
 }
 
@@ -202,6 +202,7 @@ fn info(path: &Path) -> Result<(), CliError> {
         if f.complete { "yes" } else { "no" },
         f.names.len()
     );
+    s.push_str(&super::trace_report::info_line(h.max_events_per_tick));
     if h.is_global() {
         s.push_str(&format!(
             "events: {}\nprocesses: {}\n",

@@ -4,21 +4,32 @@
 //! - `source`: reading the counters (TSC, CNTVCT, Time Base, CLOCK_MONOTONIC_RAW);
 //! - `eligibility`: which source a machine may trust, as a pure decision;
 //! - `calibrate`: the counter's frequency from counter–clock–counter brackets;
+//! - `os_frequency`: the frequency the operating system reports, to compare;
 //! - `convert`: the integer multiply-shift from ticks to nanoseconds;
-//! - `reliability`: WTMLIB's cross-CPU evaluation (shift bound, monotonicity, pace).
+//! - `reliability`: WTMLIB's cross-CPU evaluation (shift bound, monotonicity, pace,
+//!   the significance of the probe sequence);
+//! - `wtmlib`: WTMLIB's tick-to-nanosecond parameters for any tick count, and
+//!   the seconds before the counter wraps.
 
 pub(crate) mod calibrate;
 pub(crate) mod convert;
 pub(crate) mod eligibility;
+pub(crate) mod os_frequency;
 pub(crate) mod reliability;
 pub(crate) mod source;
+pub(crate) mod wtmlib;
 
 pub use crate::os::realtime_ns;
 pub use calibrate::{calibrate, calibrate_with, Calibration, CalibrationConfig, Reference};
 pub use convert::{Scale, MULT_ERROR_BOUND_PPB};
 pub use eligibility::{choose_source, decide, Arch, Choice, Facts};
+pub use os_frequency::{
+    difference_ppm, disagrees, os_frequency, parse_cpuinfo_timebase, parse_khz, tsc_from_cpuid,
+    OsFrequency, DISAGREEMENT_WARN_PPM,
+};
 pub use reliability::{
-    analyze, check_pace, evaluate_cop, evaluate_cpu_switching, Analysis, Method, Pace, PairBound,
-    Probe, ReliabilityConfig, Report,
+    analyze, check_pace, evaluate_cop, evaluate_cpu_switching, min_pair_handovers, Analysis,
+    Method, Pace, PairBound, Probe, ReliabilityConfig, Report, DEFAULT_MIN_HANDOVERS,
 };
 pub use source::{nominal_frequency, read, read_fenced, read_ordered, SourceId};
+pub use wtmlib::{secs_before_wrap, ConversionParams};

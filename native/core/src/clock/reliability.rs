@@ -101,6 +101,12 @@ pub struct Report {
     pub note: String,
     /// Whether every CPU's counter ran at the same pace, and changed at all.
     pub pace: Pace,
+    /// The fewest hand-overs seen from one CPU to another, over every ordered
+    /// pair of the CPUs that took part; `None` with a single CPU.
+    pub min_pair_handovers: Option<u64>,
+    /// Whether the probe sequence meets the significance asked for
+    /// ([`ReliabilityConfig::min_handovers`]); always true with a single CPU.
+    pub significant: bool,
 }
 
 /// WTMLIB's pace check: whether the counters of all CPUs advance at one pace.
@@ -191,6 +197,14 @@ pub struct ReliabilityConfig {
     pub budget: Duration,
     /// Stop after this many probes even within the budget. Default 200 000.
     pub max_probes: u64,
+    /// The statistical significance asked for, as WTMLIB lets its users set
+    /// it for CAS-ordered probes: the fewest hand-overs every ordered pair of
+    /// CPUs (a then b, directly in sequence order) must show. A pair's shift
+    /// bound comes from its fastest hand-over in each direction, so a bound
+    /// drawn from few hand-overs may be much looser than the true shift: a
+    /// sequence with fewer is reported, with `significant` false and a note.
+    /// Default 16; 0 or 1 accepts any sequence that bounds every pair.
+    pub min_handovers: u64,
 }
 
 impl Default for ReliabilityConfig {
@@ -198,8 +212,37 @@ impl Default for ReliabilityConfig {
         ReliabilityConfig {
             budget: Duration::from_millis(50),
             max_probes: 200_000,
+            min_handovers: DEFAULT_MIN_HANDOVERS,
         }
     }
+}
+
+/// [`ReliabilityConfig::min_handovers`]'s default.
+pub const DEFAULT_MIN_HANDOVERS: u64 = 16;
+
+/// The fewest hand-overs over every ordered pair of distinct CPUs among
+/// `probes` (sorted by `seq` here); `None` with fewer than two CPUs.
+pub fn min_pair_handovers(probes: &[Probe]) -> Option<u64> {
+    let mut p = probes.to_vec();
+    p.sort_by_key(|x| x.seq);
+    let mut cpus: Vec<u32> = p.iter().map(|x| x.cpu).collect();
+    cpus.sort_unstable();
+    cpus.dedup();
+    let n = cpus.len();
+    if n < 2 {
+        return None;
+    }
+    let index = |cpu: u32| cpus.binary_search(&cpu).unwrap_or(0);
+    let mut counts = vec![0u64; n * n];
+    for w in p.windows(2) {
+        if w[0].cpu != w[1].cpu {
+            counts[index(w[0].cpu) * n + index(w[1].cpu)] += 1;
+        }
+    }
+    (0..n)
+        .flat_map(|a| (0..n).filter(move |&b| b != a).map(move |b| (a, b)))
+        .map(|(a, b)| counts[a * n + b])
+        .min()
 }
 
 /// Derives shift bounds and monotonicity from probes (any order; sorted by `seq`
@@ -360,6 +403,7 @@ fn check_source(id: SourceId) -> Result<()> {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn report(
     method: Method,
     id: SourceId,
@@ -368,8 +412,19 @@ fn report(
     switches: Option<u64>,
     elapsed_ns: u64,
     mut note: String,
+    min_handovers: u64,
 ) -> Report {
     let a = analyze(probes);
+    let handovers = min_pair_handovers(probes);
+    let significant = handovers.is_none_or(|h| h >= min_handovers);
+    if !significant {
+        note.push_str(&format!(
+            "not significant: some CPU pair handed over only {} times, fewer than the {} asked \
+             for; give the evaluation a longer budget or more probes; ",
+            handovers.unwrap_or(0),
+            min_handovers
+        ));
+    }
     if a.cpus.len() == 1 {
         note.push_str(
             "only one CPU took part: there is no cross-CPU shift to measure; monotonicity was checked on that CPU alone; ",
@@ -393,6 +448,8 @@ fn report(
         elapsed_ns,
         note: note.trim_end_matches("; ").to_string(),
         pace: check_pace(probes),
+        min_pair_handovers: handovers,
+        significant,
     }
 }
 
@@ -516,6 +573,7 @@ pub fn evaluate_cop(id: SourceId, hz: u64, cfg: &ReliabilityConfig) -> Result<Re
         None,
         elapsed,
         note,
+        cfg.min_handovers,
     ))
 }
 
@@ -597,6 +655,7 @@ pub fn evaluate_cpu_switching(id: SourceId, hz: u64, cfg: &ReliabilityConfig) ->
         Some(switches),
         elapsed,
         note,
+        cfg.min_handovers,
     ))
 }
 
@@ -675,6 +734,50 @@ mod tests {
             check_pace(&synthetic(&[2; 10], &[0, 0, 0], 5)),
             Pace::Same { bound_ppb: 0 }
         );
+    }
+
+    #[test]
+    fn hand_overs_are_counted_per_ordered_pair() {
+        // 0→1 three times, 1→0 twice, 1→2 once, 2→0 once; 0→2 and 2→1 never.
+        let order = [0u32, 1, 0, 1, 0, 1, 2, 0, 1];
+        let p = synthetic(&order, &[0, 0, 0], 10);
+        assert_eq!(min_pair_handovers(&p), Some(0));
+        let two = synthetic(&[0, 1, 0, 1, 1, 0, 1], &[0, 0], 10);
+        assert_eq!(
+            min_pair_handovers(&two),
+            Some(2),
+            "0→1 three times, 1→0 twice"
+        );
+        assert_eq!(min_pair_handovers(&synthetic(&[4; 5], &[0; 5], 10)), None);
+        // The report's verdict follows the setting.
+        let r = |min| {
+            report(
+                Method::CasOrderedProbes,
+                SourceId::MonotonicRaw,
+                1_000_000_000,
+                &two,
+                None,
+                1,
+                String::new(),
+                min,
+            )
+        };
+        assert!(r(2).significant);
+        let poor = r(3);
+        assert!(!poor.significant);
+        assert_eq!(poor.min_pair_handovers, Some(2));
+        assert!(poor.note.contains("not significant"), "{}", poor.note);
+        let single = report(
+            Method::CpuSwitching,
+            SourceId::MonotonicRaw,
+            1_000_000_000,
+            &synthetic(&[4; 5], &[0; 5], 10),
+            Some(0),
+            1,
+            String::new(),
+            1000,
+        );
+        assert!(single.significant);
     }
 
     #[test]

@@ -151,24 +151,10 @@ pub fn nominal_frequency(id: SourceId) -> Option<u64> {
         #[cfg(target_arch = "aarch64")]
         SourceId::Cntvct => arch::nominal_frequency(),
         #[cfg(target_arch = "powerpc64")]
-        SourceId::TimeBase => std::fs::read_to_string("/proc/cpuinfo")
-            .ok()
-            .and_then(|s| parse_cpuinfo_timebase(&s)),
+        SourceId::TimeBase => super::os_frequency::timebase_from_proc().map(|f| f.hz),
         #[allow(unreachable_patterns)]
         _ => None,
     }
-}
-
-/// The value of the first `timebase : <hz>` line of a ppc64 `/proc/cpuinfo`.
-#[cfg(any(test, target_arch = "powerpc64"))]
-pub fn parse_cpuinfo_timebase(cpuinfo: &str) -> Option<u64> {
-    cpuinfo.lines().find_map(|line| {
-        let (key, value) = line.split_once(':')?;
-        if key.trim() != "timebase" {
-            return None;
-        }
-        value.trim().parse::<u64>().ok().filter(|hz| *hz > 0)
-    })
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -417,16 +403,6 @@ mod tests {
         );
     }
 
-    #[test]
-    fn cpuinfo_timebase_line_is_parsed() {
-        let s = "processor\t: 0\ncpu\t\t: POWER9\nclock\t\t: 2200.000000MHz\n\ntimebase\t: 512000000\nplatform\t: PowerNV\n";
-        assert_eq!(parse_cpuinfo_timebase(s), Some(512_000_000));
-        assert_eq!(parse_cpuinfo_timebase("timebase : zero\n"), None);
-        assert_eq!(parse_cpuinfo_timebase("timebase : 0\n"), None);
-        assert_eq!(parse_cpuinfo_timebase("model name : x\n"), None);
-    }
-
-    #[cfg(target_arch = "x86_64")]
     #[test]
     fn ordered_and_unordered_tsc_agree() {
         let a = read(SourceId::Tsc);

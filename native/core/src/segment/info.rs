@@ -55,6 +55,9 @@ impl TrackingState {
 pub struct SegmentInfo {
     pub name: String,
     pub layout_version: u32,
+    /// The minor version of the layout the segment's creator wrote (this
+    /// library reads any minor of its `layout_version`).
+    pub layout_minor: u32,
     pub source: SourceId,
     pub reason: String,
     pub frequency: u64,
@@ -187,6 +190,7 @@ impl SharedBase {
         SegmentInfo {
             name: self.name.clone(),
             layout_version: h.layout_version.load(Relaxed),
+            layout_minor: self.minor_area().layout_minor.load(Relaxed),
             source: self.source,
             reason: crate::segment::load_reason(h),
             frequency: self.freq_hz,

@@ -13,7 +13,19 @@ use crate::clock::eligibility::{decide, Facts};
 use crate::clock::reliability::{evaluate_cop, Pace, ReliabilityConfig, Report};
 use crate::clock::source::SourceId;
 use crate::error::Result;
+use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::{Relaxed, Release};
+
+/// Writes this library's minor version and clears the room for later minor
+/// versions' fields: a creator of a newer minor that died before the page was
+/// ready may have left its fields there, and this page is of our minor.
+pub(super) fn initialise_minor(minor: &MinorArea, later: &[AtomicU64]) {
+    for word in later {
+        word.store(0, Relaxed);
+    }
+    minor._reserved.store(0, Relaxed);
+    minor.layout_minor.store(LAYOUT_MINOR, Relaxed);
+}
 
 pub(super) fn initialise(h: &Header, ext: &Extension, cfg: &Config) -> Result<()> {
     h.init_started_ns.store(crate::os::monotonic_ns(), Relaxed);
@@ -248,6 +260,8 @@ mod tests {
             elapsed_ns: 1,
             note: String::new(),
             pace,
+            min_pair_handovers: Some(250),
+            significant: true,
         }
     }
 

@@ -20,6 +20,12 @@ pub const MAGIC: u64 = u64::from_le_bytes(*b"HRTSBASE");
 /// the header's immutable fields, tie statistics and the pace check's result;
 /// sequence blocks with complement copies.
 pub const LAYOUT_VERSION: u32 = 3;
+/// The minor version of the layout this library writes: pages of the same
+/// `LAYOUT_VERSION` and any minor are opened; fields a newer minor adds lie in
+/// the page's unused area (after [`MinorArea`]) and readers ignore what they do
+/// not know (docs/PROTOCOL.md, "Layout versions"). 0: the layout as version 3
+/// first defined it, so every version 3 page is a minor 0 page or newer.
+pub const LAYOUT_MINOR: u32 = 0;
 /// One page: the whole segment.
 pub const SEGMENT_SIZE: usize = 4096;
 /// Bytes kept for the reason a counter source was chosen.
@@ -220,7 +226,27 @@ pub struct Extension {
     pub seq_file_id_check: AtomicU64,
 }
 
+/// Where the minor version is kept: right after the extension area, in bytes
+/// version 3 first left unused (zero, which is minor 0).
+pub const MINOR_OFFSET: usize = EXTENSION_OFFSET + std::mem::size_of::<Extension>();
+
+/// The minor version word. The creator writes it before the page is ready and
+/// it never changes; the fields of later minor versions follow it.
+#[repr(C)]
+pub struct MinorArea {
+    /// The minor version of the layout the page's creator wrote.
+    pub layout_minor: AtomicU32,
+    /// Unused, zero.
+    pub _reserved: AtomicU32,
+}
+
+/// Where the fields of minor versions above 0 may go: from here to the storage
+/// layer's last 64 bytes.
+pub const MINOR_FIELDS_OFFSET: usize = MINOR_OFFSET + std::mem::size_of::<MinorArea>();
+
 const _: () = assert!(EXTENSION_OFFSET.is_multiple_of(64));
+const _: () = assert!(MINOR_OFFSET.is_multiple_of(8));
+const _: () = assert!(MINOR_FIELDS_OFFSET <= SEGMENT_SIZE - 64);
 const _: () = assert!(std::mem::size_of::<Slot>() == 128);
 // The page's last 64 bytes belong to the storage layer (`storage::shm::TAG_LEN`).
 const _: () = assert!(EXTENSION_OFFSET + std::mem::size_of::<Extension>() <= SEGMENT_SIZE - 64);

@@ -84,8 +84,10 @@ impl SharedBase {
             sharing: cfg.sharing,
             ready_timeout: cfg.ready_timeout,
         };
-        let init =
-            |page: &storage::Page| init::initialise(header_of(page), extension_of(page), cfg);
+        let init = |page: &storage::Page| {
+            init::initialise_minor(minor_of(page), minor_fields_of(page));
+            init::initialise(header_of(page), extension_of(page), cfg)
+        };
         let (page, opened) = storage::open(&SPEC, &args, &init)?;
         SharedBase::from_ready(page, cfg, opened)
     }
@@ -158,6 +160,10 @@ impl SharedBase {
         extension_of(&self.page)
     }
 
+    pub(crate) fn minor_area(&self) -> &MinorArea {
+        minor_of(&self.page)
+    }
+
     /// The segment's name.
     pub fn name(&self) -> &str {
         &self.name
@@ -224,6 +230,27 @@ fn header_of(page: &shm::Page) -> &Header {
     // as the borrow; Header is all atomics, valid for any bit pattern, and every
     // access goes through atomic operations.
     unsafe { &*(page.as_ptr() as *const Header) }
+}
+
+fn minor_of(page: &shm::Page) -> &MinorArea {
+    // SAFETY: MINOR_OFFSET is 8-byte aligned inside the page-aligned attachment
+    // and the area ends before the page does (checked at compile time); it is
+    // all atomics, valid for any bit pattern.
+    unsafe { &*(page.as_ptr().add(MINOR_OFFSET) as *const MinorArea) }
+}
+
+/// The page's bytes from `MINOR_FIELDS_OFFSET` to the storage layer's part,
+/// as words: where later minor versions put their fields.
+fn minor_fields_of(page: &shm::Page) -> &[std::sync::atomic::AtomicU64] {
+    // SAFETY: MINOR_FIELDS_OFFSET is 8-byte aligned and the range ends 64 bytes
+    // before the page does (checked at compile time); any bit pattern is a valid
+    // AtomicU64 and every access goes through atomics.
+    unsafe {
+        std::slice::from_raw_parts(
+            page.as_ptr().add(MINOR_FIELDS_OFFSET) as *const std::sync::atomic::AtomicU64,
+            (SEGMENT_SIZE - 64 - MINOR_FIELDS_OFFSET) / 8,
+        )
+    }
 }
 
 fn extension_of(page: &shm::Page) -> &Extension {

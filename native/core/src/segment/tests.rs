@@ -485,6 +485,111 @@ fn other_layout_versions_and_corrupt_fields_are_refused() {
     );
 }
 
+/// The rule of docs/PROTOCOL.md's "Layout versions": a page whose creator
+/// wrote a newer minor version of this layout (fields this library does not
+/// know, in the room after the minor version word) opens, stamps, moves and
+/// validates as usual, and nothing here touches the fields it does not know.
+#[test]
+fn a_page_of_a_newer_minor_version_is_opened_and_its_new_fields_left_alone() {
+    let t = TestName::new("minor");
+    let creator = SharedBase::open(&t.cfg()).unwrap();
+    assert_eq!(creator.info().layout_minor, LAYOUT_MINOR);
+    // Make the page what a creator of minor LAYOUT_MINOR + 1 would have made:
+    // its minor version word, and new fields after it.
+    creator
+        .minor_area()
+        .layout_minor
+        .store(LAYOUT_MINOR + 1, SeqCst);
+    let words = creator.page_words_for_test();
+    let first = MINOR_FIELDS_OFFSET / 8;
+    let last = (SEGMENT_SIZE - 64) / 8 - 1;
+    let newer: Vec<(usize, u64)> = [first, first + 1, first + 17, last]
+        .into_iter()
+        .map(|i| (i, 0xA5A5_0000_0000_0000 | i as u64))
+        .collect();
+    for &(i, v) in &newer {
+        words[i].store(v, SeqCst);
+    }
+
+    let reader = SharedBase::open(&t.cfg()).unwrap();
+    assert_eq!(reader.opened(), Opened::Attached);
+    let info = reader.info();
+    assert_eq!(
+        (info.layout_version, info.layout_minor),
+        (LAYOUT_VERSION, LAYOUT_MINOR + 1)
+    );
+    reader.validate().unwrap();
+    let off = reader.now_ns() as i64 - crate::os::realtime_ns() as i64;
+    assert!(off.abs() < 1_000_000, "{off} ns off");
+    assert!(reader.next_unique() < reader.next_unique());
+    reader.force_move();
+    reader.set_base_info().unwrap();
+    reader.validate().unwrap();
+    assert_eq!(
+        reader.info().tracking.repairs,
+        0,
+        "nothing was seen as damage"
+    );
+    for &(i, v) in &newer {
+        assert_eq!(
+            words[i].load(SeqCst),
+            v,
+            "word {i} of the newer minor's fields"
+        );
+    }
+    assert_eq!(
+        creator.minor_area().layout_minor.load(SeqCst),
+        LAYOUT_MINOR + 1
+    );
+}
+
+/// A creator that died before its page was ready leaves whatever it wrote in
+/// the room for later minor versions; the process that replaces it clears it.
+#[test]
+fn a_new_page_holds_this_minor_version_and_nothing_after_it() {
+    let t = TestName::new("minor0");
+    let base = SharedBase::open(&t.cfg()).unwrap();
+    let words = base.page_words_for_test();
+    assert!(words[MINOR_FIELDS_OFFSET / 8..(SEGMENT_SIZE - 64) / 8]
+        .iter()
+        .all(|w| w.load(SeqCst) == 0));
+    let minor = base.minor_area();
+    assert_eq!(minor.layout_minor.load(SeqCst), LAYOUT_MINOR);
+    let dirty = MinorArea {
+        layout_minor: 9.into(),
+        _reserved: 1.into(),
+    };
+    let later: Vec<AtomicU64> = (1..5).map(AtomicU64::new).collect();
+    super::init::initialise_minor(&dirty, &later);
+    assert_eq!(dirty.layout_minor.load(SeqCst), LAYOUT_MINOR);
+    assert_eq!(dirty._reserved.load(SeqCst), 0);
+    assert!(later.iter().all(|w| w.load(SeqCst) == 0));
+}
+
+/// Another major version is refused, by a message that names both versions.
+#[test]
+fn another_major_version_is_refused_naming_both_versions() {
+    let t = TestName::new("major");
+    let base = SharedBase::open(&t.cfg()).unwrap();
+    let h = base.header();
+    h.layout_version.store(LAYOUT_VERSION + 1, SeqCst);
+    let e = expect_err(&t.cfg(), ErrorKind::Version, "a newer hrts");
+    assert!(
+        e.message()
+            .contains(&format!("layout version {}", LAYOUT_VERSION + 1))
+            && e.message()
+                .contains(&format!("understands version {LAYOUT_VERSION}")),
+        "{e}"
+    );
+    // A newer minor does not make another major acceptable.
+    base.minor_area()
+        .layout_minor
+        .store(LAYOUT_MINOR + 1, SeqCst);
+    expect_err(&t.cfg(), ErrorKind::Version, "a newer hrts");
+    h.layout_version.store(LAYOUT_VERSION, SeqCst);
+    assert!(SharedBase::open(&t.cfg()).is_ok());
+}
+
 #[test]
 fn group_mode_is_explicit_and_never_world_accessible() {
     let t = TestName::new("group");

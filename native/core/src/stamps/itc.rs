@@ -184,10 +184,13 @@ impl ItcStamper {
         }
     }
 
-    /// The largest number of events that shared one clock tick so far (1 means
-    /// every stamp had a tick of its own: the clock resolved them all).
+    /// The maximum number of events on the same clock tick, counted as Intel
+    /// Trace Collector counts it: the largest event counter issued so far, so 0
+    /// means no two events ever shared a tick (the clock resolved them all) and
+    /// N means some tick held N + 1 events. A non-zero value says the clock's
+    /// resolution was too low to tell some events apart.
     pub fn max_events_per_tick(&self) -> u64 {
-        self.max_event.load(Relaxed) + 1
+        self.max_event.load(Relaxed)
     }
 }
 
@@ -247,7 +250,8 @@ mod tests {
         assert_eq!(f.decode(stamps[7]), (5, 7));
         // The 9th event overflows the counter: the tick is advanced artificially.
         assert_eq!(f.decode(stamps[8]), (6, 0));
-        assert_eq!(st.max_events_per_tick(), 8);
+        // Tick 5 held 8 events (counters 0..=7): ITC reports 7.
+        assert_eq!(st.max_events_per_tick(), 7);
         assert_eq!(f.decode(stamps[9]), (6, 1));
         // A later real tick resumes the real clock.
         assert_eq!(
@@ -290,6 +294,26 @@ mod tests {
         all.sort_unstable();
         all.dedup();
         assert_eq!(all.len(), n);
-        assert!(st.max_events_per_tick() >= 1);
+        let mask = (1u64 << 13) - 1;
+        let most = all.iter().map(|s| s & mask).max().unwrap();
+        assert_eq!(st.max_events_per_tick(), most);
+    }
+
+    #[test]
+    fn max_events_per_tick_counts_as_itc_does() {
+        let f = ItcFormat::new(13, 1_000).unwrap();
+        let st = ItcStamper::new(f, 0);
+        assert_eq!(st.max_events_per_tick(), 0, "no stamps yet");
+        for tick in 0..5 {
+            st.stamp_at(tick * 1_000).unwrap();
+        }
+        assert_eq!(
+            st.max_events_per_tick(),
+            0,
+            "every event on a tick of its own"
+        );
+        st.stamp_at(7_000).unwrap();
+        st.stamp_at(7_500).unwrap();
+        assert_eq!(st.max_events_per_tick(), 1, "two events on tick 7");
     }
 }

@@ -27,7 +27,19 @@ pub struct Header {
     pub clock: ClockInfo,
     /// Free text naming the writer (program, rank, role).
     pub label: String,
+    /// The maximum number of events on one clock tick in the file, counted as
+    /// Intel Trace Collector counts it (0: no two events shared a tick). `None`
+    /// while the writer has not closed the file, and in files written before the
+    /// field existed.
+    pub max_events_per_tick: Option<u64>,
 }
+
+/// The header field's value for "not known" ([`Header::max_events_per_tick`] `None`).
+pub const MAX_EVENTS_UNKNOWN: u64 = u64::MAX;
+
+/// Bytes of the header extension that follows the strings (the maximum
+/// events per tick); a header whose length stops before it has none.
+pub const HEADER_EXTENSION_LEN: usize = 8;
 
 impl Header {
     pub fn is_global(&self) -> bool {
@@ -83,7 +95,7 @@ impl Header {
         put_u64(&mut out, self.clock.generation);
         debug_assert_eq!(out.len(), HEADER_FIXED_LEN);
         // Strings are cut so the whole header fits its u16 length.
-        let budget = (u16::MAX as usize - HEADER_FIXED_LEN) / 4 - 2;
+        let budget = (u16::MAX as usize - HEADER_FIXED_LEN - HEADER_EXTENSION_LEN) / 4 - 2;
         for s in [
             &self.clock.host,
             &self.clock.segment,
@@ -92,6 +104,10 @@ impl Header {
         ] {
             put_str(&mut out, cut(s, budget));
         }
+        put_u64(
+            &mut out,
+            self.max_events_per_tick.unwrap_or(MAX_EVENTS_UNKNOWN),
+        );
         let len = out.len() as u16;
         out[10..12].copy_from_slice(&len.to_le_bytes());
         out
@@ -164,6 +180,12 @@ impl Header {
         let segment = c.str()?;
         let source = c.str()?;
         let label = c.str()?;
+        // The extension after the strings: absent in files that predate it.
+        let max_events_per_tick = if c.remaining() >= HEADER_EXTENSION_LEN {
+            Some(c.u64()?).filter(|&v| v != MAX_EVENTS_UNKNOWN)
+        } else {
+            None
+        };
         if !(1..=32).contains(&event_bits) || tick_num == 0 || tick_den == 0 {
             return Err(Error::new(
                 ErrorKind::Corrupt,
@@ -193,7 +215,20 @@ impl Header {
                 test_skew: flags & FLAG_TEST_SKEW != 0,
             },
             label,
+            max_events_per_tick,
         })
+    }
+
+    /// Where the maximum events per tick lies in an encoded header (`buf` its
+    /// bytes), if the header has the field: the writer patches it on close.
+    pub fn max_events_offset(buf: &[u8]) -> Option<usize> {
+        let len = Header::encoded_len(buf);
+        let mut at = HEADER_FIXED_LEN;
+        for _ in 0..4 {
+            let n = buf.get(at..at + 2)?;
+            at += 2 + u16::from_le_bytes([n[0], n[1]]) as usize;
+        }
+        (at + HEADER_EXTENSION_LEN <= len).then_some(at)
     }
 
     /// The length the header occupies at the start of its file.
@@ -236,6 +271,7 @@ mod tests {
                 test_skew: true,
             },
             label: "rank 0".into(),
+            max_events_per_tick: Some(3),
         }
     }
 
@@ -258,6 +294,37 @@ mod tests {
         assert_eq!(back.epoch_ns(stamp), h.origin_ns + 1_500);
         let legacy = stamp as f64 * back.nominal_period_s();
         assert!((legacy - 1.5e-6).abs() < 1e-9, "{legacy}");
+    }
+
+    #[test]
+    fn the_max_events_field_round_trips_and_old_headers_read_without_it() {
+        let mut h = sample();
+        for v in [Some(0), Some(8191), None] {
+            h.max_events_per_tick = v;
+            let b = h.encode();
+            assert_eq!(Header::decode(&b, "t").unwrap().max_events_per_tick, v);
+            let at = Header::max_events_offset(&b).unwrap();
+            assert_eq!(at + HEADER_EXTENSION_LEN, b.len());
+        }
+        // A header as the format's first writers made it: the strings end it.
+        h.max_events_per_tick = Some(5);
+        let mut old = h.encode();
+        old.truncate(old.len() - HEADER_EXTENSION_LEN);
+        let len = old.len() as u16;
+        old[10..12].copy_from_slice(&len.to_le_bytes());
+        let back = Header::decode(&old, "old").unwrap();
+        assert_eq!(back.max_events_per_tick, None);
+        assert_eq!(back.label, h.label);
+        assert_eq!(Header::max_events_offset(&old), None);
+        // Fields a later writer adds after it are skipped.
+        let mut newer = h.encode();
+        newer.extend_from_slice(&[9; 16]);
+        let len = newer.len() as u16;
+        newer[10..12].copy_from_slice(&len.to_le_bytes());
+        assert_eq!(
+            Header::decode(&newer, "newer").unwrap().max_events_per_tick,
+            Some(5)
+        );
     }
 
     #[test]

@@ -9,7 +9,7 @@ mod header;
 mod reader;
 mod record;
 
-pub use header::{Header, HEADER_FIXED_LEN};
+pub use header::{Header, HEADER_EXTENSION_LEN, HEADER_FIXED_LEN, MAX_EVENTS_UNKNOWN};
 pub use reader::{read_file, ReadOptions, TraceFile};
 pub use record::{
     encode_event, map_flag_names, Event, EventKind, GlobalEvent, ProcRecord, Record, RunRecord,

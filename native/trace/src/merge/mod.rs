@@ -247,6 +247,11 @@ pub fn merge(mut files: Vec<TraceFile>, opts: &MergeOptions) -> Result<Merged> {
         origin_ns: run.wall_start.saturating_sub(pre_ns),
         clock: master_info,
         label: format!("hrts merge of {} traces", files.len()),
+        max_events_per_tick: events
+            .iter()
+            .map(|e| e.event.stamp & ((1u64 << event_bits) - 1))
+            .max()
+            .or(Some(0)),
     };
     if order_corrections > 0 {
         notes.push(format!(
@@ -605,6 +610,7 @@ mod tests {
                     ..ClockInfo::default()
                 },
                 label: String::new(),
+                max_events_per_tick: None,
             },
             names: [(0, "e".to_string())].into_iter().collect(),
             events: events
@@ -704,6 +710,10 @@ mod tests {
             (1, (tick + 1) << 2),
             "the fifth carried: {on_tick:?}"
         );
+        // Four events on that global tick: ITC's count, in the global header.
+        let most = m.events.iter().map(|g| g.event.stamp & 3).max();
+        assert_eq!(most, Some(3));
+        assert_eq!(m.header.max_events_per_tick, most);
     }
 
     #[test]

@@ -132,7 +132,8 @@ public class NativeLibraryTest {
         assertEquals("the 25 natives of io.hrts.Native", 25, nativesOf(Native.class).size());
         // Every class that declares natives, in the main package and its subpackages.
         Set<String> natives = new TreeSet<>();
-        for (String cls : new String[] {"io.hrts.Native", "io.hrts.trace.TraceNative", "io.hrts.stats.StatsNative"}) {
+        for (String cls : new String[] {"io.hrts.Native", "io.hrts.Wtmlib", "io.hrts.trace.TraceNative",
+                "io.hrts.stats.StatsNative", "io.hrts.stats.JsonDumps"}) {
             natives.addAll(nativesOf(Class.forName(cls)));
         }
         assertEquals(lib + " exports", natives, exported);

@@ -32,6 +32,17 @@ public class SelfTestTest {
         assertEquals("0.000000 = 00000000.00000000", SelfTest.ibmtsLine(0, 0));
     }
 
+    /** The same text as the CLI's {@code loop_header::tests::figure_4_in_the_shared_format}. */
+    @Test
+    public void loopHeaderIsTheCliFormat() {
+        assertEquals("hrts High Resolution Timestamp Test: Version=0x0001000000000005\n"
+                + "Beginning loop for 10 iterations, using a 0 second delay each pass.\n"
+                + "Expect to complete at 22:19:50 UTC.",
+                SelfTest.loopHeader(0x0001000000000005L, 10, 0, 1019168390L));
+        assertTrue(SelfTest.loopHeader(0xABCDL, 3, 2, 0).startsWith(
+                "hrts High Resolution Timestamp Test: Version=0x000000000000ABCD\n"));
+    }
+
     @Test
     public void printsWhatIbmtsPrintedAndWhatHrtsKnows() throws Exception {
         Procs r = ChildJvm.runJar(Collections.emptyList(), "7", "0");
@@ -51,7 +62,9 @@ public class SelfTestTest {
         assertTrue(r.toString(), out.matches("(?s).*\nGeneration: \\d+\n.*"));
         assertTrue(r.toString(), out.contains("Base Info:\n\tFrequency: " + info.getFrequency() + "\n\tCounter: "));
         assertTrue(r.toString(), out.contains("Microseconds since 1/1/70 epoch using Long="));
-        assertTrue(r.toString(), out.contains("Beginning loop for 7 iterations, using a 0 second delay each pass.\n"));
+        assertTrue(r.toString(), out.contains("hrts High Resolution Timestamp Test: Version=0x"
+                + String.format("%016X", v) + "\nBeginning loop for 7 iterations, using a 0 second delay each pass.\n"));
+        assertTrue(r.toString(), out.matches("(?s).*\nExpect to complete at \\d\\d:\\d\\d:\\d\\d UTC\\.\n.*"));
 
         List<String> loop = loopLines(out);
         assertEquals(r.toString(), 7, loop.size());

@@ -468,10 +468,10 @@ public final class HighResTimestamp {
     }
 
     /**
-     * The most ITC stamps of this JVM that shared one clock tick; delegates to {@link
-     * ItcStamps#maxEventsPerTick()}.
+     * The maximum number of this JVM's ITC stamps on one clock tick (0: none shared a tick);
+     * delegates to {@link ItcStamps#maxEventsPerTick()}.
      *
-     * @return at least 1 once a stamp was taken
+     * @return the largest event counter issued so far
      */
     public static long getItcMaxEventsPerTick() {
         return ItcStamps.maxEventsPerTick();

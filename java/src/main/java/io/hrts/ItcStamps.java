@@ -39,9 +39,11 @@ public final class ItcStamps {
     }
 
     /**
-     * The most ITC stamps of this JVM that shared one clock tick.
+     * The maximum number of this JVM's ITC stamps on one clock tick, counted as Intel Trace
+     * Collector counts it.
      *
-     * @return at least 1 once a stamp was taken (1: the clock resolved every stamp)
+     * @return the largest event counter issued: 0 when no two stamps shared a clock tick, N when
+     *     some tick held N + 1 stamps (the clock's resolution was too coarse)
      * @throws HrtsException if the segment cannot be opened or the format is invalid
      */
     public static long maxEventsPerTick() {

@@ -1,7 +1,8 @@
 package io.hrts;
 
 import java.io.PrintStream;
-import java.time.LocalTime;
+import java.time.Instant;
+import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 
 /**
@@ -104,6 +105,20 @@ public final class SelfTest {
         return String.format("%d.%06d = %08X.%08X", seconds, micros, seconds, micros);
     }
 
+    /**
+     * The test loop's header (IBMTS Figure 4), in the format {@code hrts test} prints it: the title
+     * line with the logic version in 16 upper-case hex digits, the loop's plan, and its completion
+     * time in UTC, 24-hour form.
+     */
+    static String loopHeader(long version, int iterations, int delaySeconds, long endEpochSeconds) {
+        String end = Instant.ofEpochSecond(endEpochSeconds).atOffset(ZoneOffset.UTC)
+                .format(DateTimeFormatter.ofPattern("HH:mm:ss"));
+        return "hrts High Resolution Timestamp Test: Version=0x" + String.format("%016X", version) + "\n"
+                + "Beginning loop for " + iterations + " iterations, using a " + delaySeconds
+                + " second delay each pass.\n"
+                + "Expect to complete at " + end + " UTC.";
+    }
+
     private static void printBase(PrintStream out, String title, BaseInfo b) {
         out.println(title);
         out.println("\tFrequency: " + b.frequency());
@@ -163,11 +178,9 @@ public final class SelfTest {
         }
 
         // Figure 4: the test loop.
-        out.println("Beginning loop for " + iterations + " iterations, using a " + delaySeconds
-                + " second delay each pass.");
-        out.println("Expect to complete at " + LocalTime.now()
-                .plusSeconds((long) iterations * delaySeconds)
-                .format(DateTimeFormatter.ofPattern("hh:mm:ss a")) + ".");
+        long passes = Math.max(0, iterations - 1);
+        out.println(loopHeader(version, iterations, delaySeconds,
+                System.currentTimeMillis() / 1000 + passes * delaySeconds));
         long[] lts = new long[2];
         long prevNs = Long.MIN_VALUE;
         for (int i = 0; i < iterations; i++) {
