@@ -24,12 +24,14 @@ pub use calibrate::{calibrate, calibrate_with, Calibration, CalibrationConfig, R
 pub use convert::{Scale, MULT_ERROR_BOUND_PPB};
 pub use eligibility::{choose_source, decide, Arch, Choice, Facts};
 pub use os_frequency::{
-    difference_ppm, disagrees, os_frequency, parse_cpuinfo_timebase, parse_khz, tsc_from_cpuid,
-    OsFrequency, DISAGREEMENT_WARN_PPM,
+    difference_ppm, disagrees, os_frequency, parse_khz, tsc_from_cpuid, OsFrequency,
+    DISAGREEMENT_WARN_PPM,
 };
 pub use reliability::{
     analyze, check_pace, evaluate_cop, evaluate_cpu_switching, min_pair_handovers, Analysis,
     Method, Pace, PairBound, Probe, ReliabilityConfig, Report, DEFAULT_MIN_HANDOVERS,
 };
-pub use source::{nominal_frequency, read, read_fenced, read_ordered, SourceId};
+pub use source::{
+    nominal_frequency, parse_cpuinfo_timebase, read, read_fenced, read_ordered, SourceId,
+};
 pub use wtmlib::{secs_before_wrap, ConversionParams};

@@ -44,31 +44,13 @@ pub fn os_frequency(id: SourceId) -> Option<OsFrequency> {
             from: "CNTFRQ_EL0",
         }),
         #[cfg(target_arch = "powerpc64")]
-        SourceId::TimeBase => timebase_from_proc(),
+        SourceId::TimeBase => super::source::nominal_frequency(id).map(|hz| OsFrequency {
+            hz,
+            from: "/proc/cpuinfo timebase",
+        }),
         #[allow(unreachable_patterns)]
         _ => None,
     }
-}
-
-/// The Time Base frequency from `/proc/cpuinfo`.
-#[cfg(target_arch = "powerpc64")]
-pub(crate) fn timebase_from_proc() -> Option<OsFrequency> {
-    let text = std::fs::read_to_string("/proc/cpuinfo").ok()?;
-    parse_cpuinfo_timebase(&text).map(|hz| OsFrequency {
-        hz,
-        from: "/proc/cpuinfo timebase",
-    })
-}
-
-/// The value of the first `timebase : <hz>` line of a ppc64 `/proc/cpuinfo`.
-pub fn parse_cpuinfo_timebase(cpuinfo: &str) -> Option<u64> {
-    cpuinfo.lines().find_map(|line| {
-        let (key, value) = line.split_once(':')?;
-        if key.trim() != "timebase" {
-            return None;
-        }
-        value.trim().parse::<u64>().ok().filter(|hz| *hz > 0)
-    })
 }
 
 /// A `tsc_freq_khz` file's content, in Hz.
@@ -175,6 +157,7 @@ mod x86 {
 
 #[cfg(test)]
 mod tests {
+    use super::super::source::parse_cpuinfo_timebase;
     use super::*;
 
     #[test]

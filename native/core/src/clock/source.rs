@@ -151,10 +151,24 @@ pub fn nominal_frequency(id: SourceId) -> Option<u64> {
         #[cfg(target_arch = "aarch64")]
         SourceId::Cntvct => arch::nominal_frequency(),
         #[cfg(target_arch = "powerpc64")]
-        SourceId::TimeBase => super::os_frequency::timebase_from_proc().map(|f| f.hz),
+        SourceId::TimeBase => std::fs::read_to_string("/proc/cpuinfo")
+            .ok()
+            .and_then(|text| parse_cpuinfo_timebase(&text)),
         #[allow(unreachable_patterns)]
         _ => None,
     }
+}
+
+/// The value of the first `timebase : <hz>` line of a ppc64 `/proc/cpuinfo`
+/// (the kernel takes it from the device tree's `timebase-frequency`).
+pub fn parse_cpuinfo_timebase(cpuinfo: &str) -> Option<u64> {
+    cpuinfo.lines().find_map(|line| {
+        let (key, value) = line.split_once(':')?;
+        if key.trim() != "timebase" {
+            return None;
+        }
+        value.trim().parse::<u64>().ok().filter(|hz| *hz > 0)
+    })
 }
 
 #[cfg(target_arch = "x86_64")]
