@@ -88,11 +88,13 @@ fn ipc_set_mode(shmid: i32, mode: u16) {
 /// Asserts exit 3 (segment refused) with every one of `words` in stderr.
 fn assert_refused(out: &Output, words: &[&str]) {
     let err = text(&out.stderr);
+    let stdout = text(&out.stdout);
     assert_eq!(
         out.status.code(),
         Some(3),
-        "stdout {:?} stderr {err:?}",
-        text(&out.stdout)
+        "stdout ({} lines) {:?}... stderr {err:?}",
+        stdout.lines().count(),
+        stdout.lines().next().unwrap_or("")
     );
     for w in words {
         assert!(err.contains(w), "{w:?} missing from: {err}");
