@@ -430,6 +430,13 @@ fn the_name_record_and_the_page_hold_what_the_document_says() {
     assert_eq!(rec("cpid"), me as u64);
     assert_eq!(rec("cpid"), parsed.page.cpid as u64);
     assert_eq!(rec("ctime"), parsed.page.ctime as u64);
+    let ns = std::fs::metadata("/proc/thread-self/ns/ipc").unwrap();
+    assert_eq!(rec("ipc_ns"), std::os::unix::fs::MetadataExt::ino(&ns));
+    assert_eq!(rec("ipc_ns_dev"), std::os::unix::fs::MetadataExt::dev(&ns));
+    assert_eq!(
+        parsed.page.ns,
+        hrts_core::storage::shm::IpcNamespace::current().unwrap()
+    );
     check(
         &doc,
         RECORD,
@@ -444,6 +451,8 @@ fn the_name_record_and_the_page_hold_what_the_document_says() {
             ("shmid", place(&doc, RECORD, "shmid").0, 4),
             ("cpid", place(&doc, RECORD, "cpid").0, 4),
             ("ctime", place(&doc, RECORD, "ctime").0, 8),
+            ("ipc_ns", place(&doc, RECORD, "ipc_ns").0, 8),
+            ("ipc_ns_dev", place(&doc, RECORD, "ipc_ns_dev").0, 8),
         ],
     );
 

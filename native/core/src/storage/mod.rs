@@ -188,8 +188,11 @@ fn attach_named(
                 if let Some(page) = shm::Page::attach(name, spec, rec.page, args.sharing)? {
                     return Ok((page, Opened::Attached));
                 }
-                // The page is gone (removed with ipcrm, or the host's IPC
-                // namespace was reset) while the name stayed: make a new one.
+                // The page is gone (removed with ipcrm, or its IPC namespace
+                // was reset and a process of the new one finds the record of a
+                // page made there, or a lost record relinked) while the name
+                // stayed: make a new one. A page of another IPC namespace, or
+                // one that exists but cannot be reached, was an error above.
                 return initialise_locked(spec, args, fd, fd.lock()?, init, Opened::TookOver);
             }
             STATE_INITIALISING | STATE_EMPTY => {
@@ -259,6 +262,9 @@ fn initialise_locked(
                 return Ok((page, Opened::Attached));
             }
         } else if rec.page.shmid > 0 {
+            // A half-made page of a creator that died; one of another IPC
+            // namespace cannot be reached and is left to that namespace (it
+            // never became ready, so nobody uses it).
             if let Ok(Some(stale)) = shm::Page::attach(name, spec, rec.page, args.sharing) {
                 shm::remove_page(stale.id().shmid);
             }

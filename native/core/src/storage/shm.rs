@@ -10,9 +10,15 @@
 //!   mapping can raise SIGBUS. Only its owner can remove it (`IPC_RMID`), and
 //!   attached processes keep their mapping until they detach.
 //!
-//! The record stores the page's id together with the creator pid and creation
-//! time the kernel keeps for it (`shm_cpid`, `shm_ctime`); an id that was freed
-//! and reused by another segment no longer matches and is treated as gone.
+//! The record stores the page's id and the IPC namespace it lives in (System V
+//! ids mean something only inside one IPC namespace, while `/dev/shm` may be
+//! shared by several). A process in another IPC namespace is refused: it cannot
+//! reach the page, and making a page of its own would give the name two
+//! timelines. Inside the namespace, the page at the recorded id is the name's
+//! page if it carries the name's tag (below) and is not marked for removal; an
+//! id that was freed and reused by another segment is treated as gone. A page
+//! that exists but cannot be inspected or attached, or whose owner or mode was
+//! changed (`IPC_SET`), is an error, never "gone".
 //!
 //! The page is also found without the record: it is created under a System V key
 //! derived from the owner and the name, and carries a tag (a 64-bit hash of the
@@ -241,22 +247,27 @@ pub fn fstat(name: &str, fd: &Fd) -> Result<Stat> {
 
 /// Refuses a segment another user owns or whose mode gives away more than
 /// `sharing` allows: a writable base would let any process move everyone's time.
-/// Applies to the name object and to the page alike.
+/// Applies to the name object (the page has [`Page::attach`]'s message).
 pub fn check_owner_and_mode(name: &str, spec: &Spec, st: &Stat, sharing: Sharing) -> Result<()> {
-    // SAFETY: geteuid cannot fail.
-    let euid = unsafe { libc::geteuid() };
-    let refuse = |why: String| {
-        Err(Error::new(
+    match owner_and_mode_problem(spec, st, sharing) {
+        None => Ok(()),
+        Some(why) => Err(Error::new(
             ErrorKind::Permission,
             format!(
                 "refusing segment {name}: {why}; remove it with {} (as its owner) or \
                  choose another segment name ({})",
                 spec.unlink_command, spec.name_env
             ),
-        ))
-    };
+        )),
+    }
+}
+
+/// What is wrong with an object's owner and mode for `sharing`, if anything.
+fn owner_and_mode_problem(spec: &Spec, st: &Stat, sharing: Sharing) -> Option<String> {
+    // SAFETY: geteuid cannot fail.
+    let euid = unsafe { libc::geteuid() };
     if st.mode & 0o007 != 0 {
-        return refuse(format!(
+        return Some(format!(
             "its mode {:04o} gives access to every user",
             st.mode
         ));
@@ -264,10 +275,10 @@ pub fn check_owner_and_mode(name: &str, spec: &Spec, st: &Stat, sharing: Sharing
     match sharing {
         Sharing::Private => {
             if st.uid != euid {
-                return refuse(format!("it belongs to uid {}, not to uid {euid}", st.uid));
+                return Some(format!("it belongs to uid {}, not to uid {euid}", st.uid));
             }
             if st.mode & 0o077 != 0 {
-                return refuse(format!(
+                return Some(format!(
                     "its mode {:04o} is not 0600 (set {} to share a segment with a group)",
                     st.mode, spec.group_env
                 ));
@@ -275,14 +286,14 @@ pub fn check_owner_and_mode(name: &str, spec: &Spec, st: &Stat, sharing: Sharing
         }
         Sharing::Group(gid) => {
             if st.gid != gid {
-                return refuse(format!("its group is {}, not {gid}", st.gid));
+                return Some(format!("its group is {}, not {gid}", st.gid));
             }
             if st.mode & 0o777 != 0o660 {
-                return refuse(format!("its mode {:04o} is not 0660", st.mode));
+                return Some(format!("its mode {:04o} is not 0660", st.mode));
             }
         }
     }
-    Ok(())
+    None
 }
 
 pub fn set_size(fd: &Fd, size: usize) -> Result<()> {
@@ -308,22 +319,75 @@ pub struct Record {
     pub page: PageId,
 }
 
-/// A System V segment as the kernel identifies it.
+/// A System V segment as the kernel identifies it: its id inside its IPC
+/// namespace, and (for diagnostics only) its creator pid and last change time.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PageId {
     pub shmid: i32,
+    /// `shm_cpid` as the process that wrote the record saw it (a pid reads
+    /// differently in another pid namespace, so it identifies nothing).
     pub cpid: u32,
+    /// `shm_ctime` when the record was written (`IPC_SET` changes it).
     pub ctime: i64,
+    /// The IPC namespace the page lives in; [`IpcNamespace::UNKNOWN`] in a
+    /// record written without one.
+    pub ns: IpcNamespace,
 }
 
 impl PageId {
-    /// The id of segment `shmid` as the kernel's `IPC_STAT` describes it now.
-    fn of(shmid: i32, ds: &libc::shmid_ds) -> PageId {
+    /// The id of segment `shmid` of namespace `ns` as `IPC_STAT` describes it now.
+    fn of(shmid: i32, ds: &libc::shmid_ds, ns: IpcNamespace) -> PageId {
         PageId {
             shmid,
             cpid: ds.shm_cpid as u32,
             ctime: ds.shm_ctime,
+            ns,
         }
+    }
+}
+
+/// An IPC namespace as the kernel names it: the device and inode of
+/// `/proc/thread-self/ns/ipc` (namespaces(7): two processes share a namespace
+/// exactly when both are equal). Inode numbers of namespaces are never 0.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IpcNamespace {
+    pub dev: u64,
+    pub ino: u64,
+}
+
+impl IpcNamespace {
+    /// What a record written without a namespace holds.
+    pub const UNKNOWN: IpcNamespace = IpcNamespace { dev: 0, ino: 0 };
+
+    /// The calling thread's IPC namespace (a thread may have left its process's
+    /// namespace with setns, so not `/proc/self`).
+    pub fn current() -> Result<IpcNamespace> {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::metadata("/proc/thread-self/ns/ipc")
+            .or_else(|_| std::fs::metadata("/proc/self/ns/ipc"))
+            .map_err(|e| {
+                Error::from_io(
+                    "reading /proc/self/ns/ipc",
+                    &e,
+                    "hrts needs /proc to tell which IPC namespace a segment's page lives in; \
+                     mount /proc in this process's mount namespace",
+                )
+            })?;
+        Ok(IpcNamespace {
+            dev: meta.dev(),
+            ino: meta.ino(),
+        })
+    }
+
+    pub fn is_known(self) -> bool {
+        self.ino != 0
+    }
+}
+
+impl std::fmt::Display for IpcNamespace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // As `readlink /proc/PID/ns/ipc` and `lsns` show it.
+        write!(f, "ipc:[{}]", self.ino)
     }
 }
 
@@ -335,7 +399,9 @@ pub const REC_STATE: usize = 24;
 const REC_SHMID: usize = 32;
 const REC_CPID: usize = 36;
 const REC_CTIME: usize = 40;
-const REC_LEN: usize = 48;
+const REC_IPC_NS: usize = 48;
+const REC_IPC_NS_DEV: usize = 56;
+const REC_LEN: usize = 64;
 
 /// Reads the record (the object's size was checked by the caller).
 pub fn read_record(fd: &Fd) -> Result<Record> {
@@ -357,6 +423,10 @@ pub fn read_record(fd: &Fd) -> Result<Record> {
             shmid: u32_at(REC_SHMID) as i32,
             cpid: u32_at(REC_CPID),
             ctime: u64_at(REC_CTIME) as i64,
+            ns: IpcNamespace {
+                dev: u64_at(REC_IPC_NS_DEV),
+                ino: u64_at(REC_IPC_NS),
+            },
         },
     })
 }
@@ -372,6 +442,8 @@ pub fn write_record(fd: &Fd, spec: &Spec, state: u64, page: PageId) -> Result<()
     b[REC_SHMID..REC_SHMID + 4].copy_from_slice(&page.shmid.to_ne_bytes());
     b[REC_CPID..REC_CPID + 4].copy_from_slice(&page.cpid.to_ne_bytes());
     b[REC_CTIME..REC_CTIME + 8].copy_from_slice(&page.ctime.to_ne_bytes());
+    b[REC_IPC_NS..REC_IPC_NS + 8].copy_from_slice(&page.ns.ino.to_ne_bytes());
+    b[REC_IPC_NS_DEV..REC_IPC_NS_DEV + 8].copy_from_slice(&page.ns.dev.to_ne_bytes());
     // SAFETY: `b` is a valid buffer of REC_LEN bytes.
     let n = unsafe { libc::pwrite(fd.raw(), b.as_ptr().cast(), REC_LEN, 0) };
     if n != REC_LEN as isize {
@@ -400,11 +472,9 @@ pub fn write_state(fd: &Fd, state: u64) -> Result<()> {
 /// on it may use (each layout checks that at compile time).
 pub const TAG_LEN: usize = 64;
 
-/// FNV-1a over the owner's uid and the name: the page tag, and (its low 32 bits)
-/// the System V key.
-fn name_hash(name: &str) -> u64 {
-    // SAFETY: geteuid cannot fail.
-    let uid = unsafe { libc::geteuid() };
+/// FNV-1a over the creating user's uid and the name: the page tag, and (its
+/// low 32 bits) the System V key.
+fn name_hash(uid: u32, name: &str) -> u64 {
     uid.to_le_bytes()
         .iter()
         .chain(name.as_bytes())
@@ -413,9 +483,14 @@ fn name_hash(name: &str) -> u64 {
         })
 }
 
-/// The System V key of a name's page: never IPC_PRIVATE (0).
+fn euid() -> u32 {
+    // SAFETY: geteuid cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// The System V key of a name's page made by this user: never IPC_PRIVATE (0).
 fn page_key(name: &str) -> libc::key_t {
-    match name_hash(name) as u32 as libc::key_t {
+    match name_hash(euid(), name) as u32 as libc::key_t {
         0 => 1,
         k => k,
     }
@@ -441,6 +516,135 @@ fn ipc_stat(shmid: i32) -> std::result::Result<libc::shmid_ds, std::io::Error> {
         return Err(std::io::Error::last_os_error());
     }
     Ok(ds)
+}
+
+/// `IPC_STAT`'s and `shmat`'s answer for an id that names no segment (any
+/// more) in this IPC namespace.
+fn no_such_page(e: &std::io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EINVAL) | Some(libc::EIDRM))
+}
+
+/// The segment holding this user's key for `name`, if it has a page's size and
+/// this user created it (whoever owns it now); its `IPC_STAT`. Another user's
+/// or another size's key holder is not ours: the caller makes a page without
+/// the key. One that cannot be inspected is an error.
+fn key_holder(name: &str, spec: &Spec) -> Result<Option<(i32, libc::shmid_ds)>> {
+    // SAFETY: plain system call; without IPC_CREAT it only looks up.
+    let shmid = unsafe { libc::shmget(page_key(name), 0, 0) };
+    if shmid < 0 {
+        let e = std::io::Error::last_os_error();
+        if matches!(e.raw_os_error(), Some(libc::ENOENT) | Some(libc::EIDRM)) {
+            return Ok(None);
+        }
+        return Err(Error::from_io(
+            format!("shmget (look-up) for segment {name}"),
+            &e,
+            "",
+        ));
+    }
+    let ds = match ipc_stat(shmid) {
+        Ok(ds) => ds,
+        Err(e) if no_such_page(&e) => return Ok(None),
+        Err(e) => return Err(unreachable_page(name, spec, shmid, &e)),
+    };
+    if ds.shm_segsz != spec.size || ds.shm_perm.cuid != euid() {
+        return Ok(None);
+    }
+    Ok(Some((shmid, ds)))
+}
+
+/// The page lives in an IPC namespace this process is not in.
+fn other_namespace(name: &str, spec: &Spec, theirs: IpcNamespace, here: IpcNamespace) -> Error {
+    Error::new(
+        ErrorKind::Permission,
+        format!(
+            "segment {name}: its page lives in another IPC namespace ({theirs}; this process \
+             is in {here}), which this process cannot reach: processes that share a segment \
+             must share the IPC namespace as well as /dev/shm. Run this process in that IPC \
+             namespace (for a container: --ipc=host or --ipc=container:<name>), or give the \
+             processes of this namespace a segment name of their own ({}); if no process of \
+             that namespace uses the segment any more, remove the name with {}",
+            spec.name_env, spec.unlink_command
+        ),
+    )
+}
+
+/// The page exists, but `IPC_STAT` refuses this process.
+fn unreachable_page(name: &str, spec: &Spec, shmid: i32, e: &std::io::Error) -> Error {
+    let mut err = unreachable_page_at(name, shmid, "cannot be inspected", e);
+    if err.kind() == ErrorKind::Permission {
+        err = Error::new(
+            ErrorKind::Permission,
+            format!(
+                "{}; or choose another segment name ({})",
+                err.message(),
+                spec.name_env
+            ),
+        );
+    }
+    err
+}
+
+fn unreachable_page_at(name: &str, shmid: i32, what: &str, e: &std::io::Error) -> Error {
+    match e.raw_os_error() {
+        Some(libc::EACCES) | Some(libc::EPERM) => Error::new(
+            ErrorKind::Permission,
+            format!(
+                "segment {name}: its page (System V shm id {shmid}) exists but {what} by this \
+                 process ({e}): its owner or mode were changed (IPC_SET), or it belongs to \
+                 another user. hrts never makes a second page for a name whose page exists: \
+                 restore the page's owner and mode, or have its owner remove it (ipcrm -m \
+                 {shmid}) once no process uses it"
+            ),
+        ),
+        _ => Error::from_io(
+            format!("segment {name}: its page (System V shm id {shmid}) {what}"),
+            e,
+            "",
+        ),
+    }
+}
+
+/// Refuses a page whose owner or mode are not the segment's: changed with
+/// `IPC_SET` after it was made (hrts makes pages with the name's owner and
+/// mode), which may also have taken the owner's own access away.
+fn check_page_owner_and_mode(
+    name: &str,
+    spec: &Spec,
+    shmid: i32,
+    ds: &libc::shmid_ds,
+    sharing: Sharing,
+) -> Result<()> {
+    let st = Stat {
+        size: ds.shm_segsz as u64,
+        uid: ds.shm_perm.uid,
+        gid: ds.shm_perm.gid,
+        mode: ds.shm_perm.mode as u32 & 0o777,
+    };
+    let why = owner_and_mode_problem(spec, &st, sharing).or_else(|| {
+        (st.mode & 0o600 != 0o600).then(|| {
+            format!(
+                "its mode {:04o} does not let its owner read and write it",
+                st.mode
+            )
+        })
+    });
+    match why {
+        None => Ok(()),
+        Some(why) => Err(Error::new(
+            ErrorKind::Permission,
+            format!(
+                "refusing segment {name}: its page (System V shm id {shmid}): {why}; its owner \
+                 or mode were changed after it was made (IPC_SET). hrts never makes a second \
+                 page for a name whose page exists: restore them (mode {:04o}), or remove the \
+                 segment with {} (as its owner) once no process uses it, or choose another \
+                 segment name ({})",
+                sharing.mode(),
+                spec.unlink_command,
+                spec.name_env
+            ),
+        )),
+    }
 }
 
 impl Page {
@@ -469,10 +673,12 @@ impl Page {
                 &hint,
             ));
         }
-        let page = Page::attach_id(name, shmid, spec.size).inspect_err(|_| {
-            remove_page(shmid);
-        })?;
-        page.tag().store(name_hash(name), Relaxed);
+        let page = IpcNamespace::current()
+            .and_then(|ns| Page::attach_id(name, shmid, spec.size, ns))
+            .inspect_err(|_| {
+                remove_page(shmid);
+            })?;
+        page.tag().store(name_hash(euid(), name), Relaxed);
         if let Sharing::Group(gid) = sharing {
             let mut ds = ipc_stat(shmid).map_err(|e| {
                 remove_page(shmid);
@@ -493,76 +699,56 @@ impl Page {
     }
 
     /// Attaches the page a record names, after checking that it is still the
-    /// page the record was written for and that its owner and mode are ours.
-    /// `Ok(None)`: the page is gone (removed, or its id reused by another segment).
+    /// name's page and that its owner and mode are the segment's.
+    /// `Ok(None)`: the page is gone (removed, or its id now belongs to another
+    /// segment). Everything else that keeps this process from the page is an
+    /// error, never "gone": the page lives in another IPC namespace, it exists
+    /// but cannot be inspected or attached, or its owner or mode were changed.
     pub fn attach(name: &str, spec: &Spec, id: PageId, sharing: Sharing) -> Result<Option<Page>> {
+        let here = IpcNamespace::current()?;
+        if id.ns.is_known() && id.ns != here {
+            return Err(other_namespace(name, spec, id.ns, here));
+        }
         let ds = match ipc_stat(id.shmid) {
             Ok(ds) => ds,
-            Err(e) if matches!(e.raw_os_error(), Some(libc::EINVAL) | Some(libc::EIDRM)) => {
-                return Ok(None)
-            }
-            Err(e) => {
-                return Err(Error::new(
-                    ErrorKind::Permission,
-                    format!(
-                        "segment {name}: its page (System V shm id {}) cannot be inspected \
-                         ({e}); it belongs to another user: choose another segment name",
-                        id.shmid
-                    ),
-                ))
-            }
+            Err(e) if no_such_page(&e) => return Ok(None),
+            Err(e) => return Err(unreachable_page(name, spec, id.shmid, &e)),
         };
-        if PageId::of(id.shmid, &ds) != id {
+        // A page never changes its size or its creator (IPC_SET changes the
+        // owner, never `cuid`): another size, or (private) another creator,
+        // is another segment that got the id after ours was removed.
+        if ds.shm_segsz != spec.size || (sharing == Sharing::Private && ds.shm_perm.cuid != euid())
+        {
             return Ok(None);
         }
-        check_owner_and_mode(
-            name,
-            spec,
-            &Stat {
-                size: ds.shm_segsz as u64,
-                uid: ds.shm_perm.uid,
-                gid: ds.shm_perm.gid,
-                mode: ds.shm_perm.mode as u32 & 0o7777,
-            },
-            sharing,
-        )?;
-        if ds.shm_segsz != spec.size {
-            return Err(Error::new(
-                ErrorKind::Truncated,
-                format!(
-                    "segment {name}: its page has {} bytes, {} has {}; remove it with {} \
-                     and retry",
-                    ds.shm_segsz, spec.what, spec.size, spec.unlink_command
-                ),
-            ));
+        check_page_owner_and_mode(name, spec, id.shmid, &ds, sharing)?;
+        let page = Page::attach_id(name, id.shmid, spec.size, here)?;
+        // The tag is made from the creator's uid: a page of this name, also
+        // when another member of the group created it.
+        if page.tag().load(Relaxed) != name_hash(ds.shm_perm.cuid, name) {
+            return Ok(None);
         }
-        Page::attach_id(name, id.shmid, spec.size).map(Some)
+        Ok(Some(page))
     }
 
     /// The page of `name` found by its key and tag, if one exists and is ours
     /// (the record that linked it may be lost), shared as `sharing` says, or in
     /// any way for `None` (removal). Its contents are for the caller to judge.
+    /// A key holder this user created with a page's size that cannot be
+    /// inspected, or whose owner or mode were changed, is an error: it may be
+    /// this name's page, and making another would give the name two.
     pub fn find(name: &str, spec: &Spec, sharing: Option<Sharing>) -> Result<Option<Page>> {
-        // SAFETY: plain system call; without IPC_CREAT it only looks up.
-        let shmid = unsafe { libc::shmget(page_key(name), 0, 0) };
-        if shmid < 0 {
-            return Ok(None);
-        }
-        let Ok(ds) = ipc_stat(shmid) else {
+        let Some((shmid, ds)) = key_holder(name, spec)? else {
             return Ok(None);
         };
-        let id = PageId::of(shmid, &ds);
-        // A key holder that is not ours (another user's, another size) is simply
-        // not our page: the caller makes one without the key.
         let sharing = sharing.unwrap_or(if ds.shm_perm.mode & 0o070 == 0 {
             Sharing::Private
         } else {
             Sharing::Group(ds.shm_perm.gid)
         });
-        let Ok(Some(page)) = Page::attach(name, spec, id, sharing) else {
-            return Ok(None);
-        };
-        Ok((page.tag().load(Relaxed) == name_hash(name)).then_some(page))
+        check_page_owner_and_mode(name, spec, shmid, &ds, sharing)?;
+        let page = Page::attach_id(name, shmid, spec.size, IpcNamespace::current()?)?;
+        Ok((page.tag().load(Relaxed) == name_hash(euid(), name)).then_some(page))
     }
 
     fn tag(&self) -> &AtomicU64 {
@@ -572,20 +758,29 @@ impl Page {
         unsafe { &*(self.ptr.as_ptr().add(self.size - TAG_LEN) as *const AtomicU64) }
     }
 
-    fn attach_id(name: &str, shmid: i32, size: usize) -> Result<Page> {
+    fn attach_id(name: &str, shmid: i32, size: usize, ns: IpcNamespace) -> Result<Page> {
         // SAFETY: the kernel picks the address, so no existing memory is affected;
         // the segment keeps the size it was created with (checked by the callers)
         // for its whole life.
         let ptr = unsafe { libc::shmat(shmid, std::ptr::null(), 0) };
         if ptr as isize == -1 {
-            return Err(Error::os(format!("shmat of segment {name}"), ""));
+            let e = std::io::Error::last_os_error();
+            return Err(if no_such_page(&e) {
+                Error::from_io(
+                    format!("shmat of segment {name}"),
+                    &e,
+                    "its page was removed meanwhile; retry",
+                )
+            } else {
+                unreachable_page_at(name, shmid, "cannot be attached", &e)
+            });
         }
         let ds = ipc_stat(shmid).map_err(|e| {
             // SAFETY: `ptr` is the attachment made above, detached once.
             unsafe { libc::shmdt(ptr) };
             Error::from_io(format!("IPC_STAT of segment {name}"), &e, "")
         })?;
-        let id = PageId::of(shmid, &ds);
+        let id = PageId::of(shmid, &ds, ns);
         let ptr = NonNull::new(ptr.cast::<u8>())
             .ok_or_else(|| Error::new(ErrorKind::Os, "shmat returned a null address"))?;
         Ok(Page { ptr, id, size })
@@ -639,28 +834,59 @@ fn unlink_name(name: &CString) -> std::io::Result<()> {
     }
 }
 
+/// Whether segment `shmid` carries the tag `name`'s pages get from `cuid`;
+/// `None` when it cannot be attached to look.
+fn carries_tag(shmid: i32, size: usize, cuid: u32, name: &str) -> Option<bool> {
+    // SAFETY: the kernel picks the address; read-only, detached below.
+    let ptr = unsafe { libc::shmat(shmid, std::ptr::null(), libc::SHM_RDONLY) };
+    if ptr as isize == -1 {
+        return None;
+    }
+    // SAFETY: the segment has `size` bytes (checked by the caller with
+    // IPC_STAT; a segment's size never changes); `size - TAG_LEN` is 8-byte
+    // aligned; read once, then detached.
+    let tag = unsafe {
+        let tag = (*(ptr.cast::<u8>().add(size - TAG_LEN) as *const AtomicU64)).load(Relaxed);
+        libc::shmdt(ptr);
+        tag
+    };
+    Some(tag == name_hash(cuid, name))
+}
+
 /// Removes a segment: its page (if the record names one that is still ours)
 /// and its name. Processes that have the page attached keep it until they
-/// detach. `Ok(false)`: there was no such name.
+/// detach. `Ok(false)`: there was no such name. A page in another IPC
+/// namespace is out of reach: only the name is removed.
 pub fn unlink(cname: &CString, spec: &Spec) -> Result<bool> {
     let name = cname.to_string_lossy();
+    let here = IpcNamespace::current().unwrap_or_default();
     // The record is read without the mode and owner checks: removing a segment
-    // someone damaged must stay possible. Only a page whose kernel facts match
-    // the record is removed, never an unrelated one.
+    // someone damaged must stay possible. Only a page that is still the
+    // record's (same namespace, size and tag, or the kernel facts the record
+    // holds) is removed, never an unrelated one.
     if let Ok(Some(fd)) = open_existing(cname) {
         if let Ok(rec) = read_record(&fd) {
-            if rec.magic == spec.magic && rec.page.shmid > 0 {
+            let reachable = !rec.page.ns.is_known() || rec.page.ns == here;
+            if rec.magic == spec.magic && rec.page.shmid > 0 && reachable {
                 if let Ok(ds) = ipc_stat(rec.page.shmid) {
-                    if PageId::of(rec.page.shmid, &ds) == rec.page {
+                    let same = PageId::of(rec.page.shmid, &ds, rec.page.ns) == rec.page
+                        || (ds.shm_segsz == spec.size
+                            && carries_tag(rec.page.shmid, spec.size, ds.shm_perm.cuid, &name)
+                                == Some(true));
+                    if same {
                         remove_page(rec.page.shmid);
                     }
                 }
             }
         }
     }
-    // A page the record no longer names, found by its key and tag.
-    if let Ok(Some(page)) = Page::find(&name, spec, None) {
-        remove_page(page.id().shmid);
+    // A page the record no longer names: the holder of this user's key for
+    // the name, made by this user, with the tag (or, if its mode was changed
+    // so that it cannot be attached, without looking).
+    if let Ok(Some((shmid, ds))) = key_holder(&name, spec) {
+        if carries_tag(shmid, spec.size, ds.shm_perm.cuid, &name) != Some(false) {
+            remove_page(shmid);
+        }
     }
     match unlink_name(cname) {
         Ok(()) => Ok(true),
