@@ -31,7 +31,8 @@ pub const CODES: [(u8, &str); 5] = [
     (
         REFUSED,
         "segment refused: not an hrts segment, truncated, another layout version, \
-         corrupt, or owned by another user / unsafe mode",
+         corrupt, owned by another user / unsafe mode, or its page is out of reach \
+         (another IPC namespace)",
     ),
     (
         TIMEOUT,

@@ -20,7 +20,9 @@ pub enum ErrorKind {
     Version,
     /// The shared segment's contents fail validation.
     Corrupt,
-    /// The shared segment belongs to another user or has an unsafe mode.
+    /// The shared segment belongs to another user or has an unsafe mode, or its
+    /// page is one this process cannot reach (another IPC namespace, a mode
+    /// changed with `IPC_SET`).
     Permission,
     /// Waiting for another process (creator, writer) took longer than allowed.
     Timeout,
