@@ -909,8 +909,10 @@ mod tests {
             let cpu = current_cpu().unwrap();
             assert!(pin_to(cpu));
             let id = SourceId::native().unwrap_or(SourceId::MonotonicRaw);
+            // A budget that collects probes even under qemu on a loaded machine
+            // (5 ms collected none there): what is checked is the report, not speed.
             let cfg = ReliabilityConfig {
-                budget: Duration::from_millis(5),
+                budget: Duration::from_millis(200),
                 ..ReliabilityConfig::default()
             };
             for r in [
