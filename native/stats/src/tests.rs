@@ -187,7 +187,14 @@ fn counters_gauges_and_timers_match_the_brute_force_reference() {
         match dump.metrics.get("g") {
             Some(Metric::Gauge(g)) => {
                 assert_eq!(g.value, gauge_values.last().unwrap().0);
-                assert_matches("gauge values", &g.values, &gauge_values, now, &p, RateOf::Count);
+                assert_matches(
+                    "gauge values",
+                    &g.values,
+                    &gauge_values,
+                    now,
+                    &p,
+                    RateOf::Count,
+                );
             }
             None => assert!(gauge_values.is_empty()),
             other => panic!("{other:?}"),
@@ -266,20 +273,40 @@ fn the_rate_matches_the_exact_window_rate_of_steady_streams() {
         let Some(Metric::Counter(c)) = dump.metrics.get("c") else {
             panic!("no counter")
         };
-        within("incr-deltas", c.incr_deltas.rate, window_rate(&incr, now, &p, RateOf::Sum));
-        within("deltas", c.deltas.rate, window_rate(&incr, now, &p, RateOf::Sum));
-        within("values", c.values.rate, window_rate(&incr, now, &p, RateOf::Count));
+        within(
+            "incr-deltas",
+            c.incr_deltas.rate,
+            window_rate(&incr, now, &p, RateOf::Sum),
+        );
+        within(
+            "deltas",
+            c.deltas.rate,
+            window_rate(&incr, now, &p, RateOf::Sum),
+        );
+        within(
+            "values",
+            c.values.rate,
+            window_rate(&incr, now, &p, RateOf::Count),
+        );
         assert_eq!(c.decr_deltas.rate, 0.0);
         assert_eq!(dump.metrics["c"].rate(), c.deltas.rate);
         let Some(Metric::Gauge(g)) = dump.metrics.get("g") else {
             panic!("no gauge")
         };
-        within("gauge", g.values.rate, window_rate(&sets, now, &p, RateOf::Count));
+        within(
+            "gauge",
+            g.values.rate,
+            window_rate(&sets, now, &p, RateOf::Count),
+        );
         assert_eq!(dump.metrics["g"].rate(), g.values.rate);
         let Some(Metric::Timer(t)) = dump.metrics.get("t") else {
             panic!("no timer")
         };
-        within("timer", t.values.rate, window_rate(&durations, now, &p, RateOf::Count));
+        within(
+            "timer",
+            t.values.rate,
+            window_rate(&durations, now, &p, RateOf::Count),
+        );
         assert_eq!(dump.metrics["t"].rate(), t.values.rate);
     }
 }

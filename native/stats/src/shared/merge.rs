@@ -260,7 +260,12 @@ pub(crate) mod tests {
                 assert!(close(a, b));
             }
             // The rate of all processes' data is the sum of their rates.
-            assert!(close(merged.rate, want.rate), "{} {}", merged.rate, want.rate);
+            assert!(
+                close(merged.rate, want.rate),
+                "{} {}",
+                merged.rate,
+                want.rate
+            );
             assert!(close(merged.rate, sets.iter().map(|s| s.rate).sum()));
             // Moving average: count-weighted mean of the parts' averages.
             let (num, den) = sets
