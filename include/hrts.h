@@ -420,6 +420,13 @@ typedef struct hrts_stats_statistics {
   double interval_count;
   double interval_sum;
   double interval_mean;
+  /**
+   * Per second over the moving interval: data per second in a values set,
+   * the set's sum per second in a counter's delta sets (incr-deltas:
+   * amount added, decr-deltas: amount taken away, deltas: net change); 0
+   * when nothing is in the window.
+   */
+  double rate;
   double p50;
   double p90;
   double p99;
@@ -1358,7 +1365,7 @@ const struct hrts_stats_process *hrts_stats_snapshot_process(const struct hrts_s
  * (NULL for NULL); valid until the snapshot is freed, not to be passed to
  * `hrts_stats_dump_free`. A counter's value is the sum of the processes'
  * values; a gauge's or timer's the value of the most recent update; the
- * statistics add up their counts, sums and interval counts and sums, take the
+ * statistics add up their counts, sums, interval counts and sums and rates, take the
  * min of the minimums and the max of the maximums; quantiles are NaN unless
  * one process alone has the metric (quantiles cannot be merged from
  * quantiles). A name used with different kinds aggregates only the kind of the

@@ -186,6 +186,18 @@ if ready:
     expect("sum(hrts_latency_seconds_count)", 5)
     expect("sum(hrts_latency_seconds_sum)", 0.008)
     expect('hrts_stats_processes{state="live"}', 2)
+    # The rate gauges: one series per writer, summable, within what was
+    # recorded in a window (they decay to 0 once the writers are idle).
+    expect("count(hrts_requests_per_second)", 2)
+    expect("count(hrts_queue_updates_per_second)", 2)
+    expect("count(hrts_latency_measurements_per_second)", 2)
+    for expr, most in [
+        ("sum(hrts_requests_per_second)", 17),
+        ("sum(hrts_queue_updates_per_second)", 5),
+        ("sum(hrts_latency_measurements_per_second)", 5),
+    ]:
+        got, raw = value(expr)
+        check(f"0 <= {expr} <= {most}", len(got) == 1 and 0 <= got[0] <= most, f"(got {raw})")
     _, raw = value(f'hrts_requests_total{{pid="{a}"}}')
     labels = raw[0]["metric"] if raw else {}
     check(

@@ -202,6 +202,11 @@ pub struct hrts_stats_statistics {
     pub interval_count: f64,
     pub interval_sum: f64,
     pub interval_mean: f64,
+    /// Per second over the moving interval: data per second in a values set,
+    /// the set's sum per second in a counter's delta sets (incr-deltas:
+    /// amount added, decr-deltas: amount taken away, deltas: net change); 0
+    /// when nothing is in the window.
+    pub rate: f64,
     pub p50: f64,
     pub p90: f64,
     pub p99: f64,
@@ -250,6 +255,7 @@ fn c_statistics(s: &Statistics) -> hrts_stats_statistics {
         interval_count: s.interval_count,
         interval_sum: s.interval_sum,
         interval_mean: f(s.interval_mean),
+        rate: s.rate,
         p50: f(s.quantiles[0]),
         p90: f(s.quantiles[1]),
         p99: f(s.quantiles[2]),

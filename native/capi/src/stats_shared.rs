@@ -196,7 +196,7 @@ pub unsafe extern "C" fn hrts_stats_snapshot_process(
 /// (NULL for NULL); valid until the snapshot is freed, not to be passed to
 /// `hrts_stats_dump_free`. A counter's value is the sum of the processes'
 /// values; a gauge's or timer's the value of the most recent update; the
-/// statistics add up their counts, sums and interval counts and sums, take the
+/// statistics add up their counts, sums, interval counts and sums and rates, take the
 /// min of the minimums and the max of the maximums; quantiles are NaN unless
 /// one process alone has the metric (quantiles cannot be merged from
 /// quantiles). A name used with different kinds aggregates only the kind of the

@@ -297,6 +297,28 @@ mod with_writers {
         assert_eq!(agg["latency"]["values"]["count"], 5);
         assert_eq!(agg["latency"]["values"]["sum"], 4 * 1500 + 2_500_000);
         assert_eq!(agg["latency"]["values"]["p99"], Value::Null);
+        // Rates of one snapshot: the aggregate's is the sum of the processes'.
+        let sets = [
+            ("requests", "deltas"),
+            ("requests", "values"),
+            ("queue", "values"),
+            ("latency", "values"),
+        ];
+        for (name, set) in sets {
+            let rate = |m: &Value| m[name][set]["rate"].as_f64().unwrap();
+            let parts = rate(&process(&json, a.pid())["metrics"])
+                + rate(&process(&json, b.pid())["metrics"]);
+            let total = rate(agg);
+            assert!(
+                (total - parts).abs() <= 1e-9 * parts.max(1.0) && total >= 0.0,
+                "{name} {set}: aggregate rate {total}, processes' {parts}"
+            );
+        }
+        // Writer a's four increments of 3, at most 12 in the 1 s window.
+        let a_rate = process(&json, a.pid())["metrics"]["requests"]["deltas"]["rate"]
+            .as_f64()
+            .unwrap();
+        assert!((0.0..=12.0).contains(&a_rate), "{a_rate}");
         a.finish();
         b.finish();
     }
@@ -334,9 +356,29 @@ mod with_writers {
             format!("hrts_latency_seconds_count{{{}}} 4", labels(&a)),
             format!("hrts_latency_seconds_sum{{{}}} 0.0025", labels(&b)),
             "hrts_stats_processes{state=\"live\"} 2".to_string(),
+            "# TYPE hrts_requests_per_second gauge".to_string(),
+            "# TYPE hrts_queue_updates_per_second gauge".to_string(),
+            "# TYPE hrts_latency_measurements_per_second gauge".to_string(),
         ] {
             assert!(prom.lines().any(|l| l == line), "no {line:?} in\n{prom}");
         }
+        // The rates decay with time: present, and within what was recorded
+        // (writer a: 4 increments of 3, 4 sets, 4 durations in a 1 s window).
+        for (family, most) in [
+            ("hrts_requests_per_second", 12.0),
+            ("hrts_queue_updates_per_second", 4.0),
+            ("hrts_latency_measurements_per_second", 4.0),
+        ] {
+            let prefix = format!("{family}{{{}}} ", labels(&a));
+            let value: f64 = prom
+                .lines()
+                .find_map(|l| l.strip_prefix(&prefix))
+                .unwrap_or_else(|| panic!("no {prefix:?} in\n{prom}"))
+                .parse()
+                .unwrap();
+            assert!((0.0..=most).contains(&value), "{family}: {value}");
+        }
+        assert!(table.lines().any(|l| l.ends_with("RATE/S")), "{table}");
         a.finish();
         b.finish();
     }

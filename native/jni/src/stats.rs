@@ -201,8 +201,9 @@ pub fn n_release_ring<'local>(mut env: EnvUnowned<'local>, _c: JClass<'local>, h
 /// of statistics sets, their four counts.
 const LONGS_PER_METRIC: usize = 8;
 /// Doubles per statistics set: sum, min, max, mean, moving average, interval
-/// count, sum and mean, p50, p90, p99, p99.9 (NaN where there is no datum).
-const DOUBLES_PER_SET: usize = 12;
+/// count, sum and mean, p50, p90, p99, p99.9 (NaN where there is no datum),
+/// rate.
+const DOUBLES_PER_SET: usize = 13;
 
 /// `static native Object[] nDump(boolean fresh)`: the dump as [`dump_array`]
 /// encodes it, or null if `fresh` is false and the library has made no dump yet.
@@ -264,6 +265,7 @@ pub(crate) fn dump_array<'local>(
                         f(s.quantiles[1]),
                         f(s.quantiles[2]),
                         f(s.quantiles[3]),
+                        s.rate,
                     ]);
                 }
                 None => {

@@ -66,7 +66,7 @@ fn normalize(json: &str) -> String {
             continue;
         }
         for stats in m.values_mut().filter_map(Value::as_object_mut) {
-            stats.retain(|k, _| !k.starts_with("interval-"));
+            stats.retain(|k, _| !k.starts_with("interval-") && k != "rate");
         }
     }
     serde_json::to_string_pretty(&v).unwrap()

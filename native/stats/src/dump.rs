@@ -4,8 +4,8 @@
 //! {"requests": {"type": "counter", "timestamp": 1718000000123456789, "value": 42,
 //!               "values": {"min": 0, "max": 42, "sum": 903, "count": 43, "mean": 21,
 //!                          "moving-avg": 36.1, "interval-count": 12.5, "interval-sum": 480.2,
-//!                          "interval-mean": 38.4, "p50": 21.1, "p90": 38.2, "p99": 42,
-//!                          "p99.9": 42},
+//!                          "interval-mean": 38.4, "rate": 12.5, "p50": 21.1, "p90": 38.2,
+//!                          "p99": 42, "p99.9": 42},
 //!               "incr-deltas": {...}, "decr-deltas": {...}, "deltas": {...}},
 //!  "latency": {"type": "timer", "timestamp": ..., "value": 1520, "values": {...}},
 //!  "queue size": {"type": "gauge", "timestamp": ..., "value": 7.5, "values": {...}}}
@@ -14,7 +14,10 @@
 //! Timestamps are epoch nanoseconds on the hrts timeline; a metric's timestamp
 //! is its last update. Timer values are nanoseconds. Statistics that need at
 //! least one datum (min, max, mean, moving-avg, interval-mean, quantiles) are
-//! `null` when there is none. Numbers that are whole and within ±2^53 are
+//! `null` when there is none. `rate` is per second over the moving interval:
+//! data per second in every `values` set (counter changes, gauge sets, timer
+//! measurements), the deltas' sum per second in a counter's `incr-deltas`,
+//! `decr-deltas` and `deltas`. Numbers that are whole and within ±2^53 are
 //! written as integers.
 
 use crate::incremental::Statistics;
@@ -81,6 +84,17 @@ impl Metric {
         }
     }
 
+    /// The metric's headline rate per second over the moving interval: a
+    /// counter's net change per second (`deltas.rate`), a gauge's sets or a
+    /// timer's measurements per second (`values.rate`).
+    pub fn rate(&self) -> f64 {
+        match self {
+            Metric::Counter(c) => c.deltas.rate,
+            Metric::Gauge(g) => g.values.rate,
+            Metric::Timer(t) => t.values.rate,
+        }
+    }
+
     pub fn type_name(&self) -> &'static str {
         match self {
             Metric::Counter(_) => "counter",
@@ -99,7 +113,7 @@ pub struct Dump {
 }
 
 /// The names of a statistics set's entries, in dump order.
-pub const STATISTICS_KEYS: [&str; 13] = [
+pub const STATISTICS_KEYS: [&str; 14] = [
     "min",
     "max",
     "sum",
@@ -109,6 +123,7 @@ pub const STATISTICS_KEYS: [&str; 13] = [
     "interval-count",
     "interval-sum",
     "interval-mean",
+    "rate",
     "p50",
     "p90",
     "p99",
@@ -130,7 +145,7 @@ fn opt(x: Option<f64>) -> Value {
 
 impl Statistics {
     /// The values in [`STATISTICS_KEYS`] order.
-    pub fn fields(&self) -> [Option<f64>; 13] {
+    pub fn fields(&self) -> [Option<f64>; 14] {
         [
             self.min,
             self.max,
@@ -141,6 +156,7 @@ impl Statistics {
             Some(self.interval_count),
             Some(self.interval_sum),
             self.interval_mean,
+            Some(self.rate),
             self.quantiles[0],
             self.quantiles[1],
             self.quantiles[2],

@@ -1,13 +1,19 @@
 //! Incremental statistics over (value, timestamp) pairs, as the seed defines
 //! them: min, max, sum, count, mean, the exponential moving average and the
-//! interval count, sum and mean over a moving time window, plus hrts's
-//! quantiles. Constant time per datum; no datum is kept.
+//! interval count, sum and mean over a moving time window, the rate per
+//! second over that window, plus hrts's quantiles. Constant time per datum; no
+//! datum is kept.
 //!
 //! Formulas (T the moving interval, alpha the smoothing factor):
 //! - moving average: `m_k = alpha * x_k + (1 - alpha) * m_(k-1)`, `m_1 = x_1`;
 //! - interval sum: `S_k = S_(k-1) * (1 - E) + x_k` with `E = (t_k - t_(k-1)) / T`;
 //!   when `E >= 1` the window holds only `x_k`. Interval count is the same with
-//!   every `x` replaced by 1; interval mean is `S / C`.
+//!   every `x` replaced by 1; interval mean is `S / C`;
+//! - rate: `C / T` (data per second, [`RateOf::Count`]) or `S / T` (the data's
+//!   sum per second, [`RateOf::Sum`]), `T` in seconds. Which one a statistics
+//!   set reports depends on what its data are (see `metric.rs`): a counter's
+//!   delta sets report their sum per second, every values set its data per
+//!   second.
 //!
 //! Corner cases the seed leaves open: a datum older than the newest one (events
 //! from several threads meet out of order) adds what it would have decayed to,
@@ -38,8 +44,20 @@ pub struct Statistics {
     pub interval_count: f64,
     pub interval_sum: f64,
     pub interval_mean: Option<f64>,
+    /// Per second over the moving interval: `interval_count / T` or
+    /// `interval_sum / T` (see [`RateOf`]); 0 when nothing is in the window.
+    pub rate: f64,
     /// p50, p90, p99 and p99.9 (see [`QUANTILES`](crate::histogram::QUANTILES)).
     pub quantiles: [Option<f64>; 4],
+}
+
+/// What a statistics set's `rate` counts per second.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RateOf {
+    /// Data per second: `interval_count / T` (updates, measurements, changes).
+    Count,
+    /// The data's sum per second: `interval_sum / T` (amount a counter moved).
+    Sum,
 }
 
 #[derive(Default)]
@@ -129,8 +147,14 @@ impl Incremental {
         }
     }
 
-    /// The statistics as seen at time `now` (interval values decayed to it).
+    /// The statistics as seen at time `now` (interval values decayed to it),
+    /// with the rate of data per second.
     pub fn snapshot(&self, now: u64, p: &Params) -> Statistics {
+        self.snapshot_rate_of(now, p, RateOf::Count)
+    }
+
+    /// [`snapshot`](Incremental::snapshot) with the rate of `rate_of`.
+    pub fn snapshot_rate_of(&self, now: u64, p: &Params, rate_of: RateOf) -> Statistics {
         if self.count == 0 {
             return Statistics::default(); // nothing seen: every statistic absent
         }
@@ -141,6 +165,11 @@ impl Incremental {
         };
         let interval_count = self.interval_count * decay;
         let interval_sum = self.interval_sum * decay;
+        let seconds = p.interval_ns / 1e9;
+        let rate = match rate_of {
+            RateOf::Count => interval_count / seconds,
+            RateOf::Sum => interval_sum / seconds,
+        };
         Statistics {
             count: self.count,
             sum: self.sum,
@@ -151,6 +180,7 @@ impl Incremental {
             interval_count,
             interval_sum,
             interval_mean: (interval_count > 0.0).then(|| interval_sum / interval_count),
+            rate,
             quantiles: self.histogram.quantiles(self.min, self.max),
         }
     }

@@ -2,11 +2,13 @@
 //! and what the seed says each kind collects.
 
 use crate::dump::{CounterDump, GaugeDump, Metric, TimerDump};
-use crate::incremental::{Incremental, Params};
+use crate::incremental::{Incremental, Params, RateOf};
 use std::collections::HashMap;
 
 /// A counter: its value, and the statistics of its values, increasing deltas,
-/// decreasing deltas (as magnitudes) and deltas.
+/// decreasing deltas (as magnitudes) and deltas. The values set's `rate` is
+/// changes per second; each delta set's `rate` is its sum per second (how far
+/// the counter moved up, down, or net).
 ///
 /// A counter starts at 0 (or at the value of an `init`), and that starting value
 /// is its first entry in `values`, as in the seed's example: deltas 1, 2, -3, 5,
@@ -86,9 +88,12 @@ impl CounterState {
                 timestamp: self.ts,
                 value: self.value,
                 values: self.values.snapshot(now, p),
-                incr_deltas: self.incr.snapshot(now, p),
-                decr_deltas: self.decr.snapshot(now, p),
-                deltas: self.deltas.snapshot(now, p),
+                // The delta sets' rate is the amount per second (incr-deltas:
+                // what Prometheus' rate() gives for a counter that only grows),
+                // the values set's the changes per second.
+                incr_deltas: self.incr.snapshot_rate_of(now, p, RateOf::Sum),
+                decr_deltas: self.decr.snapshot_rate_of(now, p, RateOf::Sum),
+                deltas: self.deltas.snapshot_rate_of(now, p, RateOf::Sum),
             }))
         })
     }

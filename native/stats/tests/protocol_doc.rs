@@ -379,6 +379,7 @@ fn statistics(k: f64) -> hrts_stats::Statistics {
         interval_count: k + 0.625,
         interval_sum: k + 0.75,
         interval_mean: Some(k + 0.875),
+        rate: k + 1.0625,
         quantiles: [Some(k + 1.125), Some(k + 1.25), None, Some(k + 1.5)],
     }
 }

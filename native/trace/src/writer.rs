@@ -155,10 +155,27 @@ impl TraceWriter {
         let mask = (1u64 << h.event_bits) - 1;
         let prior_max_events = old.events.iter().map(|e| e.stamp & mask).max();
         let prior_max_events = prior_max_events.unwrap_or(0);
-        // Stamps continue after the file's last one, so they stay unique.
+        // Stamps continue after the file's last one, so they stay unique: the
+        // stamper issues stamps on the last stamp's tick until it has issued
+        // that stamp (one per event the file holds on that tick), so the next
+        // stamp is at least the last one + 1.
         if let Some(last) = old.events.iter().map(|e| e.stamp).max() {
+            // Every stamp on a tick belongs to an event of the file, so the
+            // loop below runs at most once per event; a larger counter is damage.
+            if last & mask >= old.events.len() as u64 {
+                return Err(Error::new(
+                    ErrorKind::Corrupt,
+                    format!(
+                        "{}: its last stamp has event counter {} but the file holds only {} \
+                         events, so it is damaged: write to a new file",
+                        path.display(),
+                        last & mask,
+                        old.events.len()
+                    ),
+                ));
+            }
             let at = h.origin_ns + (last >> h.event_bits) * h.tick_num;
-            stamper.stamp_at(at)?;
+            while stamper.stamp_at(at)? < last {}
         }
         Ok(TraceWriter {
             path,

@@ -209,6 +209,13 @@ static void check_own_statistics(void) {
     check(same_metric(mine, find(me->dump, names[i])), "the segment holds the process's dump");
     /* One process: its aggregate is its own values, quantiles included. */
     check(same_metric(mine, find(hrts_stats_snapshot_aggregate(snap), names[i])), "aggregate of one process");
+    /* The rates of one snapshot: the aggregate of one process has its rates. */
+    const hrts_stats_metric_dump *pub = find(me->dump, names[i]);
+    const hrts_stats_metric_dump *agg = find(hrts_stats_snapshot_aggregate(snap), names[i]);
+    int same_rates = pub != NULL && agg != NULL && pub->statistics_count == agg->statistics_count;
+    for (uint32_t k = 0; same_rates && k < pub->statistics_count; k++)
+      same_rates = pub->statistics[k].rate == agg->statistics[k].rate && pub->statistics[k].rate >= 0;
+    check(same_rates, "the aggregate's rates of one process are its rates");
   }
   const hrts_stats_metric_dump *req = find(me->dump, "e2e.requests");
   check(req != NULL && req->kind == HRTS_STATS_COUNTER && req->counter_value == 66 && req->statistics_count == 4 &&

@@ -146,8 +146,25 @@ static void scenario(const char *out_path) {
   const hrts_stats_metric_dump *s = find(d, "scenario.spans");
   check(s && s->statistics[0].count == 3 && s->timestamp > 0, "overlapping instances");
   check(isnan(find(d, "scenario.requests")->statistics[0].interval_mean) == 0, "interval mean present");
+  /* rate, per second over the default 1 s moving interval: a values set's interval
+   * count, a counter's delta sets' interval sums (the scenario ran well within 1 s:
+   * at most 13 values, increments of 15 in all, one decrement of 3). */
+  if (r && q && l) {
+    const hrts_stats_statistics *rv = &r->statistics[0], *ri = &r->statistics[1], *rdec = &r->statistics[2],
+                                *rd = &r->statistics[3];
+    check(rv->rate == rv->interval_count && rv->rate > 0 && rv->rate <= 13, "counter values: changes per second");
+    check(ri->rate == ri->interval_sum && ri->rate > 0 && ri->rate <= 15, "counter incr-deltas: amount added per second");
+    check(rdec->rate == rdec->interval_sum && rdec->rate > 0 && rdec->rate <= 3,
+          "counter decr-deltas: amount taken away per second");
+    check(rd->rate == rd->interval_sum && rd->rate <= 12, "counter deltas: net change per second");
+    check(q->statistics[0].rate == q->statistics[0].interval_count && q->statistics[0].rate > 0, "gauge: sets per second");
+    check(l->statistics[0].rate == l->statistics[0].interval_count && l->statistics[0].rate > 0 &&
+              l->statistics[0].rate <= 10,
+          "timer: measurements per second");
+  }
   const char *json = hrts_stats_dump_json(d);
-  check(strstr(json, "\"scenario.requests\":{") != NULL && strstr(json, "\"incr-deltas\"") != NULL,
+  check(strstr(json, "\"scenario.requests\":{") != NULL && strstr(json, "\"incr-deltas\"") != NULL &&
+            strstr(json, "\"rate\":") != NULL,
         "JSON dump");
   FILE *f = fopen(out_path, "w");
   check(f != NULL, "open the dump file");

@@ -28,6 +28,7 @@ fn put_stats(out: &mut [u64], s: &Statistics) {
         s.interval_count.to_bits(),
         s.interval_sum.to_bits(),
         opt(s.interval_mean),
+        s.rate.to_bits(),
         opt(s.quantiles[0]),
         opt(s.quantiles[1]),
         opt(s.quantiles[2]),
@@ -47,7 +48,8 @@ fn get_stats(w: &[u64]) -> Statistics {
         interval_count: f64::from_bits(w[6]),
         interval_sum: f64::from_bits(w[7]),
         interval_mean: unopt(w[8]),
-        quantiles: [unopt(w[9]), unopt(w[10]), unopt(w[11]), unopt(w[12])],
+        rate: f64::from_bits(w[9]),
+        quantiles: [unopt(w[10]), unopt(w[11]), unopt(w[12]), unopt(w[13])],
     }
 }
 
@@ -131,6 +133,7 @@ mod tests {
             interval_count: 2.25,
             interval_sum: 9.0,
             interval_mean: Some(4.0),
+            rate: 2.25 * k,
             quantiles: [Some(1.0), None, Some(3.0), Some(k)],
         }
     }

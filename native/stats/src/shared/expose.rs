@@ -14,13 +14,24 @@
 //! | gauge | `hrts_NAME`, gauge | its value |
 //! | timer | `hrts_NAME_seconds`, summary | `{quantile="0.5"\|"0.9"\|"0.99"\|"0.999"}` (those known), `_sum` (seconds), `_count` |
 //!
-//! plus the gauge `hrts_stats_processes{state="live"|"exited"}`.
+//! and beside each, its rate per second over the publisher's moving interval
+//! ([`Metric::rate`]) as a gauge:
+//!
+//! | hrts metric `NAME` | family | sample |
+//! | --- | --- | --- |
+//! | counter | `hrts_NAME_per_second`, gauge | the value's net change per second (`deltas.rate`) |
+//! | gauge | `hrts_NAME_updates_per_second`, gauge | sets per second (`values.rate`) |
+//! | timer | `hrts_NAME_measurements_per_second`, gauge | durations measured per second (`values.rate`) |
+//!
+//! plus the gauge `hrts_stats_processes{state="live"|"exited"}`. The rate
+//! gauges add across processes (`sum by (...)`) like the counters.
 //!
 //! `NAME` is sanitised: every byte outside `[a-zA-Z0-9_:]` becomes `_`. When
 //! two metrics (different names, or one name with different kinds) would
 //! give one family name, or a sample name of another family (`hrts_x_count`
-//! beside the summary `hrts_x`), the later one gets `_2`, `_3`, … before its
-//! unit suffix (`hrts_a_b_2_total`); names that need no sanitising come first,
+//! beside the summary `hrts_x`, `hrts_x_per_second` of the counter `x` and of
+//! the gauge `x_per_second`), the later one gets `_2`, `_3`, … before its unit
+//! suffix (`hrts_a_b_2_total`, `hrts_a_b_2_per_second`); names that need no sanitising come first,
 //! then the others in byte order, counters before gauges before timers. Each
 //! family's `# HELP` line names the hrts metric it carries.
 
@@ -86,7 +97,9 @@ impl Snapshot {
     }
 
     /// A fixed-width table: every metric of every process, then every name
-    /// aggregated over all processes. Durations are in human units.
+    /// aggregated over all processes. Durations are in human units; RATE/S is
+    /// [`Metric::rate`] (a counter's net change, a gauge's sets, a timer's
+    /// measurements per second over the moving interval).
     pub fn to_table(&self) -> String {
         let live = self
             .processes
@@ -105,7 +118,7 @@ impl Snapshot {
         }
         let mut rows = vec![[
             "PID", "INSTANCE", "PROGRAM", "STATE", "KIND", "NAME", "VALUE", "COUNT", "MEAN", "MIN",
-            "MAX", "P99",
+            "MAX", "P99", "RATE/S",
         ]
         .map(String::from)
         .to_vec()];
@@ -119,7 +132,7 @@ impl Snapshot {
             if p.dump.metrics.is_empty() {
                 let mut row = who.to_vec();
                 row.extend(["-", "(no metrics)"].map(String::from));
-                row.extend(std::iter::repeat_n("-".to_string(), 6));
+                row.extend(std::iter::repeat_n("-".to_string(), 7));
                 rows.push(row);
             }
             for (name, m) in &p.dump.metrics {
@@ -132,7 +145,7 @@ impl Snapshot {
         layout(&rows, &[2, 3, 4, 5], &mut out);
         out.push_str("\nall processes (aggregated by name)\n");
         let mut rows = vec![[
-            "KIND", "NAME", "VALUE", "COUNT", "MEAN", "MIN", "MAX", "P99",
+            "KIND", "NAME", "VALUE", "COUNT", "MEAN", "MIN", "MAX", "P99", "RATE/S",
         ]
         .map(String::from)
         .to_vec()];
@@ -171,6 +184,15 @@ impl Kind {
         }
     }
 
+    /// The suffix of the rate gauge's family.
+    fn rate_unit(self) -> &'static str {
+        match self {
+            Kind::Counter => "_per_second",
+            Kind::Gauge => "_updates_per_second",
+            Kind::Summary => "_measurements_per_second",
+        }
+    }
+
     fn type_name(self) -> &'static str {
         match self {
             Kind::Counter => "counter",
@@ -192,11 +214,13 @@ impl Kind {
     }
 }
 
-/// One hrts metric (name and kind) and the family it is exposed as.
+/// One hrts metric (name and kind), the family it is exposed as and the
+/// family of its rate.
 struct Family<'a> {
     metric: &'a str,
     kind: Kind,
     name: String,
+    rate: String,
 }
 
 /// `[a-zA-Z_:][a-zA-Z0-9_:]*` from any name (the `hrts_` prefix supplies a
@@ -225,15 +249,34 @@ fn families(snap: &Snapshot) -> Vec<Family<'_>> {
     let mut out = Vec::with_capacity(metrics.len());
     for (_, metric, kind) in metrics {
         let base = sanitise(metric);
-        let name = (1..)
-            .map(|n| match n {
-                1 => format!("hrts_{base}{}", kind.unit()),
-                n => format!("hrts_{base}_{n}{}", kind.unit()),
+        let (name, rate) = (1..)
+            .map(|n| {
+                let stem = match n {
+                    1 => format!("hrts_{base}"),
+                    n => format!("hrts_{base}_{n}"),
+                };
+                (
+                    format!("{stem}{}", kind.unit()),
+                    format!("{stem}{}", kind.rate_unit()),
+                )
             })
-            .find(|f| kind.sample_names(f).iter().all(|s| !taken.contains(s)))
+            .find(|(f, r)| {
+                !taken.contains(r)
+                    && *f != *r
+                    && kind
+                        .sample_names(f)
+                        .iter()
+                        .all(|s| !taken.contains(s) && s != r)
+            })
             .unwrap_or_default();
         taken.extend(kind.sample_names(&name));
-        out.push(Family { metric, kind, name });
+        taken.insert(rate.clone());
+        out.push(Family {
+            metric,
+            kind,
+            name,
+            rate,
+        });
     }
     out
 }
@@ -252,13 +295,7 @@ impl Family<'_> {
             escape_help(&format!("{:?}", self.metric))
         );
         let _ = writeln!(out, "# TYPE {} {}", self.name, self.kind.type_name());
-        for p in &snap.processes {
-            let Some(m) = p.dump.metrics.get(self.metric) else {
-                continue;
-            };
-            if Kind::of(m) != self.kind {
-                continue;
-            }
+        for (p, m) in self.of(snap) {
             let labels = labels(p);
             let name = &self.name;
             match m {
@@ -284,6 +321,36 @@ impl Family<'_> {
                 }
             }
         }
+        let what = match self.kind {
+            Kind::Counter => "counter {:?}: net change of its value per second",
+            Kind::Gauge => "gauge {:?}: sets per second",
+            Kind::Summary => "timer {:?}: durations measured per second",
+        }
+        .replace("{:?}", &format!("{:?}", self.metric));
+        let _ = writeln!(
+            out,
+            "# HELP {} hrts {} over the moving interval",
+            self.rate,
+            escape_help(&what)
+        );
+        let _ = writeln!(out, "# TYPE {} gauge", self.rate);
+        for (p, m) in self.of(snap) {
+            let _ = writeln!(out, "{}{{{}}} {}", self.rate, labels(p), float(m.rate()));
+        }
+    }
+
+    /// The processes that have this family's metric, with it.
+    fn of<'s>(&self, snap: &'s Snapshot) -> Vec<(&'s ProcessStats, &'s Metric)> {
+        snap.processes
+            .iter()
+            .filter_map(|p| {
+                p.dump
+                    .metrics
+                    .get(self.metric)
+                    .filter(|m| Kind::of(m) == self.kind)
+                    .map(|m| (p, m))
+            })
+            .collect()
     }
 }
 
@@ -329,7 +396,7 @@ fn float(x: f64) -> String {
 
 // ---- Table
 
-/// KIND NAME VALUE COUNT MEAN MIN MAX P99 of one metric.
+/// KIND NAME VALUE COUNT MEAN MIN MAX P99 RATE/S of one metric.
 fn metric_cells(name: &str, m: &Metric) -> Vec<String> {
     let (value, stats, unit): (String, &Statistics, fn(f64) -> String) = match m {
         Metric::Counter(c) => (c.value.to_string(), &c.values, number),
@@ -346,6 +413,7 @@ fn metric_cells(name: &str, m: &Metric) -> Vec<String> {
         opt(stats.min),
         opt(stats.max),
         opt(stats.quantiles[2]),
+        number(m.rate()),
     ]
 }
 
@@ -552,6 +620,28 @@ mod tests {
         assert_eq!(sample.labels.get("program"), Some("p100"));
         assert_eq!(sample.labels.get("hrts_instance"), Some("1"));
         assert_eq!(s.docs["hrts_queue_size"], "hrts gauge \"queue size\"");
+        // The rates: a counter's net change, a gauge's sets and a timer's
+        // measurements per second (the samples' data all in the window of 1 s).
+        assert_eq!(
+            value_of(&s, "hrts_requests_per_second", "100"),
+            V::Gauge(2.0)
+        );
+        assert_eq!(
+            value_of(&s, "hrts_requests_per_second", "300"),
+            V::Gauge(3.0)
+        );
+        assert_eq!(
+            value_of(&s, "hrts_queue_size_updates_per_second", "200"),
+            V::Gauge(1.0)
+        );
+        assert_eq!(
+            value_of(&s, "hrts_latency_measurements_per_second", "100"),
+            V::Gauge(2.0)
+        );
+        assert_eq!(
+            s.docs["hrts_requests_per_second"],
+            "hrts counter \"requests\": net change of its value per second over the moving interval"
+        );
     }
 
     /// Checks the text exposition format 0.0.4 line by line: one HELP and one
@@ -673,6 +763,7 @@ mod tests {
                     ("k", counter(4, 1, &[4.0])),
                     ("x", counter(5, 1, &[5.0])),
                     ("x_total", gauge(6.0, 1, &[6.0])),
+                    ("x_per_second", gauge(6.5, 1, &[6.5])),
                     ("y", timer(7, 1, &[7.0])),
                     ("stats_processes", gauge(8.0, 1, &[8.0])),
                     ("µ/s", gauge(9.0, 1, &[9.0])),
@@ -697,6 +788,21 @@ mod tests {
             ("hrts_stats_processes_2", "gauge"),
             ("hrts____s", "gauge"),
             ("hrts_inf", "gauge"),
+            ("hrts_x_per_second_2", "gauge"),
+            // The rate gauges, with the suffix (and number) of their metric.
+            ("hrts_a_b_per_second", "gauge"),
+            ("hrts_a_b_2_per_second", "gauge"),
+            ("hrts_a_b_3_per_second", "gauge"),
+            ("hrts_k_per_second", "gauge"),
+            ("hrts_k_updates_per_second", "gauge"),
+            ("hrts_x_per_second", "gauge"),
+            ("hrts_x_total_2_updates_per_second", "gauge"),
+            ("hrts_x_per_second_2_updates_per_second", "gauge"),
+            ("hrts_y_measurements_per_second", "gauge"),
+            ("hrts_y_seconds_count_2_updates_per_second", "gauge"),
+            ("hrts_stats_processes_2_updates_per_second", "gauge"),
+            ("hrts____s_updates_per_second", "gauge"),
+            ("hrts_inf_updates_per_second", "gauge"),
         ];
         for (name, ty) in want {
             assert_eq!(
@@ -710,6 +816,7 @@ mod tests {
         assert!(text.contains("# HELP hrts_a_b_total hrts counter \"a_b\"\n"));
         assert!(text.contains("# HELP hrts_a_b_2_total hrts counter \"a-b\"\n"));
         assert!(text.contains("# HELP hrts_a_b_3_total hrts counter \"a.b\"\n"));
+        assert!(text.contains("# HELP hrts_x_per_second_2 hrts gauge \"x_per_second\"\n"));
         assert!(text.contains("program=\"we\\\"ird\\\\name\\nx\""), "{text}");
         assert!(text.contains("hrts_inf{pid=\"1\",hrts_instance=\"1\",program=\"p1\"} +Inf\n"));
         // A gauge and a counter of one name in two processes: each where it belongs.
@@ -780,7 +887,7 @@ mod tests {
             row("100", "latency"),
             [
                 "100", "1", "p100", "live", "timer", "latency", "1.50 µs", "2", "2.00 µs",
-                "1.50 µs", "2.50 µs", "2.50 µs"
+                "1.50 µs", "2.50 µs", "2.50 µs", "2"
             ]
         );
         assert_eq!(row("300", "requests")[3], "exited");
@@ -793,6 +900,7 @@ mod tests {
         assert_eq!(agg.len(), 3);
         let requests: Vec<&str> = agg[2].split_whitespace().collect();
         assert_eq!(&requests[..4], ["counter", "requests", "14", "7"]);
+        assert_eq!(requests[8], "7", "the processes' rates add: 2 + 2 + 3");
         assert_eq!(
             requests[7], "-",
             "quantiles of several processes are unknown"

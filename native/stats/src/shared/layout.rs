@@ -17,8 +17,8 @@ use hrts_core::storage::Spec;
 
 /// "HRTSSTAT" in little-endian.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"HRTSSTAT");
-/// 1: the first statistics layout.
-pub const LAYOUT_VERSION: u32 = 1;
+/// 2: a statistics set has 14 words (`rate` after `interval-mean`); 1 had 13.
+pub const LAYOUT_VERSION: u32 = 2;
 
 pub const HEADER_BYTES: usize = 4096;
 
@@ -36,9 +36,9 @@ pub const NAME_BYTES: usize = 256;
 /// Bytes of a program name kept in a process slot (`/proc/PID/comm` has 15).
 pub const PROGRAM_BYTES: usize = 32;
 
-/// A statistics set: the 13 values of `dump::STATISTICS_KEYS`, in that order;
+/// A statistics set: the 14 values of `dump::STATISTICS_KEYS`, in that order;
 /// `count` as an integer, absent values as NaN.
-pub const STATS_WORDS: usize = 13;
+pub const STATS_WORDS: usize = 14;
 /// One published metric: timestamp, value, then up to four statistics sets
 /// (a counter's values, increment, decrement and delta sets).
 pub const PAYLOAD_WORDS: usize = 2 + 4 * STATS_WORDS;

@@ -10,7 +10,8 @@
 //! - statistics sets are merged: count and sum added, min of the mins, max of
 //!   the maxes, mean = sum / count, moving average = the count-weighted mean of
 //!   the moving averages, interval count and interval sum added, interval
-//!   mean = interval sum / interval count (`null` when that is 0);
+//!   mean = interval sum / interval count (`null` when that is 0), rates
+//!   added (a sum of rates is a rate: events per second of all processes);
 //! - quantiles are `null` unless exactly one process contributes data to the
 //!   set: a quantile of the union cannot be computed from the parts' quantiles;
 //! - the metric's timestamp is the largest of the processes'.
@@ -122,6 +123,7 @@ fn merge_statistics<'a>(sets: impl IntoIterator<Item = &'a Statistics>) -> Stati
         out.max = combine(out.max, s.max, f64::max);
         out.interval_count += s.interval_count;
         out.interval_sum += s.interval_sum;
+        out.rate += s.rate;
         if let (Some(avg), true) = (s.moving_avg, s.count > 0) {
             weighted_avg += avg * s.count as f64;
             avg_weight += s.count;
@@ -257,6 +259,14 @@ pub(crate) mod tests {
             if let (Some(a), Some(b)) = (merged.interval_mean, want.interval_mean) {
                 assert!(close(a, b));
             }
+            // The rate of all processes' data is the sum of their rates.
+            assert!(
+                close(merged.rate, want.rate),
+                "{} {}",
+                merged.rate,
+                want.rate
+            );
+            assert!(close(merged.rate, sets.iter().map(|s| s.rate).sum()));
             // Moving average: count-weighted mean of the parts' averages.
             let (num, den) = sets
                 .iter()

@@ -32,7 +32,11 @@ use std::time::Duration;
 ///
 /// --prometheus prints the Prometheus text exposition format 0.0.4: counters
 /// hrts_NAME_total, gauges hrts_NAME, timers as summaries hrts_NAME_seconds, each labelled
-/// pid, hrts_instance and program; plus hrts_stats_processes{state="live"|"exited"}.
+/// pid, hrts_instance and program; beside each its rate over the moving interval as a
+/// gauge (hrts_NAME_per_second: a counter's net change per second;
+/// hrts_NAME_updates_per_second: a gauge's sets per second;
+/// hrts_NAME_measurements_per_second: a timer's durations per second); plus
+/// hrts_stats_processes{state="live"|"exited"}.
 ///
 /// --segment names the statistics segment (default: $HRTS_STATS_SEGMENT, else
 /// /hrts-stats-<uid>). Exit status: as `hrts --help` says; 3 if the segment is not a

@@ -94,6 +94,42 @@ public class StatsTest {
     }
 
     @Test
+    public void theRateIsPerSecondOverTheMovingInterval() {
+        // T = 0.5 s; everything below happens well within it, so each rate is the set's
+        // interval count (or sum) over 0.5 s, decayed by the same factor at the dump.
+        restart("{\"incremental-statistics\": {\"moving-interval\": 500},"
+                + " \"json-dump\": {\"interval\": 0}, \"metrics-dump\": {\"interval\": 0}}");
+        Counter c = Stats.counter("java.rate.counter");
+        Gauge g = Stats.gauge("java.rate.gauge");
+        Timer t = Stats.timer("java.rate.timer");
+        for (long d : new long[] {4, 4, -2, 4}) {
+            c.add(d);
+        }
+        for (int i = 0; i < 3; i++) {
+            g.set(i);
+            t.record(1000 + i);
+        }
+        StatsDump d = Stats.dump();
+        MetricDump cm = d.get("java.rate.counter");
+        // values: changes per second; delta sets: amount per second.
+        assertEquals(cm.values().intervalCount() / 0.5, cm.values().rate(), 1e-9);
+        assertEquals(cm.incrDeltas().intervalSum() / 0.5, cm.incrDeltas().rate(), 1e-9);
+        assertEquals(cm.decrDeltas().intervalSum() / 0.5, cm.decrDeltas().rate(), 1e-9);
+        assertEquals(cm.deltas().intervalSum() / 0.5, cm.deltas().rate(), 1e-9);
+        assertTrue(cm.toString(), cm.incrDeltas().rate() > 0 && cm.incrDeltas().rate() <= 12 / 0.5);
+        assertTrue(cm.toString(), cm.decrDeltas().rate() > 0 && cm.decrDeltas().rate() <= 2 / 0.5);
+        assertEquals(cm.deltas().rate(), cm.rate(), 0);
+        MetricDump gm = d.get("java.rate.gauge");
+        assertEquals(gm.values().intervalCount() / 0.5, gm.values().rate(), 1e-9);
+        assertTrue(gm.toString(), gm.rate() > 0 && gm.rate() <= 3 / 0.5);
+        assertEquals(gm.values().rate(), gm.rate(), 0);
+        MetricDump tm = d.get("java.rate.timer");
+        assertEquals(tm.values().intervalCount() / 0.5, tm.values().rate(), 1e-9);
+        assertTrue(tm.toString(), tm.rate() > 0 && tm.rate() <= 3 / 0.5);
+        assertTrue(Stats.jsonDump().contains("\"rate\":"));
+    }
+
+    @Test
     public void timerInstancesOverlapHeartbeatAndTimeOut() throws Exception {
         restart("{\"timer\": {\"idle-timeout\": 300}, \"json-dump\": {\"interval\": 0}}");
         Timer t = Stats.timer("java.spans");
@@ -243,7 +279,7 @@ public class StatsTest {
     private static final Pattern STATS_OBJECT = Pattern.compile(
             "\\{\"count\":\\d+,\"interval-count\":[^,]+,\"interval-mean\":[^,]+,\"interval-sum\":[^,]+,"
                     + "\"max\":[^,]+,\"mean\":[^,]+,\"min\":[^,]+,\"moving-avg\":[^,]+,\"p50\":[^,]+,"
-                    + "\"p90\":[^,]+,\"p99\":[^,]+,\"p99\\.9\":[^,]+,\"sum\":[^,}]+\\}");
+                    + "\"p90\":[^,]+,\"p99\":[^,]+,\"p99\\.9\":[^,]+,\"rate\":[^,]+,\"sum\":[^,}]+\\}");
 
     @Test
     public void theJsonDumpHasTheSeedsShape() {

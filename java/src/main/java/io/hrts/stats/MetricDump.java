@@ -99,6 +99,17 @@ public final class MetricDump {
         return sets.length > 3 ? sets[3] : null;
     }
 
+    /**
+     * The metric's rate per second over the moving interval: a counter's net change per second
+     * ({@code deltas().rate()}), a gauge's sets or a timer's measurements per second ({@code
+     * values().rate()}). It is what {@code hrts stats} shows as RATE/S.
+     *
+     * @return the rate per second
+     */
+    public double rate() {
+        return type == MetricType.COUNTER ? sets[3].rate() : sets[0].rate();
+    }
+
     @Override
     public String toString() {
         return name + "{" + type.jsonName() + ", value=" + value + ", values=" + values() + "}";

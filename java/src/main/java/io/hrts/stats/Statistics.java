@@ -11,7 +11,7 @@ public final class Statistics {
 
     Statistics(long count, double[] all, int offset) {
         this.count = count;
-        this.v = java.util.Arrays.copyOfRange(all, offset, offset + 12);
+        this.v = java.util.Arrays.copyOfRange(all, offset, offset + 13);
     }
 
     /**
@@ -96,6 +96,18 @@ public final class Statistics {
     }
 
     /**
+     * Per second over the moving interval ({@code moving-interval}), decayed to the dump's time:
+     * in a values set the data per second (a counter's changes, a gauge's sets, a timer's
+     * measurements), in a counter's incr-deltas, decr-deltas and deltas the set's sum per second
+     * (amount added, amount taken away, net change). 0 when nothing is in the window.
+     *
+     * @return the rate per second
+     */
+    public double rate() {
+        return v[12];
+    }
+
+    /**
      * The median, within 1 % (log-linear histogram).
      *
      * @return the 50th percentile (NaN without data)
@@ -134,6 +146,6 @@ public final class Statistics {
     @Override
     public String toString() {
         return "Statistics{count=" + count + ", sum=" + sum() + ", min=" + min() + ", max=" + max()
-                + ", mean=" + mean() + ", p50=" + p50() + ", p99=" + p99() + "}";
+                + ", mean=" + mean() + ", rate=" + rate() + ", p50=" + p50() + ", p99=" + p99() + "}";
     }
 }

@@ -7,7 +7,7 @@ import java.util.Map;
 /** A dump: every metric that has seen an event, by name, and the same as JSON. */
 public final class StatsDump {
     private static final int LONGS_PER_METRIC = 8;
-    private static final int DOUBLES_PER_SET = 12;
+    private static final int DOUBLES_PER_SET = 13;
     private static final int DOUBLES_PER_METRIC = 1 + 4 * DOUBLES_PER_SET;
 
     private final long timestamp;
