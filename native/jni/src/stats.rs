@@ -280,7 +280,14 @@ pub(crate) fn dump_array<'local>(
     let da = env.new_double_array(doubles.len())?;
     da.set_region(env, 0, &doubles)?;
     let js = env.new_string(dump.to_json())?;
-    object_array(env, &[&names, &la, &da, &js])
+    let out = object_array(env, &[&names, &la, &da, &js])?;
+    // Callers build one of these per process in a loop: only the result may
+    // stay a local reference (-Xcheck:jni counts them against 32).
+    env.delete_local_ref(names);
+    env.delete_local_ref(la);
+    env.delete_local_ref(da);
+    env.delete_local_ref(js);
+    Ok(out)
 }
 
 /// A `String[]` of `items`.
@@ -295,6 +302,7 @@ pub(crate) fn string_array<'local, S: AsRef<str>>(
         out.set_element(env, i, &s)?;
         env.delete_local_ref(s);
     }
+    env.delete_local_ref(string_class);
     Ok(out)
 }
 
@@ -308,6 +316,7 @@ pub(crate) fn object_array<'local>(
     for (i, item) in items.iter().enumerate() {
         out.set_element(env, i, *item)?;
     }
+    env.delete_local_ref(object_class);
     Ok(out)
 }
 

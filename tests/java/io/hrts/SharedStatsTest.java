@@ -371,6 +371,14 @@ public class SharedStatsTest {
             assertSame("Java reader, pid " + e.getKey(), e.getValue(), e2eOf(p.metrics()));
         }
         assertSame("Java reader, aggregate", aggregate, e2eOf(snap.aggregate().metrics()));
+        // The same snapshot under -Xcheck:jni in a JVM of its own: one dump per process
+        // must not pile up local references (it exceeded the 32 JNI guarantees).
+        List<String> checked = Procs.javaMain("stats-snapshot", segment);
+        checked.add(1, "-Xcheck:jni");
+        Procs js = Procs.run(checked);
+        assertEquals(js.toString(), 0, js.exit);
+        assertTrue(js.toString(), js.out.startsWith("processes "));
+        assertFalse(js.toString(), js.err.contains("JNI local refs"));
 
         // C's reader.
         Procs r = Procs.run(Arrays.asList(c, "read", segment));

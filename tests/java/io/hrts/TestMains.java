@@ -41,9 +41,13 @@ public final class TestMains {
             case "stats-timer-stop":
                 statsTimerStop(Long.parseLong(args[1]));
                 return;
+            case "stats-snapshot":
+                System.out.println("processes "
+                        + io.hrts.stats.SharedStats.snapshot(args[1]).processes().size());
+                return;
             default:
                 System.err.println("usage: TestMains echo|open-twice|next-sequence|fill-scaling|stamp-for MS|fuzz-read MS|mode"
-                        + "|stats-record SEED|stats-timer-stop INSTANCE");
+                        + "|stats-record SEED|stats-timer-stop INSTANCE|stats-snapshot SEGMENT");
                 System.exit(2);
         }
     }
