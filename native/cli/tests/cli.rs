@@ -418,6 +418,24 @@ fn eval_reports_every_method_and_a_verdict() {
     assert!(blocks[2].trim().starts_with("verdict: "), "{text}");
 }
 
+#[test]
+fn eval_takes_the_significance_asked_for() {
+    // No probe sequence shows a billion hand-overs per CPU pair in 20 ms.
+    let out = hrts(&["eval", "--budget-ms", "20", "--min-handovers", "1000000000"]);
+    if out.status.code() == Some(1) && stderr(&out).contains("no hardware counter") {
+        return;
+    }
+    let text = ok(out);
+    for block in text.split("\n\n").take(2) {
+        let map: HashMap<&str, &str> = block.lines().filter_map(|l| l.split_once(": ")).collect();
+        if map["cpus"].contains(',') {
+            assert_eq!(map["significant"], "no", "{block}");
+        }
+    }
+    let bad = hrts(&["eval", "--min-handovers", "0"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+}
+
 #[cfg(feature = "testing")]
 #[test]
 fn a_killed_writer_is_recovered_from() {

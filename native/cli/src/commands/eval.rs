@@ -37,6 +37,12 @@ pub struct EvalArgs {
     /// machine's hardware counter)
     #[arg(long, value_name = "NAME", value_parser = source)]
     pub source: Option<SourceId>,
+    /// The statistical significance asked for (WTMLIB's setting for CAS-ordered
+    /// probes): the fewest hand-overs every ordered pair of CPUs must show for a
+    /// result to count as significant
+    #[arg(long, value_name = "N", default_value_t = hrts_core::clock::DEFAULT_MIN_HANDOVERS,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub min_handovers: u64,
 }
 
 fn source(name: &str) -> Result<SourceId, String> {
@@ -58,6 +64,7 @@ pub fn run(options: &EvalArgs) -> Result<(), CliError> {
     let hz = frequency(id)?;
     let cfg = ReliabilityConfig {
         budget: Duration::from_millis(options.budget_ms),
+        min_handovers: options.min_handovers,
         ..ReliabilityConfig::default()
     };
     let methods: &[Method] = match options.method {
