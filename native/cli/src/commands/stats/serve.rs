@@ -52,32 +52,52 @@ struct Cached {
     body: Arc<Vec<u8>>,
 }
 
+/// One format's rendering and the lock that one renderer at a time holds.
+#[derive(Default)]
+struct Cache {
+    latest: Mutex<Option<Cached>>,
+    rendering: Mutex<()>,
+}
+
 struct Shared {
     name: String,
     limits: Limits,
-    prometheus: Mutex<Option<Cached>>,
-    json: Mutex<Option<Cached>>,
+    prometheus: Cache,
+    json: Cache,
     open: AtomicUsize,
 }
 
 impl Shared {
-    /// The rendering of `format`, fresh within the refresh interval; while
-    /// one request renders, the others of that format wait for its result.
+    /// The rendering of `format`: the latest if it is younger than the
+    /// refresh interval; else this request renders anew, while the others
+    /// that come meanwhile take the previous one (only the first request of
+    /// all waits for another's rendering).
     fn body(&self, format: Format) -> Result<Arc<Vec<u8>>, CliError> {
         let cache = match format {
             Format::Json => &self.json,
             _ => &self.prometheus,
         };
-        let mut cached = cache.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(c) = cached
-            .as_ref()
-            .filter(|c| c.at.elapsed() < self.limits.refresh)
-        {
-            return Ok(c.body.clone());
+        let latest = || {
+            let c = cache.latest.lock().unwrap_or_else(|p| p.into_inner());
+            c.as_ref()
+                .map(|c| (c.at.elapsed() < self.limits.refresh, c.body.clone()))
+        };
+        let _turn = match latest() {
+            Some((true, body)) => return Ok(body),
+            Some((false, stale)) => match cache.rendering.try_lock() {
+                Ok(turn) => turn,
+                Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+                Err(std::sync::TryLockError::WouldBlock) => return Ok(stale),
+            },
+            None => cache.rendering.lock().unwrap_or_else(|p| p.into_inner()),
+        };
+        // Another request may have rendered while this one waited.
+        if let Some((true, body)) = latest() {
+            return Ok(body);
         }
         let snap = take(&self.name)?.unwrap_or_else(|| empty(&self.name));
         let body = Arc::new(render(&snap, format).into_bytes());
-        *cached = Some(Cached {
+        *cache.latest.lock().unwrap_or_else(|p| p.into_inner()) = Some(Cached {
             at: Instant::now(),
             body: body.clone(),
         });
@@ -113,8 +133,8 @@ pub fn run(listen: &str, name: &str, limits: Limits) -> Result<(), CliError> {
     let shared = Arc::new(Shared {
         name: name.to_string(),
         limits,
-        prometheus: Mutex::new(None),
-        json: Mutex::new(None),
+        prometheus: Cache::default(),
+        json: Cache::default(),
         open: AtomicUsize::new(0),
     });
     for stream in listener.incoming() {
