@@ -224,9 +224,13 @@ fi
 # Writers that exited stay exposed, marked so, until their cells are reclaimed.
 exec 8>&-
 wait "$pid_a" "$pid_b" || true
-get "http://$serve_addr/metrics" >"$work/after.prom"
-if grep -qx 'hrts_stats_processes{state="exited"} 2' "$work/after.prom" &&
-  grep -q "^hrts_requests_total{pid=\"$pid_a\",.*} 12\$" "$work/after.prom"; then
+# (hrts stats serve renders at most once a second: poll, bounded.)
+exited_shown() {
+  get "http://$serve_addr/metrics" >"$work/after.prom" &&
+    grep -qx 'hrts_stats_processes{state="exited"} 2' "$work/after.prom" &&
+    grep -q "^hrts_requests_total{pid=\"$pid_a\",.*} 12\$" "$work/after.prom"
+}
+if wait_for 5 exited_shown; then
   pass "exited writers are still exposed, counted as exited"
 else
   fail "after the writers exited, /metrics says:"

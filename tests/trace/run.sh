@@ -102,6 +102,8 @@ else
 fi
 port_of() { echo $((17800 + $1 * 16 + $2)); }   # host, process
 MASTER="$(host_ip 0):17700"
+# The run's key: the master answers only requests made with it (docs/traces.md).
+export HRTS_SYNC_KEY=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
 
 # ---------------------------------------------------------------- run
 REF=$(date +%s%N)

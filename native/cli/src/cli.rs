@@ -231,6 +231,10 @@ pub const ENVIRONMENT: &[(&str, &str)] = &[
         "this host's name in trace files (default: the hostname)",
     ),
     (
+        hrts_trace::sync::ENV_KEY,
+        "the sync run's key, 32 hex digits (`hrts sync serve` prints one when unset)",
+    ),
+    (
         hrts_trace::ENV_TEST_CLOCK_SKEW,
         "tests only: OFFSET_NS,DRIFT_PPM[,REF_NS] skews the clock of traces and sync, \
          to play several hosts",

@@ -443,7 +443,14 @@ mod with_writers {
         let mut server = Reaped(
             place
                 .command()
-                .args(["stats", "serve", "--listen", "127.0.0.1:0"])
+                .args([
+                    "stats",
+                    "serve",
+                    "--listen",
+                    "127.0.0.1:0",
+                    "--refresh-ms",
+                    "0",
+                ])
                 .stdout(Stdio::piped())
                 .spawn()
                 .unwrap(),
@@ -465,7 +472,7 @@ mod with_writers {
             body.contains("hrts_stats_processes{state=\"live\"} 0\n"),
             "{body}"
         );
-        // A snapshot per request: a writer started now is in the next one.
+        // --refresh-ms 0: a snapshot per request, a writer started now is in the next one.
         let w = Writer::spawn(&place, &["--counter", "hits=9"]);
         let (status, headers, body) = http(&addr, "GET", "/metrics");
         assert_eq!(status, 200);

@@ -42,6 +42,9 @@ fn value<'a>(text: &'a str, key: &str) -> &'a str {
         .trim()
 }
 
+/// The run's key, shared by the master and its clients.
+const KEY: &str = "5eb1c0ffee0ddba11f00dfacade0b0e5";
+
 #[test]
 fn two_hosts_sync_record_and_merge() {
     let (alpha, beta) = (Segment::new(), Segment::new());
@@ -61,6 +64,7 @@ fn two_hosts_sync_record_and_merge() {
         ])
         .args(["--max-exchanges", "40"])
         .env("HRTS_TRACE_HOST", "alpha")
+        .env("HRTS_SYNC_KEY", KEY)
         .stdout(Stdio::piped());
     let mut master = master.spawn().unwrap();
     let mut lines = BufReader::new(master.stdout.take().unwrap()).lines();
@@ -78,7 +82,8 @@ fn two_hosts_sync_record_and_merge() {
             "--host",
             "beta",
         ])
-        .args(["--exchanges", "20"]);
+        .args(["--exchanges", "20"])
+        .env("HRTS_SYNC_KEY", KEY);
         let out = ok(c, "");
         assert_eq!(value(&out, "phase:"), phase);
         assert!(value(&out, "bound ns:").parse::<f64>().unwrap() > 0.0);
@@ -112,7 +117,8 @@ fn two_hosts_sync_record_and_merge() {
 
     // The master's own clock may not append to beta's file.
     let mut c = alpha.command();
-    c.args(["sync", "--master", &addr, "--out", &p("beta.sync")]);
+    c.args(["sync", "--master", &addr, "--out", &p("beta.sync")])
+        .env("HRTS_SYNC_KEY", KEY);
     let out = run(c, "");
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("another clock"));

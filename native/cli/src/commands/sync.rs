@@ -3,7 +3,7 @@
 use super::print;
 use super::units::{non_empty, positive_seconds};
 use crate::exit::CliError;
-use hrts_trace::sync::{bind, serve as serve_on, sync_round, ServeOptions};
+use hrts_trace::sync::{bind, serve_with, sync_round, Access, Peer, ServeOptions, SyncKey};
 use hrts_trace::{
     Clock, HostClock, RoundResult, SyncOptions, SyncPhase, TraceWriter, WriterOptions,
 };
@@ -79,11 +79,24 @@ impl Phase {
 /// Answers ping-pong requests with this host's clock until no request came for --idle-exit
 /// seconds, --max-seconds passed or --max-exchanges were answered, then prints the run as this
 /// host's gettimeofday measured it (first to last exchange).
+///
+/// Only requests of the run get an answer: each carries a code made with the run's key,
+/// $HRTS_SYNC_KEY (32 hex digits) or, when that is not set, a fresh key printed as `key: HEX`
+/// (the clients' HRTS_SYNC_KEY). With --peers only those source addresses are answered; each
+/// address gets at most --rate answers a second; an answer is never longer than its request.
+/// Other datagrams get nothing. Listen on the trace network only, not on every interface.
 #[derive(clap::Args, Debug)]
 pub struct ServeArgs {
-    /// Where to answer (UDP)
+    /// Where to answer (UDP): an address of the trace network
     #[arg(long, value_name = "HOST:PORT", value_parser = non_empty)]
     pub listen: String,
+    /// Answer only these clients: addresses or networks (ADDRESS/BITS), comma-separated
+    #[arg(long, value_name = "ADDR[/BITS],...", value_delimiter = ',', value_parser = peer)]
+    pub peers: Vec<Peer>,
+    /// Most answers a second to one source address (beyond it, requests get nothing)
+    #[arg(long, value_name = "N", default_value_t = hrts_trace::sync::DEFAULT_RATE,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub rate: u32,
     /// Stop when no request came for this many seconds
     #[arg(long, value_name = "SECS", default_value = "30", value_parser = positive_seconds)]
     pub idle_exit: Duration,
@@ -112,13 +125,7 @@ pub fn run(args: &SyncArgs, segment: Option<&str>) -> Result<(), CliError> {
                  not of `hrts sync serve`",
             ));
         }
-        return serve(
-            &s.listen,
-            s.idle_exit,
-            s.max_seconds,
-            s.max_exchanges,
-            segment,
-        );
+        return serve(s, segment);
     }
     let master = r
         .master
@@ -144,33 +151,51 @@ pub fn host_clock(segment: Option<&str>, host: Option<&str>) -> Result<HostClock
     Ok(clock)
 }
 
-fn serve(
-    listen: &str,
-    idle_exit: Duration,
-    max_duration: Duration,
-    max_exchanges: u64,
-    segment: Option<&str>,
-) -> Result<(), CliError> {
+fn peer(text: &str) -> Result<Peer, String> {
+    Peer::parse(text).map_err(|e| e.message().to_string())
+}
+
+fn serve(args: &ServeArgs, segment: Option<&str>) -> Result<(), CliError> {
     let clock = host_clock(segment, None)?;
-    let socket = bind(listen)?;
+    let (key, shown) = match SyncKey::from_env()? {
+        Some(k) => (k, "from HRTS_SYNC_KEY".to_string()),
+        None => {
+            let k = SyncKey::random()?;
+            (k, k.to_string())
+        }
+    };
+    let socket = bind(&args.listen)?;
     let addr = socket.local_addr()?;
     let info = clock.info().clone();
+    let peers = if args.peers.is_empty() {
+        "any address with the key".to_string()
+    } else {
+        let list: Vec<String> = args.peers.iter().map(Peer::to_string).collect();
+        list.join(",")
+    };
     print(&format!(
-        "listening: {addr}\nmaster host: {}\nmaster clock: {:#x}\n",
+        "listening: {addr}\nmaster host: {}\nmaster clock: {:#x}\nkey: {shown}\npeers: {peers}\n",
         info.host, info.clock_id
     ))?;
     let opts = ServeOptions {
-        idle_exit,
-        max_duration,
-        max_exchanges,
+        idle_exit: args.idle_exit,
+        max_duration: args.max_seconds,
+        max_exchanges: args.max_exchanges,
     };
-    let s = serve_on(&socket, &clock, &info.host, info.clock_id, opts)?;
+    let access = Access {
+        key,
+        peers: args.peers.clone(),
+        rate: args.rate,
+    };
+    let s = serve_with(&socket, &clock, &info.host, info.clock_id, opts, &access)?;
     print(&format!(
-        "exchanges: {}\nrounds: {}\nignored: {}\nfirst wall ns: {}\nlast wall ns: {}\n\
-         run wall ns: {}\n",
+        "exchanges: {}\nrounds: {}\nignored: {}\nrefused: {}\nrate limited: {}\n\
+         first wall ns: {}\nlast wall ns: {}\nrun wall ns: {}\n",
         s.exchanges,
         s.rounds,
         s.ignored,
+        s.refused,
+        s.limited,
         s.first_wall_ns,
         s.last_wall_ns,
         if s.exchanges == 0 { 0 } else { s.run_wall_ns() }

@@ -1,6 +1,6 @@
 //! The client's side: one round of ping-pong exchanges with the master.
 
-use super::wire::{Reply, Request, REPLY_FIXED_LEN};
+use super::wire::{Reply, Request, SyncKey, HOST_REQUEST_LEN};
 use super::{Exchange, RoundResult};
 use crate::clock::{wall_ns, Clock};
 use hrts_core::{Error, ErrorKind, Result};
@@ -35,8 +35,20 @@ pub const MAX_EXCHANGES: u32 = 10_000;
 
 static NONCES: AtomicU64 = AtomicU64::new(0);
 
-/// Runs one round of exchanges with the master at `master` (HOST:PORT).
+/// Runs one round of exchanges with the master at `master` (HOST:PORT), with
+/// the run's key from `HRTS_SYNC_KEY` (or this process's own, for a master
+/// in the same process: [`SyncKey::current`]).
 pub fn sync_round(master: &str, clock: &dyn Clock, opts: SyncOptions) -> Result<RoundResult> {
+    sync_round_with_key(master, clock, opts, &SyncKey::current()?)
+}
+
+/// [`sync_round`] with the run's key given.
+pub fn sync_round_with_key(
+    master: &str,
+    clock: &dyn Clock,
+    opts: SyncOptions,
+    key: &SyncKey,
+) -> Result<RoundResult> {
     if !(1..=MAX_EXCHANGES).contains(&opts.exchanges) {
         return Err(Error::new(
             ErrorKind::InvalidArgument,
@@ -67,10 +79,11 @@ pub fn sync_round(master: &str, clock: &dyn Clock, opts: SyncOptions) -> Result<
         ^ NONCES.fetch_add(1, Relaxed);
     let mut exchanges = Vec::with_capacity(opts.exchanges as usize);
     let mut master_host = String::new();
+    let mut named = false;
     let mut master_clock_id = 0;
     let mut lost = 0u32;
     let started = Instant::now();
-    let mut buf = [0u8; REPLY_FIXED_LEN + 256];
+    let mut buf = [0u8; HOST_REQUEST_LEN + 64];
     let mut seq = 0u64;
     // Each request is sent once; a lost one is counted, not retried, except
     // while waiting for the master's first answer. Bounded either way.
@@ -83,7 +96,13 @@ pub fn sync_round(master: &str, clock: &dyn Clock, opts: SyncOptions) -> Result<
             break;
         }
         seq += 1;
-        let req = Request { seq, nonce }.encode();
+        // Until the master has told its host name, ask for it (the longer request).
+        let req = Request {
+            seq,
+            nonce,
+            host: !named,
+        }
+        .encode(key);
         let t0 = clock.now_ns();
         if let Err(e) = socket.send(&req) {
             // ECONNREFUSED from an earlier ICMP: the master is not up yet.
@@ -107,7 +126,7 @@ pub fn sync_round(master: &str, clock: &dyn Clock, opts: SyncOptions) -> Result<
             match socket.recv(&mut buf) {
                 Ok(n) => {
                     let t3 = clock.now_ns();
-                    match Reply::decode(&buf[..n]) {
+                    match Reply::decode(&buf[..n], key) {
                         Some(r) if r.nonce == nonce && r.seq == seq => break Some((r, t3)),
                         _ => continue, // late reply to an earlier request, or noise
                     }
@@ -134,8 +153,9 @@ pub fn sync_round(master: &str, clock: &dyn Clock, opts: SyncOptions) -> Result<
             t3,
             wall: reply.wall,
         };
-        if master_host.is_empty() {
-            master_host = reply.host;
+        if !named {
+            master_host = reply.host.unwrap_or_default();
+            named = true;
             master_clock_id = reply.clock_id;
         } else if reply.clock_id != master_clock_id {
             return Err(Error::new(
@@ -156,7 +176,8 @@ pub fn sync_round(master: &str, clock: &dyn Clock, opts: SyncOptions) -> Result<
             ErrorKind::Timeout,
             format!(
                 "sync master {master} did not answer within {:.1} s: is \
-                 `hrts sync serve --listen {master}` running and reachable from here?",
+                 `hrts sync serve --listen {master}` running and reachable from here, is \
+                 HRTS_SYNC_KEY the key it printed, and is this host in its --peers?",
                 started.elapsed().as_secs_f64()
             ),
         ));

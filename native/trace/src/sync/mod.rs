@@ -12,10 +12,13 @@
 
 mod client;
 mod server;
-mod wire;
+pub mod wire;
 
-pub use client::{sync_round, SyncOptions};
-pub use server::{bind, serve, ServeOptions, ServeSummary};
+pub use client::{sync_round, sync_round_with_key, SyncOptions, MAX_EXCHANGES};
+pub use server::{
+    bind, serve, serve_with, Access, Peer, ServeOptions, ServeSummary, DEFAULT_RATE, MAX_SOURCES,
+};
+pub use wire::{SyncKey, ENV_KEY};
 
 /// Whether a socket error only means "nothing arrived in time" (retry or stop
 /// waiting), not a failure.

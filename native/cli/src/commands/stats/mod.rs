@@ -65,14 +65,29 @@ pub struct StatsArgs {
 pub enum StatsAction {
     /// Serve /metrics (Prometheus) and /stats.json over HTTP.
     ///
-    /// Answers HTTP on HOST:PORT (port 0: any free port) with a fresh snapshot per request:
-    /// GET /metrics in the Prometheus format (content type text/plain; version=0.0.4), GET
-    /// /stats.json as `hrts stats --json`; 404 for other paths, 405 for other methods. Prints
-    /// `listening on http://HOST:PORT` (the port it got) and serves until SIGINT or SIGTERM.
+    /// Answers HTTP on HOST:PORT (port 0: any free port): GET /metrics in the Prometheus format
+    /// (content type text/plain; version=0.0.4), GET /stats.json as `hrts stats --json`; 404 for
+    /// other paths, 405 for other methods. Prints `listening on http://HOST:PORT` (the port it
+    /// got) and serves until SIGINT or SIGTERM.
+    ///
+    /// Each format is rendered from a snapshot at most once per --refresh-ms and that rendering
+    /// answers every request in the meantime. Limits: --max-connections at once (more get 503
+    /// at once); a request head of at most 16 KiB (larger: 431) that arrives within 5 s (else
+    /// 408); an answer that makes no progress for 10 s, or is not sent within 60 s, is
+    /// abandoned; one request per connection. A client that reads slowly or not at all holds
+    /// only its own connection.
     Serve {
         /// Where to answer, e.g. 127.0.0.1:9464
         #[arg(long, value_name = "HOST:PORT", value_parser = super::units::non_empty)]
         listen: String,
+        /// Render each format at most once per MS milliseconds (0: for every request)
+        #[arg(long, value_name = "MS", default_value_t = 1000,
+              value_parser = clap::value_parser!(u64).range(0..=3_600_000))]
+        refresh_ms: u64,
+        /// Most connections served at once
+        #[arg(long, value_name = "N", default_value_t = 512,
+              value_parser = clap::value_parser!(u64).range(1..=10_000))]
+        max_connections: u64,
     },
     /// Remove the statistics segment (its name and its page; processes that have it open keep
     /// using it); says whether it existed
@@ -127,6 +142,17 @@ pub fn run(args: &StatsArgs, segment: Option<&str>) -> Result<(), CliError> {
     match &args.action {
         None => show::show(&name, args.format(), args.watch, args.count),
         Some(StatsAction::Unlink) => show::unlink(&name),
-        Some(StatsAction::Serve { listen }) => serve::run(listen, &name),
+        Some(StatsAction::Serve {
+            listen,
+            refresh_ms,
+            max_connections,
+        }) => serve::run(
+            listen,
+            &name,
+            serve::Limits {
+                refresh: Duration::from_millis(*refresh_ms),
+                max_connections: *max_connections as usize,
+            },
+        ),
     }
 }
