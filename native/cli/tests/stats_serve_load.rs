@@ -194,7 +194,9 @@ fn serve_keeps_answering_scrapers_through_slow_and_stalled_clients() {
                         }
                         next += Duration::from_secs(1);
                         match get(addr, "/metrics") {
-                            Ok((200, n)) if n == metrics_len => {
+                            // Whole answers: the length moves only as the
+                            // statistics' numbers (rates decaying) change width.
+                            Ok((200, n)) if n.abs_diff(metrics_len) < metrics_len / 20 => {
                                 scrapes.fetch_add(1, Ordering::Relaxed);
                             }
                             other => failures.lock().unwrap().push(format!("{other:?}")),

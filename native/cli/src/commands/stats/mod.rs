@@ -73,9 +73,9 @@ pub enum StatsAction {
     /// Each format is rendered from a snapshot at most once per --refresh-ms and that rendering
     /// answers every request in the meantime. Limits: --max-connections at once (more get 503
     /// at once); a request head of at most 16 KiB (larger: 431) that arrives within 5 s (else
-    /// 408); an answer that makes no progress for 10 s, or is not sent within 60 s, is
-    /// abandoned; one request per connection. A client that reads slowly or not at all holds
-    /// only its own connection.
+    /// the connection is closed); a connection still open after 60 s is closed; one request
+    /// per connection. A client that reads slowly or not at all holds only its own
+    /// connection. HTTP/1.1 is served by hyper.
     Serve {
         /// Where to answer, e.g. 127.0.0.1:9464
         #[arg(long, value_name = "HOST:PORT", value_parser = super::units::non_empty)]

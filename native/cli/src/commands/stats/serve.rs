@@ -4,38 +4,42 @@
 //! 404 for other paths, 405 for other methods. Runs until SIGINT or SIGTERM
 //! ends the process.
 //!
-//! Each connection has a thread of its own (a small stack), up to
-//! `--max-connections`; beyond that a connection gets 503 at once. A request
-//! head must arrive whole within [`HEAD_TIMEOUT`] and fit in [`MAX_HEAD`]
-//! bytes (else 408 or 431); an answer must leave within [`WRITE_TIMEOUT`] of
-//! its last progress and [`RESPONSE_DEADLINE`] in all; then the connection is
-//! closed (one request per connection). Each format is rendered at most once
-//! per `--refresh-ms` and the rendering is shared by every request in that
-//! time, so a client that reads slowly or not at all holds only its own
-//! thread and a reference to the shared text, never the others.
+//! HTTP/1.1 is hyper's, on a tokio runtime with a thread per CPU: up to
+//! `--max-connections` connections at once (beyond that a connection gets 503
+//! at once); a request head must arrive within [`HEAD_TIMEOUT`] and fit in
+//! [`MAX_HEAD`] bytes (hyper answers 431 to a larger one); a connection is
+//! closed after one request and in any case after [`RESPONSE_DEADLINE`]. Each
+//! format is rendered at most once per `--refresh-ms`, on tokio's blocking
+//! pool, and the rendering is shared by every request in that time, so a
+//! client that reads slowly or not at all holds only its own connection and a
+//! reference to the shared text, never the others.
 
 use super::snapshot::{empty, render, take, Format};
 use crate::commands::print;
 use crate::exit::CliError;
+use bytes::Bytes;
 use hrts_core::{Error, ErrorKind};
-use std::io::{Read, Write};
-use std::net::{Shutdown, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper::header::{HeaderValue, ALLOW, CONTENT_TYPE, RETRY_AFTER};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use tokio::sync::Semaphore;
 
 pub const PROMETHEUS_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 pub const JSON_TYPE: &str = "application/json";
 /// The largest request head (request line and headers) read; larger: 431.
 pub const MAX_HEAD: usize = 16 * 1024;
-/// The request head must arrive within this; else 408.
+/// The request head must arrive within this; else the connection is closed.
 pub const HEAD_TIMEOUT: Duration = Duration::from_secs(5);
-/// An answer that makes no progress for this long is abandoned.
-pub const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
-/// An answer still not sent after this long is abandoned.
+/// A connection still open after this long (an answer its client does not
+/// read) is closed.
 pub const RESPONSE_DEADLINE: Duration = Duration::from_secs(60);
-/// Stack of a connection's thread: it parses one head and writes shared bytes.
-const STACK: usize = 128 * 1024;
 
 /// What `hrts stats serve` is told.
 #[derive(Clone, Copy, Debug)]
@@ -49,7 +53,7 @@ pub struct Limits {
 /// One format's latest rendering.
 struct Cached {
     at: Instant,
-    body: Arc<Vec<u8>>,
+    body: Bytes,
 }
 
 /// One format's rendering and the lock that one renderer at a time holds.
@@ -64,7 +68,6 @@ struct Shared {
     limits: Limits,
     prometheus: Cache,
     json: Cache,
-    open: AtomicUsize,
 }
 
 impl Shared {
@@ -72,7 +75,7 @@ impl Shared {
     /// refresh interval; else this request renders anew, while the others
     /// that come meanwhile take the previous one (only the first request of
     /// all waits for another's rendering).
-    fn body(&self, format: Format) -> Result<Arc<Vec<u8>>, CliError> {
+    fn body(&self, format: Format) -> Result<Bytes, CliError> {
         let cache = match format {
             Format::Json => &self.json,
             _ => &self.prometheus,
@@ -96,7 +99,7 @@ impl Shared {
             return Ok(body);
         }
         let snap = take(&self.name)?.unwrap_or_else(|| empty(&self.name));
-        let body = Arc::new(render(&snap, format).into_bytes());
+        let body = Bytes::from(render(&snap, format).into_bytes());
         *cache.latest.lock().unwrap_or_else(|p| p.into_inner()) = Some(Cached {
             at: Instant::now(),
             body: body.clone(),
@@ -105,17 +108,8 @@ impl Shared {
     }
 }
 
-/// Counts a connection while its thread lives.
-struct Open(Arc<Shared>);
-
-impl Drop for Open {
-    fn drop(&mut self) {
-        self.0.open.fetch_sub(1, Ordering::AcqRel);
-    }
-}
-
 pub fn run(listen: &str, name: &str, limits: Limits) -> Result<(), CliError> {
-    let listener = TcpListener::bind(listen).map_err(|e| {
+    let listener = std::net::TcpListener::bind(listen).map_err(|e| {
         Error::new(
             if e.kind() == std::io::ErrorKind::InvalidInput {
                 ErrorKind::InvalidArgument
@@ -128,198 +122,117 @@ pub fn run(listen: &str, name: &str, limits: Limits) -> Result<(), CliError> {
             ),
         )
     })?;
+    listener.set_nonblocking(true)?;
     let addr = listener.local_addr()?;
-    print(&format!("listening on http://{addr}\n"))?;
     let shared = Arc::new(Shared {
         name: name.to_string(),
         limits,
         prometheus: Cache::default(),
         json: Cache::default(),
-        open: AtomicUsize::new(0),
     });
-    for stream in listener.incoming() {
-        let Ok(stream) = stream else {
-            // Out of descriptors, or a connection reset before accept:
-            // wait a moment rather than spin.
-            std::thread::sleep(Duration::from_millis(10));
-            continue;
-        };
-        if shared.open.fetch_add(1, Ordering::AcqRel) >= limits.max_connections {
-            shared.open.fetch_sub(1, Ordering::AcqRel);
-            busy(stream);
-            continue;
-        }
-        let open = Open(shared.clone());
-        let spawned = std::thread::Builder::new()
-            .name("hrts-http".into())
-            .stack_size(STACK)
-            .spawn(move || {
-                // A client that went away is its own problem, not the server's.
-                let _ = connection(stream, &open.0);
-                drop(open);
+    // One worker thread per CPU: two hundred scrapers reading a megabyte each
+    // are a lot of copying for one thread.
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .enable_io()
+        .enable_time()
+        .build()?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::from_std(listener)?;
+        print(&format!("listening on http://{addr}\n"))?;
+        let slots = Arc::new(Semaphore::new(limits.max_connections));
+        loop {
+            let stream = match listener.accept().await {
+                Ok((stream, _)) => stream,
+                Err(_) => {
+                    // Out of descriptors, or a connection reset before accept:
+                    // wait a moment rather than spin.
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    continue;
+                }
+            };
+            let Ok(slot) = slots.clone().try_acquire_owned() else {
+                busy(&stream);
+                continue;
+            };
+            let shared = shared.clone();
+            tokio::spawn(async move {
+                let service = service_fn(move |req| answer(shared.clone(), req));
+                let connection = http1::Builder::new()
+                    .timer(TokioTimer::new())
+                    .header_read_timeout(HEAD_TIMEOUT)
+                    .max_buf_size(MAX_HEAD)
+                    .keep_alive(false)
+                    .serve_connection(TokioIo::new(stream), service);
+                // A client that went away, or never read, is its own problem.
+                let _ = tokio::time::timeout(RESPONSE_DEADLINE, connection).await;
+                drop(slot);
             });
-        if spawned.is_err() {
-            // No thread to be had: the connection closes (its `Open` dropped).
-            std::thread::sleep(Duration::from_millis(10));
         }
-    }
-    Ok(())
+    })
 }
 
 /// 503 without waiting for the client: at most one short non-blocking write.
-fn busy(mut stream: TcpStream) {
-    let _ = stream.set_nonblocking(true);
-    let _ = stream.write(
+fn busy(stream: &tokio::net::TcpStream) {
+    let _ = stream.try_write(
         b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nRetry-After: 1\r\n\
           Connection: close\r\n\r\n",
     );
 }
 
-/// The status line and headers of an answer with a body of `len` bytes.
-fn head(status: &str, content_type: &str, len: usize, extra: &str) -> String {
-    format!(
-        "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {len}\r\n\
-         {extra}Connection: close\r\n\r\n"
-    )
+fn text(status: StatusCode, body: String) -> Response<Full<Bytes>> {
+    let mut r = Response::new(Full::new(Bytes::from(body)));
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    r
 }
 
-/// Reads the request head: `Ok(None)` when the client closed first.
-fn read_head(stream: &mut TcpStream) -> std::io::Result<Result<Option<Vec<u8>>, &'static str>> {
-    let deadline = Instant::now() + HEAD_TIMEOUT;
-    let mut buf = Vec::with_capacity(1024);
-    let mut chunk = [0u8; 4096];
-    loop {
-        let Some(left) = deadline
-            .checked_duration_since(Instant::now())
-            .filter(|d| !d.is_zero())
-        else {
-            return Ok(Err("408 Request Timeout"));
-        };
-        stream.set_read_timeout(Some(left))?;
-        let n = match stream.read(&mut chunk) {
-            Ok(0) => return Ok(Ok(None)),
-            Ok(n) => n,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) =>
-            {
-                return Ok(Err("408 Request Timeout"))
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        let from = buf.len().saturating_sub(3);
-        buf.extend_from_slice(&chunk[..n]);
-        if let Some(end) = buf[from..].windows(4).position(|w| w == b"\r\n\r\n") {
-            buf.truncate(from + end);
-            return Ok(Ok(Some(buf)));
-        }
-        if buf.len() > MAX_HEAD {
-            return Ok(Err("431 Request Header Fields Too Large"));
-        }
-    }
-}
-
-/// Writes `parts` within the timeouts, then closes the connection politely.
-fn send(stream: &mut TcpStream, parts: &[&[u8]]) -> std::io::Result<()> {
-    stream.set_write_timeout(Some(WRITE_TIMEOUT))?;
-    let deadline = Instant::now() + RESPONSE_DEADLINE;
-    for part in parts {
-        for piece in part.chunks(64 * 1024) {
-            if Instant::now() > deadline {
-                return Err(std::io::ErrorKind::TimedOut.into());
-            }
-            stream.write_all(piece)?;
-        }
-    }
-    stream.flush()?;
-    stream.shutdown(Shutdown::Write)?;
-    // Read what the client still sends (at most 1 MiB, 1 s) so that closing
-    // does not reset the connection before it has read the answer.
-    stream.set_read_timeout(Some(Duration::from_secs(1)))?;
-    let mut sink = [0u8; 4096];
-    let mut drained = 0;
-    while drained < 1 << 20 {
-        match stream.read(&mut sink) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => drained += n,
-        }
-    }
-    Ok(())
-}
-
-fn text(stream: &mut TcpStream, status: &str, extra: &str, body: &str) -> std::io::Result<()> {
-    let h = head(status, "text/plain; charset=utf-8", body.len(), extra);
-    send(stream, &[h.as_bytes(), body.as_bytes()])
-}
-
-fn connection(mut stream: TcpStream, shared: &Shared) -> std::io::Result<()> {
-    let raw = match read_head(&mut stream)? {
-        Ok(Some(raw)) => raw,
-        Ok(None) => return Ok(()),
-        Err(status) => {
-            let why = format!(
-                "{status}: send a request head of at most {MAX_HEAD} bytes within {} s\n",
-                HEAD_TIMEOUT.as_secs()
-            );
-            return text(&mut stream, status, "", &why);
-        }
-    };
-    let line =
-        String::from_utf8_lossy(raw.split(|&b| b == b'\r').next().unwrap_or(&[])).into_owned();
-    let mut words = line.split(' ');
-    let (Some(method), Some(target), Some(version), None) =
-        (words.next(), words.next(), words.next(), words.next())
-    else {
-        return text(
-            &mut stream,
-            "400 Bad Request",
-            "",
-            "not an HTTP request line\n",
-        );
-    };
-    if !version.starts_with("HTTP/1.") {
-        return text(
-            &mut stream,
-            "400 Bad Request",
-            "",
-            "HTTP/1.0 or HTTP/1.1 only\n",
-        );
-    }
-    let path = target.split('?').next().unwrap_or("");
-    let (format, content_type) = match path {
+async fn answer(
+    shared: Arc<Shared>,
+    req: Request<Incoming>,
+) -> Result<Response<Full<Bytes>>, Infallible> {
+    let path = req.uri().path().to_string();
+    let (format, content_type) = match path.as_str() {
         "/metrics" => (Format::Prometheus, PROMETHEUS_TYPE),
         "/stats.json" => (Format::Json, JSON_TYPE),
         _ => {
             let msg = format!("no such page {path:?}: use /metrics or /stats.json\n");
-            return text(&mut stream, "404 Not Found", "", &msg);
+            return Ok(text(StatusCode::NOT_FOUND, msg));
         }
     };
-    if method != "GET" && method != "HEAD" {
-        let msg = format!("{method} is not served here: use GET\n");
-        return text(
-            &mut stream,
-            "405 Method Not Allowed",
-            "Allow: GET, HEAD\r\n",
-            &msg,
-        );
+    if req.method() != Method::GET && req.method() != Method::HEAD {
+        let msg = format!("{} is not served here: use GET\n", req.method());
+        let mut r = text(StatusCode::METHOD_NOT_ALLOWED, msg);
+        r.headers_mut()
+            .insert(ALLOW, HeaderValue::from_static("GET, HEAD"));
+        return Ok(r);
     }
-    match shared.body(format) {
-        Ok(body) => {
-            let h = head("200 OK", content_type, body.len(), "");
-            let body: &[u8] = if method == "HEAD" { &[] } else { &body };
-            send(&mut stream, &[h.as_bytes(), body])
+    // Rendering reads the segment and formats thousands of metrics: off the
+    // runtime's one thread, so other connections go on meanwhile.
+    let rendered = tokio::task::spawn_blocking(move || shared.body(format)).await;
+    Ok(match rendered {
+        Ok(Ok(body)) => {
+            let mut r = Response::new(Full::new(body));
+            r.headers_mut()
+                .insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+            r
         }
-        Err(e) => {
+        Ok(Err(e)) => {
             eprintln!("hrts: error: {path}: {e}");
-            text(
-                &mut stream,
-                "500 Internal Server Error",
-                "",
-                &format!("{e}\n"),
-            )
+            text(StatusCode::INTERNAL_SERVER_ERROR, format!("{e}\n"))
         }
-    }
+        Err(_) => {
+            let mut r = text(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the rendering did not finish; try again\n".to_string(),
+            );
+            r.headers_mut()
+                .insert(RETRY_AFTER, HeaderValue::from_static("1"));
+            r
+        }
+    })
 }
