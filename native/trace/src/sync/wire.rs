@@ -124,48 +124,13 @@ impl SyncKey {
     }
 }
 
-/// SipHash-2-4 (Aumasson and Bernstein), the reference algorithm.
+/// SipHash-2-4 (Aumasson and Bernstein) of `data` under `key`, from the
+/// `siphasher` crate.
 pub fn siphash24(key: &[u8; 16], data: &[u8]) -> u64 {
-    let k0 = u64_at(key, 0);
-    let k1 = u64_at(key, 8);
-    let mut v = [
-        k0 ^ 0x736f_6d65_7073_6575,
-        k1 ^ 0x646f_7261_6e64_6f6d,
-        k0 ^ 0x6c79_6765_6e65_7261,
-        k1 ^ 0x7465_6462_7974_6573,
-    ];
-    fn round(v: &mut [u64; 4]) {
-        v[0] = v[0].wrapping_add(v[1]);
-        v[1] = v[1].rotate_left(13) ^ v[0];
-        v[0] = v[0].rotate_left(32);
-        v[2] = v[2].wrapping_add(v[3]);
-        v[3] = v[3].rotate_left(16) ^ v[2];
-        v[0] = v[0].wrapping_add(v[3]);
-        v[3] = v[3].rotate_left(21) ^ v[0];
-        v[2] = v[2].wrapping_add(v[1]);
-        v[1] = v[1].rotate_left(17) ^ v[2];
-        v[2] = v[2].rotate_left(32);
-    }
-    let compress = |m: u64, v: &mut [u64; 4]| {
-        v[3] ^= m;
-        round(v);
-        round(v);
-        v[0] ^= m;
-    };
-    let mut chunks = data.chunks_exact(8);
-    for c in &mut chunks {
-        compress(u64_at(c, 0), &mut v);
-    }
-    let mut last = [0u8; 8];
-    let rest = chunks.remainder();
-    last[..rest.len()].copy_from_slice(rest);
-    last[7] = data.len() as u8;
-    compress(u64::from_le_bytes(last), &mut v);
-    v[2] ^= 0xff;
-    for _ in 0..4 {
-        round(&mut v);
-    }
-    v[0] ^ v[1] ^ v[2] ^ v[3]
+    use std::hash::Hasher;
+    let mut h = siphasher::sip::SipHasher24::new_with_key(key);
+    h.write(data);
+    h.finish()
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
