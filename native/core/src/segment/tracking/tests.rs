@@ -101,7 +101,18 @@ impl Seg {
             let noise = host.noise_ns * host.rng.unit();
             let cal = host.read_calendar(noise);
             host.advance(300.0);
-            let t = tie(&self.line, &self.rules, at, cal, host.counter());
+            // What the holder counts as exposed: the threshold, and its reach
+            // (the limit after an idle period, else a millisecond past now).
+            let r = &self.rules;
+            let rel = d as i64;
+            let idle = rel > r.limit as i64 || rel < -(r.backstep as i64);
+            let reach = if idle {
+                r.limit as i64
+            } else {
+                rel + r.backstep as i64
+            };
+            let exposed = (r.interval as i64).max(reach);
+            let t = tie(&self.line, r, at, cal, host.counter(), exposed);
             let old = self.line;
             self.line = t.line;
             self.ties += 1;
@@ -335,7 +346,7 @@ fn slopes_stay_positive_and_bounded_whatever_the_calendar_does() {
         let at = line.counter.wrapping_add(d as u64);
         let cal =
             (line.ns_at(at) as i64).wrapping_add((rng.next() >> 20) as i64 - (1 << 43)) as u64;
-        let t = tie(&line, &r, at, cal, at + 100);
+        let t = tie(&line, &r, at, cal, at + 100, r.interval as i64);
         assert!(t.line.mult >= lo && t.line.mult <= hi, "{t:?}");
         assert!(t.line.fixed_at(at + 100) >= ((t.floor_ns as i128) << SHIFT) - (1i128 << SHIFT));
         line = t.line;
