@@ -366,3 +366,30 @@ fn suspend_and_resume_is_a_forward_step() {
     assert!(p99 <= 1000.0 && max <= 5000.0, "p99 {p99} max {max}");
     assert!((freq_ppm(&seg) + 20.0).abs() < 0.1, "{}", freq_ppm(&seg));
 }
+
+#[test]
+fn a_late_publication_stays_above_the_old_line_up_to_the_exposure() {
+    // The holder sampled at `at`, then stalled: stamps beside it used the old
+    // line up to `exposed`, far past where it publishes. Whatever the
+    // calendar asks of the slope, the new line is no lower than the old one
+    // anywhere it was used, and rises from there.
+    let r = rules();
+    let mut rng = Rng(11);
+    for _ in 0..10_000 {
+        let line = Line::paired(1 << 40, 1 << 60, 1, r.m_cal);
+        let line = Line {
+            mult: r.m_cal + (rng.next() % (r.m_cal / 1000)) - r.m_cal / 2000,
+            ..line
+        };
+        let at = line.counter + r.interval + rng.next() % (r.interval / 8);
+        let cal = (line.ns_at(at) as i64 + (rng.next() % 2_000_000) as i64 - 1_000_000) as u64;
+        let publish = at + 1000;
+        let exposed = (publish - line.counter + rng.next() % (r.interval / 4)) as i64;
+        let t = tie(&line, &r, at, cal, publish, exposed);
+        let end = line.counter + exposed as u64;
+        for c in [publish, publish + (end - publish) / 2, end, end + r.interval] {
+            let given = line.fixed_at(c.min(end));
+            assert!(t.line.fixed_at(c) >= given, "{:?} at {c}: {t:?}", t.kind);
+        }
+    }
+}
