@@ -558,7 +558,16 @@ mod tests {
             Ok(Command::Debug(d)) => d.command,
             other => panic!("{args:?}: {other:?}"),
         };
-        assert!(matches!(debug(&["hold-writer"]), DebugCommand::HoldWriter));
+        assert!(matches!(
+            debug(&["hold-writer"]),
+            DebugCommand::HoldWriter { until_eof: false }
+        ));
+        assert!(matches!(
+            debug(&["hold-writer", "--until-eof"]),
+            DebugCommand::HoldWriter { until_eof: true }
+        ));
+        assert!(matches!(debug(&["tie-loop", "5"]), DebugCommand::TieLoop { ms: 5 }));
+        assert!(matches!(debug(&["role"]), DebugCommand::Role));
         assert!(usage(&["debug"]).contains("hold-writer"));
         assert!(usage(&["debug", "unique-dump", "1", "0", "/d"]).contains("1..=1024"));
         let DebugCommand::StatsRecord(r) = debug(&[

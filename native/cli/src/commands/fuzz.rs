@@ -275,12 +275,14 @@ fn spawn_now(exe: &std::path::Path, name: &str, c: &mut Counts) {
 }
 
 /// The Rust reader: stamps for `ms` milliseconds, counting stamps more than 1 ms
-/// from CLOCK_REALTIME (read right before and after each) and backward steps.
+/// from CLOCK_REALTIME (read right before and after each), backward steps, and
+/// stamps that took over 1 ms (and the longest, ns) by that bracket.
 pub fn fuzz_read(base: &SharedBase, ms: u64) -> Result<(), CliError> {
     println!("attached");
     std::io::stdout().flush()?;
     let stop = hrts_core::clock::realtime_ns() + ms * 1_000_000;
     let (mut count, mut off, mut backwards, mut last) = (0u64, 0u64, 0u64, 0u64);
+    let (mut slow, mut longest) = (0u64, 0u64);
     loop {
         let before = hrts_core::clock::realtime_ns();
         if before >= stop {
@@ -289,6 +291,11 @@ pub fn fuzz_read(base: &SharedBase, ms: u64) -> Result<(), CliError> {
         let ns = base.now_ns();
         let after = hrts_core::clock::realtime_ns();
         count += 1;
+        let took = after.saturating_sub(before);
+        longest = longest.max(took);
+        if took > 1_000_000 {
+            slow += 1;
+        }
         if ns + TOLERANCE_NS as u64 <= before || ns > after + TOLERANCE_NS as u64 {
             off += 1;
         }
@@ -297,6 +304,9 @@ pub fn fuzz_read(base: &SharedBase, ms: u64) -> Result<(), CliError> {
         }
         last = ns;
     }
-    println!("reader rust: stamps {count} off {off} backwards {backwards} errors 0");
+    println!(
+        "reader rust: stamps {count} off {off} backwards {backwards} errors 0 slow {slow} \
+         longest {longest}"
+    );
     Ok(())
 }

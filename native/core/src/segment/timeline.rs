@@ -760,6 +760,14 @@ impl SharedBase {
         let old = self.verified_active(&held);
         self.publish_retrying(&held, &old)
     }
+
+    /// Test hook: the writer role's holder as the seqlock word names it (pid in
+    /// its own pid namespace, 0 when free) and whether the word is marked stale.
+    #[cfg(any(test, feature = "testing"))]
+    pub fn writer_role_for_test(&self) -> (u32, bool) {
+        let w = self.header().seq.load(Acquire);
+        (seq_writer(w), seq_stale(w))
+    }
 }
 
 /// The writer role, held by this thread: the seqlock word it holds (unmarked),
