@@ -566,7 +566,10 @@ mod tests {
             debug(&["hold-writer", "--until-eof"]),
             DebugCommand::HoldWriter { until_eof: true }
         ));
-        assert!(matches!(debug(&["tie-loop", "5"]), DebugCommand::TieLoop { ms: 5 }));
+        assert!(matches!(
+            debug(&["tie-loop", "5"]),
+            DebugCommand::TieLoop { ms: 5 }
+        ));
         assert!(matches!(debug(&["role"]), DebugCommand::Role));
         assert!(usage(&["debug"]).contains("hold-writer"));
         assert!(usage(&["debug", "unique-dump", "1", "0", "/d"]).contains("1..=1024"));

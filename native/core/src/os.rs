@@ -34,6 +34,11 @@ pub fn monotonic_raw_ns() -> u64 {
     clock_ns(libc::CLOCK_MONOTONIC_RAW)
 }
 
+/// CPU time of the calling thread in nanoseconds.
+pub fn thread_cpu_ns() -> u64 {
+    clock_ns(libc::CLOCK_THREAD_CPUTIME_ID)
+}
+
 /// `CLOCK_MONOTONIC` in nanoseconds, for bounded waits.
 pub fn monotonic_ns() -> u64 {
     clock_ns(libc::CLOCK_MONOTONIC)

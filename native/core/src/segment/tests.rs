@@ -285,6 +285,11 @@ fn a_stopped_holder_costs_stamps_nothing_and_its_late_line_stays_above_them() {
         let after = b.now_ns();
         assert!(after >= last, "after the late tie: {after} < {last}");
     });
+    assert!(
+        b.offset_now().abs() < 100_000,
+        "the late line follows the calendar: {} ns off",
+        b.offset_now()
+    );
     assert_eq!(b.base_info().generation, gen, "a slew, no step");
     assert_eq!(b.info().tracking.repairs, 0, "no repair");
     assert!(!seq_stale(b.header().seq.load(SeqCst)));

@@ -216,15 +216,25 @@ pub(crate) fn tie(
     }
     let freq = freq.clamp(f_lo, f_hi);
 
-    // The largest value any stamp from the old line can have had.
+    // Stamps from the old line were taken at counters up to `exposed` past its
+    // base: the largest of them up to counter c is the old line at the
+    // earlier of c and that end. A counter that went backwards is answered
+    // with the old line's value at the larger of the end and the limit.
+    let end = old.counter.wrapping_add(exposed as u64);
+    let given_at = |c: u64| {
+        if (c.wrapping_sub(old.counter) as i64) < exposed {
+            old.fixed_at(c)
+        } else {
+            old.fixed_at(end)
+        }
+    };
     let floor = if backwards {
         old.fixed_at(
             old.counter
                 .wrapping_add(exposed.max(rules.limit as i64) as u64),
         )
     } else {
-        old.fixed_at(old.counter.wrapping_add(exposed as u64))
-            .max(if idle { i128::MIN } else { old_at })
+        given_at(at)
     };
     let cal_fixed = (cal_ns as i128) << SHIFT;
     let step_fixed = (rules.step_ns as i128) << SHIFT;
@@ -267,31 +277,29 @@ pub(crate) fn tie(
         }
     };
     // Take over at `publish`: stamps used the old line up to `exposed`, so
-    // from `publish` on the new line is no lower than every one of them. A
-    // continued line (slew) is compared where it takes over (the old line a
-    // margin later) and at the end of the exposure; any other starts at or
-    // above the floor.
+    // from `publish` on the new line is no lower than every one of them: it is
+    // compared where it takes over and at the end of the exposure (both lines
+    // are straight, and nothing was given past the end). A counter that went
+    // backwards starts above the floor.
     let mut line = at_line.moved_to(publish);
-    let need = match kind {
-        TieKind::Slew => {
-            let p = publish.wrapping_sub(old.counter) as i64;
-            let end = old.counter.wrapping_add(exposed as u64);
-            let first = old.fixed_at(publish) - line.fixed_at(publish);
-            let far = if exposed > p {
-                old.fixed_at(end) - line.fixed_at(end)
-            } else {
-                i128::MIN
-            };
-            if far > first.max(0) + RAISE_CAP && line.mult < old.mult {
-                // A tie long before the threshold: keep the old slope rather
-                // than raise the line by the whole difference.
-                line.mult = old.mult;
-                first
-            } else {
-                first.max(far)
-            }
+    let need = if backwards {
+        floor + (1 << SHIFT) - line.fixed_at(publish)
+    } else {
+        let p = publish.wrapping_sub(old.counter) as i64;
+        let first = given_at(publish) - line.fixed_at(publish);
+        let far = if exposed > p {
+            old.fixed_at(end) - line.fixed_at(end)
+        } else {
+            i128::MIN
+        };
+        if far > first.max(0) + RAISE_CAP && line.mult < old.mult {
+            // A tie long before the threshold: keep the old slope rather
+            // than raise the line by the whole difference.
+            line.mult = old.mult;
+            first
+        } else {
+            first.max(far)
         }
-        _ => floor - line.fixed_at(publish),
     };
     if need > 0 {
         let (ns, frac) = split(line.fixed_at(publish) + need);
@@ -309,7 +317,15 @@ pub(crate) fn tie(
         kind,
         offset,
         jump,
-        floor_ns: clamp_u64(if kind == TieKind::Slew { old_at } else { floor }.max(0) >> SHIFT),
+        floor_ns: clamp_u64(
+            match kind {
+                TieKind::Slew => old_at,
+                TieKind::CounterReset => floor + (1 << SHIFT),
+                _ => given_at(publish),
+            }
+            .max(0)
+                >> SHIFT,
+        ),
     }
 }
 

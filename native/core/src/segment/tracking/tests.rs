@@ -387,7 +387,12 @@ fn a_late_publication_stays_above_the_old_line_up_to_the_exposure() {
         let exposed = (publish - line.counter + rng.next() % (r.interval / 4)) as i64;
         let t = tie(&line, &r, at, cal, publish, exposed);
         let end = line.counter + exposed as u64;
-        for c in [publish, publish + (end - publish) / 2, end, end + r.interval] {
+        for c in [
+            publish,
+            publish + (end - publish) / 2,
+            end,
+            end + r.interval,
+        ] {
             let given = line.fixed_at(c.min(end));
             assert!(t.line.fixed_at(c) >= given, "{:?} at {c}: {t:?}", t.kind);
         }
