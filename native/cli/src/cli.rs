@@ -200,6 +200,11 @@ pub const ENVIRONMENT: &[(&str, &str)] = &[
          (tracking; default: the tie interval); creator only",
     ),
     (
+        env::CALENDAR_CLOCK,
+        "how ties read CLOCK_REALTIME: kernel (default: the vDSO or the system call, \
+         which no LD_PRELOAD shifts) or libc (tests whose shifted clock must reach the line)",
+    ),
+    (
         env::SEQ_FILE,
         "where `seq` persists its high-water mark \
          (default ~/.local/state/hrts/<segment>.seq)",
