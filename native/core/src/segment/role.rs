@@ -140,11 +140,13 @@ impl RoleLock {
 
     /// Keeps the lock held by this thread past the guard (test hooks: a holder
     /// that never gives the role back).
+    #[cfg(any(test, feature = "testing"))]
     pub fn keep(guard: Guard<'_>) {
         std::mem::forget(guard);
     }
 
     /// A guard for a lock this thread keeps (see [`RoleLock::keep`]).
+    #[cfg(any(test, feature = "testing"))]
     pub fn adopt(&self) -> Option<Guard<'_>> {
         (self.owner.load(Acquire) == me()).then_some(Guard(self))
     }

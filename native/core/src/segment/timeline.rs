@@ -28,7 +28,9 @@ use crate::clock::source::{self, SourceId};
 use crate::error::{Error, ErrorKind, Result};
 use crate::segment::config::{Calendar, Mode};
 use crate::segment::layout::*;
-use crate::segment::role::{Guard, RoleLock, Take};
+#[cfg(any(test, feature = "testing"))]
+use crate::segment::role::RoleLock;
+use crate::segment::role::{Guard, Take};
 use crate::segment::tracking::{self, Line, TieKind};
 use crate::segment::validate;
 use crate::segment::SharedBase;
