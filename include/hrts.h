@@ -36,7 +36,7 @@
 /**
  * Fourth part: the shared segment's layout version.
  */
-#define HRTS_VERSION_LAYOUT 3
+#define HRTS_VERSION_LAYOUT 4
 
 /**
  * The `hrts_open_options` layout this library was built with: set

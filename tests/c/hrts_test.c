@@ -53,6 +53,12 @@ static int check_ok(int rc, const char *what) {
   return rc == HRTS_SUCCESS;
 }
 
+static uint64_t thread_cpu_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static uint64_t realtime_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
@@ -597,8 +603,10 @@ static int stamp_for(const char *ms_arg) {
 /* The C reader of the fuzz stage: stamps the default segment for MS milliseconds
    while another process damages it, and counts stamps more than 1 ms away from
    CLOCK_REALTIME (read right before and after each stamp), stamps that went
-   backwards and failed calls. Prints "attached" first, then
-   "reader c: stamps N off M backwards B errors E". Exit 0 unless it could not start. */
+   backwards, failed calls, and stamps that used over 1 ms of the thread's CPU time (one
+   that waited for a writer would; a preempted one does not). Prints "attached" first,
+   then "reader c: stamps N off M backwards B errors E slow S longest L" (L: the longest
+   wall-clock bracket, ns, preemption included). Exit 0 unless it could not start. */
 static int fuzz_read(const char *ms_arg) {
   char *end;
   long ms = strtol(ms_arg, &end, 10);
@@ -614,12 +622,17 @@ static int fuzz_read(const char *ms_arg) {
   printf("attached\n");
   fflush(stdout);
   uint64_t stop = realtime_ns() + (uint64_t)ms * 1000000u;
+  uint64_t slow = 0, longest = 0;
   for (;;) {
     uint64_t before = realtime_ns();
     if (before >= stop) break;
+    uint64_t cpu = thread_cpu_ns();
     int rc = hrts_get_epoch_nanoseconds(&ns);
+    cpu = thread_cpu_ns() - cpu;
     uint64_t after = realtime_ns();
     count++;
+    if (cpu > 1000000u) slow++;
+    if (after - before > longest) longest = after - before;
     if (rc != HRTS_SUCCESS) {
       errors++;
       continue;
@@ -628,8 +641,9 @@ static int fuzz_read(const char *ms_arg) {
     if (ns < last) backwards++;
     last = ns;
   }
-  printf("reader c: stamps %llu off %llu backwards %llu errors %llu\n", (unsigned long long)count,
-         (unsigned long long)off, (unsigned long long)backwards, (unsigned long long)errors);
+  printf("reader c: stamps %llu off %llu backwards %llu errors %llu slow %llu longest %llu\n",
+         (unsigned long long)count, (unsigned long long)off, (unsigned long long)backwards,
+         (unsigned long long)errors, (unsigned long long)slow, (unsigned long long)longest);
   return 0;
 }
 

@@ -20,7 +20,7 @@ pub const HRTS_VERSION_MINOR: u16 = 1;
 /// Patch part of the version this header was generated for.
 pub const HRTS_VERSION_PATCH: u16 = 0;
 /// Fourth part: the shared segment's layout version.
-pub const HRTS_VERSION_LAYOUT: u16 = 3;
+pub const HRTS_VERSION_LAYOUT: u16 = 4;
 
 /// The process's segment: already open (the hot path, one load), or opened now.
 #[inline(always)]

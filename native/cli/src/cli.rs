@@ -200,6 +200,11 @@ pub const ENVIRONMENT: &[(&str, &str)] = &[
          (tracking; default: the tie interval); creator only",
     ),
     (
+        env::CALENDAR_CLOCK,
+        "how ties read CLOCK_REALTIME: kernel (default: the vDSO or the system call, \
+         which no LD_PRELOAD shifts) or libc (tests whose shifted clock must reach the line)",
+    ),
+    (
         env::SEQ_FILE,
         "where `seq` persists its high-water mark \
          (default ~/.local/state/hrts/<segment>.seq)",
@@ -562,7 +567,19 @@ mod tests {
             Ok(Command::Debug(d)) => d.command,
             other => panic!("{args:?}: {other:?}"),
         };
-        assert!(matches!(debug(&["hold-writer"]), DebugCommand::HoldWriter));
+        assert!(matches!(
+            debug(&["hold-writer"]),
+            DebugCommand::HoldWriter { until_eof: false }
+        ));
+        assert!(matches!(
+            debug(&["hold-writer", "--until-eof"]),
+            DebugCommand::HoldWriter { until_eof: true }
+        ));
+        assert!(matches!(
+            debug(&["tie-loop", "5"]),
+            DebugCommand::TieLoop { ms: 5 }
+        ));
+        assert!(matches!(debug(&["role"]), DebugCommand::Role));
         assert!(usage(&["debug"]).contains("hold-writer"));
         assert!(usage(&["debug", "unique-dump", "1", "0", "/d"]).contains("1..=1024"));
         let DebugCommand::StatsRecord(r) = debug(&[

@@ -373,11 +373,14 @@ fn faketime() -> Option<std::path::PathBuf> {
 
 /// `hrts ARGS` under faketime: CLOCK_REALTIME runs 100 ppm fast (from the
 /// wrapper's start), CLOCK_MONOTONIC and CLOCK_MONOTONIC_RAW stay real (the
-/// calibration reference must be the machine's).
+/// calibration reference must be the machine's). Ties read libc's
+/// clock_gettime (`HRTS_CALENDAR_CLOCK=libc`), so the faked clock reaches the
+/// line: by default they read the kernel's, which libfaketime cannot shift.
 fn faked(seg: &Segment, script: &str) -> std::process::Command {
     let mut c = std::process::Command::new("faketime");
     c.args(["-f", "+0 x1.0001", "sh", "-c", script])
         .env("FAKETIME_DONT_FAKE_MONOTONIC", "1")
+        .env("HRTS_CALENDAR_CLOCK", "libc")
         .env("HRTS", env!("CARGO_BIN_EXE_hrts"))
         .env("HRTS_SEGMENT", &seg.0)
         .env_remove("HRTS_MODE")

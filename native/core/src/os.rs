@@ -34,6 +34,11 @@ pub fn monotonic_raw_ns() -> u64 {
     clock_ns(libc::CLOCK_MONOTONIC_RAW)
 }
 
+/// CPU time of the calling thread in nanoseconds.
+pub fn thread_cpu_ns() -> u64 {
+    clock_ns(libc::CLOCK_THREAD_CPUTIME_ID)
+}
+
 /// `CLOCK_MONOTONIC` in nanoseconds, for bounded waits.
 pub fn monotonic_ns() -> u64 {
     clock_ns(libc::CLOCK_MONOTONIC)
@@ -42,6 +47,7 @@ pub fn monotonic_ns() -> u64 {
 /// Whether a process with this pid can still run (it may belong to another
 /// user). A zombie, killed or exited but not yet reaped by its parent, is dead: it
 /// will never run again, so nothing it holds will ever be released by it.
+#[cfg(test)]
 pub fn process_alive(pid: u32) -> bool {
     process_exists(pid) && !has_exited(pid)
 }
@@ -60,6 +66,7 @@ fn process_exists(pid: u32) -> bool {
 /// "exists" into "dead" when /proc can be believed: it must be mounted for our own
 /// pid namespace (else its pid N is another process than `kill`'s pid N), and a
 /// process hidden by `hidepid` or unreadable stays alive, the safe answer.
+#[cfg(test)]
 fn has_exited(pid: u32) -> bool {
     if !proc_is_ours() {
         return false;

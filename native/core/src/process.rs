@@ -65,6 +65,12 @@ pub fn start_time(pid: u32) -> Option<u64> {
     crate::os::process_start_time(pid)
 }
 
+/// CPU time the calling thread has used, ns (`CLOCK_THREAD_CPUTIME_ID`): tells
+/// a call that spent time working or spinning from one that was preempted.
+pub fn thread_cpu_ns() -> u64 {
+    crate::os::thread_cpu_ns()
+}
+
 /// Whether process `pid`, which started at `start_time` (0: unknown), can still
 /// run: it exists, is not a zombie, and its pid was not reused since.
 pub fn still_running(pid: u32, start_time: u64) -> bool {

@@ -241,6 +241,7 @@ fn the_time_page_tables_match_the_layout() {
             field!(Header, largest_step_ns),
             field!(Header, repairs),
             field!(Header, last_offset_ns),
+            field!(Header, reach),
             field!(Header, *seq),
             ("slots[0]", slots, size_of::<Slot>()),
             ("slots[1]", slots + size_of::<Slot>(), size_of::<Slot>()),
@@ -335,6 +336,7 @@ fn the_constants_match_the_layout() {
             layout::MINOR_FIELDS_OFFSET.to_string(),
         ),
         ("SEQ_ONE", format!("{:#x}", layout::SEQ_ONE)),
+        ("SEQ_STALE", format!("{:#x}", layout::SEQ_STALE)),
         ("STATE_EMPTY", hrts_core::storage::STATE_EMPTY.to_string()),
         (
             "STATE_INITIALISING",

@@ -3,7 +3,11 @@
 //!
 //! `hrts debug hold-writer`: takes the base's writer role and never
 //! releases it, as a writer killed mid-move would; a test then SIGKILLs this
-//! process and checks that other processes recover.
+//! process and checks that other processes recover. With `--until-eof` it
+//! gives the role back (a late tie) when its stdin ends: a test SIGSTOPs it in
+//! between. `hrts debug tie-loop MS` forces ties for MS milliseconds (a process
+//! that holds the role most of the time, to be caught with a real SIGSTOP);
+//! `hrts debug role` prints who holds the role.
 
 use crate::exit::CliError;
 use hrts_core::SharedBase;
@@ -18,7 +22,18 @@ pub struct DebugArgs {
 #[derive(clap::Subcommand, Debug)]
 pub enum DebugCommand {
     /// Take the base's writer role and never give it back (a test kills this process)
-    HoldWriter,
+    HoldWriter {
+        /// Give the role back (tie or move, then release) when stdin ends
+        #[arg(long)]
+        until_eof: bool,
+    },
+    /// Force ties (tracking) or moves (frozen) for MS milliseconds, back to back
+    TieLoop {
+        #[arg(value_parser = super::units::whole)]
+        ms: u64,
+    },
+    /// Print the writer role's holder: `holder PID stale BOOL` (PID 0: free)
+    Role,
     /// Every thread takes PER_THREAD unique stamps and writes them to DIR/<pid>-<thread>.u64
     UniqueDump {
         #[arg(value_parser = super::units::whole)]
@@ -46,7 +61,12 @@ pub enum DebugCommand {
 pub fn run(args: &DebugArgs, segment: Option<&str>) -> Result<(), CliError> {
     let open = || super::open(segment);
     match &args.command {
-        DebugCommand::HoldWriter => hold_writer(&open()?),
+        DebugCommand::HoldWriter { until_eof } => hold_writer(&open()?, *until_eof),
+        DebugCommand::TieLoop { ms } => tie_loop(&open()?, *ms),
+        DebugCommand::Role => {
+            let (pid, stale) = open()?.writer_role_for_test();
+            super::print(&format!("holder {pid} stale {stale}\n"))
+        }
         DebugCommand::UniqueDump {
             per_thread,
             threads,
@@ -58,12 +78,36 @@ pub fn run(args: &DebugArgs, segment: Option<&str>) -> Result<(), CliError> {
     }
 }
 
-fn hold_writer(base: &SharedBase) -> Result<(), CliError> {
+fn hold_writer(base: &SharedBase, until_eof: bool) -> Result<(), CliError> {
     base.hold_writer_role_for_test()?;
     super::print("holding\n")?;
-    loop {
-        std::thread::sleep(std::time::Duration::from_secs(3600));
+    if !until_eof {
+        loop {
+            std::thread::sleep(std::time::Duration::from_secs(3600));
+        }
     }
+    let mut sink = Vec::new();
+    let _ = std::io::Read::read_to_end(&mut std::io::stdin(), &mut sink);
+    let released = base.release_writer_role_for_test();
+    super::print(if released {
+        "released\n"
+    } else {
+        "lost the role\n"
+    })
+}
+
+/// `hrts debug tie-loop MS`: ties (or moves) back to back for MS milliseconds,
+/// then prints how many it made.
+fn tie_loop(base: &SharedBase, ms: u64) -> Result<(), CliError> {
+    super::print("looping\n")?;
+    let end = std::time::Instant::now() + std::time::Duration::from_millis(ms);
+    let mut ties = 0u64;
+    while std::time::Instant::now() < end {
+        for _ in 0..100 {
+            ties += base.force_move() as u64;
+        }
+    }
+    super::print(&format!("ties {ties}\n"))
 }
 
 /// `hrts debug unique-dump PER_THREAD THREADS DIR` (hidden): every thread takes

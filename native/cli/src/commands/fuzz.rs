@@ -275,20 +275,30 @@ fn spawn_now(exe: &std::path::Path, name: &str, c: &mut Counts) {
 }
 
 /// The Rust reader: stamps for `ms` milliseconds, counting stamps more than 1 ms
-/// from CLOCK_REALTIME (read right before and after each) and backward steps.
+/// from CLOCK_REALTIME (read right before and after each), backward steps,
+/// stamps that used over 1 ms of the thread's CPU time (a stamp that waits
+/// spins or yields; one that was preempted does not count), and the longest
+/// bracket, ns (preemption included).
 pub fn fuzz_read(base: &SharedBase, ms: u64) -> Result<(), CliError> {
     println!("attached");
     std::io::stdout().flush()?;
     let stop = hrts_core::clock::realtime_ns() + ms * 1_000_000;
     let (mut count, mut off, mut backwards, mut last) = (0u64, 0u64, 0u64, 0u64);
+    let (mut slow, mut longest) = (0u64, 0u64);
     loop {
         let before = hrts_core::clock::realtime_ns();
         if before >= stop {
             break;
         }
+        let cpu = hrts_core::process::thread_cpu_ns();
         let ns = base.now_ns();
+        let cpu = hrts_core::process::thread_cpu_ns().saturating_sub(cpu);
         let after = hrts_core::clock::realtime_ns();
         count += 1;
+        longest = longest.max(after.saturating_sub(before));
+        if cpu > 1_000_000 {
+            slow += 1;
+        }
         if ns + TOLERANCE_NS as u64 <= before || ns > after + TOLERANCE_NS as u64 {
             off += 1;
         }
@@ -297,6 +307,9 @@ pub fn fuzz_read(base: &SharedBase, ms: u64) -> Result<(), CliError> {
         }
         last = ns;
     }
-    println!("reader rust: stamps {count} off {off} backwards {backwards} errors 0");
+    println!(
+        "reader rust: stamps {count} off {off} backwards {backwards} errors 0 slow {slow} \
+         longest {longest}"
+    );
     Ok(())
 }

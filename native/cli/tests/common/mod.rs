@@ -47,6 +47,7 @@ pub fn command() -> Command {
         "HRTS_TIE_INTERVAL_MS",
         "HRTS_MAX_SLEW_PPM",
         "HRTS_STEP_THRESHOLD_MS",
+        "HRTS_CALENDAR_CLOCK",
     ] {
         c.env_remove(var);
     }

@@ -10,10 +10,12 @@
 //!   the significance of the probe sequence);
 //! - `wtmlib`: WTMLIB's tick-to-nanosecond parameters for any tick count, and
 //!   the seconds before the counter wraps.
+//! - `kernel`: `CLOCK_REALTIME` read past any `LD_PRELOAD` (the vDSO or the system call).
 
 pub(crate) mod calibrate;
 pub(crate) mod convert;
 pub(crate) mod eligibility;
+pub(crate) mod kernel;
 pub(crate) mod os_frequency;
 pub(crate) mod reliability;
 pub(crate) mod source;
@@ -23,6 +25,7 @@ pub use crate::os::realtime_ns;
 pub use calibrate::{calibrate, calibrate_with, Calibration, CalibrationConfig, Reference};
 pub use convert::{Scale, MULT_ERROR_BOUND_PPB};
 pub use eligibility::{choose_source, decide, Arch, Choice, Facts};
+pub use kernel::{kernel_read, realtime_ns as kernel_realtime_ns, KernelRead};
 pub use os_frequency::{
     difference_ppm, disagrees, os_frequency, parse_khz, tsc_from_cpuid, OsFrequency,
     DISAGREEMENT_WARN_PPM,

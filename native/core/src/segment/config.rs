@@ -19,6 +19,34 @@ pub const ENV_WRAP_THRESHOLD: &str = "HRTS_WRAP_THRESHOLD";
 /// Injectable so tests can make the calendar jump without touching the machine's clock.
 pub type Calendar = Arc<dyn Fn() -> u64 + Send + Sync>;
 
+/// Environment variable choosing how ties and pairings read `CLOCK_REALTIME`:
+/// `kernel` (the default: the vDSO or the system call, which no `LD_PRELOAD`
+/// library can shift) or `libc` (libc's `clock_gettime`, so that a test's
+/// libfaketime or shifted clock reaches the shared line).
+pub const ENV_CALENDAR_CLOCK: &str = "HRTS_CALENDAR_CLOCK";
+
+/// The calendar `HRTS_CALENDAR_CLOCK` names (see [`ENV_CALENDAR_CLOCK`]).
+pub fn calendar_from_env() -> Result<Calendar> {
+    match std::env::var(ENV_CALENDAR_CLOCK) {
+        Err(_) => Ok(kernel_calendar()),
+        Ok(v) => match v.trim() {
+            "" | "kernel" => Ok(kernel_calendar()),
+            "libc" => Ok(Arc::new(crate::os::realtime_ns)),
+            _ => Err(Error::new(
+                ErrorKind::InvalidArgument,
+                format!(
+                    "{ENV_CALENDAR_CLOCK}={v:?} is neither kernel (the default) nor libc; unset \
+                     it unless a test needs its LD_PRELOAD clock to reach the shared line"
+                ),
+            )),
+        },
+    }
+}
+
+fn kernel_calendar() -> Calendar {
+    Arc::new(crate::clock::kernel::realtime_ns)
+}
+
 /// Environment variable naming the persist file.
 pub const ENV_SEQ_FILE: &str = "HRTS_SEQ_FILE";
 /// Environment variable setting the persist interval N.
@@ -330,7 +358,7 @@ impl Config {
         Config {
             name: name.to_string(),
             sharing: Sharing::Private,
-            calendar: Arc::new(crate::os::realtime_ns),
+            calendar: kernel_calendar(),
             ready_timeout: Duration::from_secs(5),
             wrap_threshold: None,
             calibration: CalibrationConfig::default(),
@@ -344,7 +372,7 @@ impl Config {
 
     /// Defaults overridden by `HRTS_SEGMENT`, `HRTS_GROUP`, `HRTS_WRAP_THRESHOLD`,
     /// `HRTS_SEQ_FILE`, `HRTS_SEQ_INTERVAL`, `HRTS_MODE`, `HRTS_TIE_INTERVAL_MS`,
-    /// `HRTS_MAX_SLEW_PPM` and `HRTS_STEP_THRESHOLD_MS`.
+    /// `HRTS_MAX_SLEW_PPM`, `HRTS_STEP_THRESHOLD_MS` and `HRTS_CALENDAR_CLOCK`.
     pub fn from_env() -> Result<Config> {
         let name = std::env::var(ENV_SEGMENT)
             .ok()
@@ -352,6 +380,7 @@ impl Config {
             .unwrap_or_else(default_name);
         let mut cfg = Config::named(&name);
         cfg.sharing = crate::storage::sharing_from_env(ENV_GROUP)?;
+        cfg.calendar = calendar_from_env()?;
         if let Ok(v) = std::env::var(ENV_WRAP_THRESHOLD) {
             let ticks = v.trim().parse::<u64>().ok().filter(|&t| t > 0);
             cfg.wrap_threshold = Some(ticks.ok_or_else(|| {

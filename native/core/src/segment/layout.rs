@@ -18,13 +18,15 @@ pub const MAGIC: u64 = u64::from_le_bytes(*b"HRTSBASE");
 /// named by a record in the POSIX name object (see `shm`); the mode (tracking or
 /// frozen), the slope and tracking state in every slot, checksums over the slots and
 /// the header's immutable fields, tie statistics and the pace check's result;
-/// sequence blocks with complement copies.
-pub const LAYOUT_VERSION: u32 = 3;
+/// sequence blocks with complement copies. 4: the writer role proves it is alive
+/// with a lock on the segment's name (not by pid), a stamp never waits for it: the
+/// `reach` word, the stale mark in the seqlock word, publication by CAS.
+pub const LAYOUT_VERSION: u32 = 4;
 /// The minor version of the layout this library writes: pages of the same
 /// `LAYOUT_VERSION` and any minor are opened; fields a newer minor adds lie in
 /// the page's unused area (after [`MinorArea`]) and readers ignore what they do
-/// not know (docs/PROTOCOL.md, "Layout versions"). 0: the layout as version 3
-/// first defined it, so every version 3 page is a minor 0 page or newer.
+/// not know (docs/PROTOCOL.md, "Layout versions"). 0: the layout as version 4
+/// first defined it, so every version 4 page is a minor 0 page or newer.
 pub const LAYOUT_MINOR: u32 = 0;
 /// One page: the whole segment.
 pub const SEGMENT_SIZE: usize = 4096;
@@ -174,10 +176,16 @@ pub struct Header {
     pub repairs: AtomicU64,
     /// Calendar minus line measured by the last tie, before its correction (ns).
     pub last_offset_ns: AtomicU64,
+    /// Tracking: the counter value up to which stamps may use the active line
+    /// without marking the seqlock word while the writer role is held (the
+    /// holder's new line is built to be no lower than the active line up to
+    /// here). Written only by the role's holder; only ever raised for one line.
+    pub reach: AtomicU64,
 
     // --- the hot part: read by every stamp ---
     /// Seqlock word: high 32 bits count completed writes (the active slot is
-    /// their parity), low 32 bits hold the pid of the current writer or 0.
+    /// their parity); bit 31 is the stale mark (a stamp used the active line past
+    /// `reach`); bits 30..0 hold the pid of the writer role's holder, or 0.
     pub seq: Hot<AtomicU64>,
     pub slots: [Slot; 2],
 }
@@ -255,18 +263,34 @@ const _: () = assert!(std::mem::align_of::<Header>() <= 4096);
 
 /// Seqlock word helpers.
 pub const SEQ_ONE: u64 = 1 << 32;
+/// The stale mark: a stamp used the active line past the holder's `reach`
+/// (or, with the role free, past the threshold without taking the role).
+pub const SEQ_STALE: u64 = 1 << 31;
+/// The holder's pid bits.
+pub const SEQ_PID_MASK: u64 = SEQ_STALE - 1;
+/// The pid of the writer role's holder (diagnostics), 0 when the role is free.
 pub fn seq_writer(word: u64) -> u32 {
-    word as u32
+    (word & SEQ_PID_MASK) as u32
+}
+pub fn seq_stale(word: u64) -> bool {
+    word & SEQ_STALE != 0
 }
 pub fn seq_slot(word: u64) -> usize {
     ((word >> 32) & 1) as usize
 }
+/// The count of completed writes (the high half).
+pub fn seq_count(word: u64) -> u64 {
+    word >> 32
+}
 /// A snapshot read from the slot active at `before` is consistent when, at
-/// `after`, no write has completed since, or exactly one has and no writer holds
-/// the word: only the *next* writer writes into the slot that was read.
+/// `after`, no write has completed since: the count is the same (the role may
+/// have been taken or marked meanwhile; a writer writes only the other slot).
+/// A stamp never accepts a line whose successor was published before its
+/// second load, so every stamp from a line was taken before that line was
+/// replaced.
 #[inline(always)]
 pub fn snapshot_valid(before: u64, after: u64) -> bool {
-    after.wrapping_sub(before & !0xffff_ffff) <= SEQ_ONE
+    (before ^ after) >> 32 == 0
 }
 
 /// A 64-bit mix of `words`: not cryptographic, but every single-word or
@@ -389,17 +413,19 @@ mod tests {
     fn snapshot_validity_follows_the_two_slot_protocol() {
         let s = |n: u64, pid: u32| (n << 32) | pid as u64;
         assert!(snapshot_valid(s(7, 0), s(7, 0)));
-        // A writer holds the word: it writes the other slot.
+        // A writer holds the word, or a stamp marked it: it writes the other slot.
         assert!(snapshot_valid(s(7, 0), s(7, 42)));
-        // One write completed: it wrote the other slot.
-        assert!(snapshot_valid(s(7, 0), s(8, 0)));
-        // The next writer writes the slot we read.
+        assert!(snapshot_valid(s(7, 42), s(7, 42 | SEQ_STALE as u32)));
+        // A write completed: the line read may be older than a stamp taken
+        // after the new one was published.
+        assert!(!snapshot_valid(s(7, 0), s(8, 0)));
         assert!(!snapshot_valid(s(7, 0), s(8, 42)));
         assert!(!snapshot_valid(s(7, 0), s(9, 0)));
-        // Counter wrap.
-        assert!(snapshot_valid(s(u32::MAX as u64, 0), s(0, 0)));
-        assert!(!snapshot_valid(s(u32::MAX as u64, 0), s(1, 0)));
+        assert!(!snapshot_valid(s(u32::MAX as u64, 0), s(0, 0)));
         assert_eq!(seq_slot(s(7, 0)), 1);
         assert_eq!(seq_writer(s(7, 42)), 42);
+        assert_eq!(seq_writer(s(7, 42 | SEQ_STALE as u32)), 42);
+        assert!(seq_stale(s(7, SEQ_STALE as u32)) && !seq_stale(s(7, 42)));
+        assert_eq!(seq_count(s(7, 42)), 7);
     }
 }

@@ -13,6 +13,7 @@ pub(crate) mod info;
 mod init;
 pub(crate) mod layout;
 mod presence;
+pub(crate) mod role;
 pub(crate) mod timeline;
 pub(crate) mod tracking;
 mod validate;
@@ -29,7 +30,6 @@ use crate::error::{Error, Result};
 use crate::storage::{self, shm};
 use layout::*;
 use std::sync::atomic::Ordering::{Acquire, Relaxed};
-use std::sync::Mutex;
 use std::time::Duration;
 
 /// A process's handle on the shared base. Cheap to read from any thread.
@@ -45,8 +45,14 @@ pub struct SharedBase {
     /// having gone backwards.
     pub(crate) backstep_limit: u64,
     pub(crate) calendar: Calendar,
-    /// (seq word, first seen) of a writer role this process suspects is stale.
-    pub(crate) suspect: Mutex<Option<(u64, u64)>>,
+    /// This process's lock on the writer role (see `role`).
+    pub(crate) role: role::RoleLock,
+    /// `CLOCK_MONOTONIC` ns before which a held role's lock is not probed again.
+    pub(crate) next_probe_ns: std::sync::atomic::AtomicU64,
+    /// The cross-CPU shift bound in ticks: a new line starts at least this far
+    /// (in the old line's terms) above the old line where it takes over.
+    pub(crate) margin_ticks: u64,
+    /// How long an explicit reset waits for the writer role (twice this).
     pub(crate) writer_timeout: Duration,
     pub(crate) seq_file: std::path::PathBuf,
     pub(crate) seq_interval: u64,
@@ -116,6 +122,7 @@ impl SharedBase {
             presence::Presence::join(&cfg.name, cfg.sharing, deadline)
         });
         let freq_hz = checked.freq_hz;
+        let role = role::RoleLock::new(role_fd(&cfg.name, &page));
         let mut base = SharedBase {
             page,
             name: cfg.name.clone(),
@@ -126,7 +133,9 @@ impl SharedBase {
             threshold: checked.threshold,
             backstep_limit: (freq_hz / 1000).max(1),
             calendar: cfg.calendar.clone(),
-            suspect: Mutex::new(None),
+            role,
+            next_probe_ns: std::sync::atomic::AtomicU64::new(0),
+            margin_ticks: margin_ticks(checked.source, checked.shift_ns, freq_hz),
             writer_timeout: Duration::from_secs(1),
             seq_file: cfg
                 .seq_file
@@ -222,6 +231,38 @@ impl SharedBase {
         let _ = std::fs::remove_file(presence::path(name));
         storage::unlink(&SPEC, name)
     }
+}
+
+/// A descriptor of the segment's name for the writer role's lock (see `role`),
+/// or -1: this process then never takes the writer role. The name is opened
+/// again here and must still name this page (not one made after it was
+/// removed and created anew).
+fn role_fd(name: &str, page: &shm::Page) -> i32 {
+    let Ok(cname) = shm::validate_name(name) else {
+        return -1;
+    };
+    let Ok(Some(fd)) = shm::open_existing(&cname) else {
+        return -1;
+    };
+    match shm::read_record(&fd) {
+        // SAFETY: fd is open; F_DUPFD_CLOEXEC makes a new descriptor of the same
+        // open file description, which this process then owns.
+        Ok(rec) if rec.page == page.id() => unsafe {
+            libc::fcntl(fd.raw(), libc::F_DUPFD_CLOEXEC, 0)
+        },
+        _ => -1,
+    }
+}
+
+/// The cross-CPU shift bound in ticks of a `freq_hz` counter: 0 for the
+/// kernel's own clock, else the evaluation's `eval_max_shift_ns`, at most 1 µs
+/// (1 µs when unknown).
+fn margin_ticks(source: SourceId, shift_ns: u64, freq_hz: u64) -> u64 {
+    if source == SourceId::MonotonicRaw {
+        return 0;
+    }
+    let ns = shift_ns.min(1_000) as u128;
+    (ns * freq_hz as u128 / 1_000_000_000) as u64
 }
 
 fn header_of(page: &shm::Page) -> &Header {

@@ -13,15 +13,24 @@
 //! the tie interval and the writer *ties* (see `tracking`): it pairs the counter
 //! with the calendar and publishes a new line that continues the old one. Every
 //! move and tie first validates what it reads (see `validate`) and repairs a
-//! damaged header or line instead of propagating it. Readers that lose the race
-//! use the exact path on the old line for that one stamp; after an idle period,
-//! when the old line is no longer committed, they wait (bounded) for the new one.
+//! damaged header or line instead of propagating it.
+//!
+//! Nobody waits for a writer. A stamp that finds the role taken uses the exact
+//! path on the current line; past the holder's announced `reach` it first marks
+//! the seqlock word, which makes the holder's publication fail until the holder
+//! has rebuilt its line no lower than everything the current line gave. The
+//! role's holder proves it is alive with a lock on the segment's name (see
+//! `role`), so a stopped holder is neither robbed nor waited for, and a dead one
+//! (whatever its pid namespace) is replaced at once.
 
 use crate::clock::convert::SHIFT;
 use crate::clock::source::{self, SourceId};
 use crate::error::{Error, ErrorKind, Result};
 use crate::segment::config::{Calendar, Mode};
 use crate::segment::layout::*;
+#[cfg(any(test, feature = "testing"))]
+use crate::segment::role::RoleLock;
+use crate::segment::role::{Guard, Take};
 use crate::segment::tracking::{self, Line, TieKind};
 use crate::segment::validate;
 use crate::segment::SharedBase;
@@ -147,7 +156,14 @@ impl SharedBase {
                 // Validated at attach: threshold · largest slope + frac fits in 64 bits.
                 return ns.wrapping_add(delta.wrapping_mul(mult).wrapping_add(frac) >> SHIFT);
             }
-            if let Some(ns) = self.stamp_slow(counter, after, &read) {
+            let base = Base {
+                counter: counter_base,
+                ns,
+                frac,
+                mult,
+                generation: 0,
+            };
+            if let Some(ns) = self.stamp_slow(counter, &base, after, &read) {
                 return ns;
             }
         }
@@ -161,17 +177,24 @@ impl SharedBase {
         ((fixed + delta * base.mult as i128) >> SHIFT) as u64
     }
 
-    /// `None`: a new line was published while this stamp waited; stamp again.
+    /// A stamp past the threshold from the line `base`, read under the seqlock
+    /// word `seen`. `None`: the line was replaced meanwhile; stamp again (the new
+    /// line is already published: this never waits).
     #[cold]
     #[inline(never)]
-    fn stamp_slow(&self, counter: u64, seen: u64, read: &impl Fn(SourceId) -> u64) -> Option<u64> {
-        let base = self.base();
+    fn stamp_slow(
+        &self,
+        counter: u64,
+        base: &Base,
+        seen: u64,
+        read: &impl Fn(SourceId) -> u64,
+    ) -> Option<u64> {
         let behind = base.counter.wrapping_sub(counter);
         let reset = (behind as i64) > 0 && behind > self.backstep_limit;
         if (behind as i64) > 0 && !reset {
             // Another CPU's counter may trail the one that set the base by a few
             // ticks; that is still the same timeline.
-            return Some(self.exact_ns(counter, &base));
+            return Some(self.exact_ns(counter, base));
         }
         if self.mode == Mode::Frozen {
             if reset {
@@ -180,65 +203,85 @@ impl SharedBase {
                 if let Ok(ns) = self.rebase_after_backstep(counter, seen) {
                     return Some(ns);
                 }
-                return Some(self.exact_ns(counter, &base));
+                return Some(self.exact_ns(counter, base));
             }
+            // A move never changes the timeline: whoever moves, the exact value
+            // on the current line is right.
             self.try_move(counter, seen);
-            return Some(self.exact_ns(counter, &base));
+            return Some(self.exact_ns(counter, base));
         }
-        let idle = reset || counter.wrapping_sub(base.counter) > self.rules.limit;
         if let Some(held) = self.acquire_writer(seen) {
-            let (old, t) = self.tie_held(held, read);
+            let (old, t) = self.tie_held(held, read)?;
             return Some(match t.kind {
                 TieKind::Slew => old.ns_at(counter),
                 _ => t.line.ns_at(counter).max(t.floor_ns),
             });
         }
-        if !idle {
-            return Some(self.exact_ns(counter, &base));
-        }
-        // Past the limit the old line is committed only up to it: wait for the
-        // writer's new line rather than extrapolate.
-        let floor = self.exact_ns(base.counter.wrapping_add(self.rules.limit), &base);
-        self.wait_for_publication(seen, floor)
+        self.stamp_beside_writer(counter, base, seen, reset)
     }
 
-    /// Waits (bounded by the writer timeout) for the writer role's holder to
-    /// publish. `None`: published, or the role was freed; `Some(floor)`: the
-    /// holder is alive but stalled, and the floor is the latest safe stamp.
-    fn wait_for_publication(&self, seen: u64, floor: u64) -> Option<u64> {
+    /// Tracking: a stamp past the threshold that did not get the writer role
+    /// (another process or thread holds it, or is taking it). It keeps using
+    /// the current line, whose slope is bounded, and never waits:
+    ///
+    /// - up to the holder's `reach` the holder's new line is built to be no
+    ///   lower than this one, so the stamp is the exact value on it;
+    /// - past `reach` (the holder is slow or stopped, or nobody holds the role
+    ///   yet) the stamp marks the seqlock word stale first: a marked word makes
+    ///   the holder's publication fail, and a holder that sees the mark builds
+    ///   its line no lower than the current one at a counter read after it;
+    /// - a counter that went backwards (reset) is answered with the current
+    ///   line's committed floor, which the holder's re-based line starts above.
+    fn stamp_beside_writer(
+        &self,
+        counter: u64,
+        base: &Base,
+        seen: u64,
+        reset: bool,
+    ) -> Option<u64> {
         let h = self.header();
-        let deadline = crate::os::monotonic_ns() + self.writer_timeout.as_nanos() as u64;
-        let mut spins = 0u32;
-        loop {
-            let w = h.seq.load(Acquire);
-            if w >> 32 != seen >> 32 || seq_writer(w) == 0 {
-                return None;
-            }
-            if !crate::os::process_alive(seq_writer(w)) {
-                self.recover_if_abandoned(w);
-                return None;
-            }
-            if crate::os::monotonic_ns() > deadline {
-                return Some(floor);
-            }
-            spins += 1;
-            if spins < 1000 {
-                std::hint::spin_loop();
-            } else {
-                std::thread::yield_now();
-            }
-        }
-    }
-
-    /// Takes the writer role if nobody holds it; the caller's snapshot `seen` must
-    /// still be current, which makes the slot we copy from the active one.
-    fn acquire_writer(&self, seen: u64) -> Option<u64> {
-        let h = self.header();
-        if seq_writer(seen) != 0 {
-            self.recover_if_abandoned(seen);
+        let w = h.seq.load(Acquire);
+        if seq_count(w) != seq_count(seen) {
             return None;
         }
-        let mine = (seen & !0xffff_ffff) | crate::os::pid() as u64;
+        if reset {
+            return Some(self.exact_ns(base.counter.wrapping_add(self.rules.limit), base));
+        }
+        if !seq_stale(w) {
+            let reach = h.reach.load(Acquire);
+            if (counter.wrapping_sub(reach) as i64) <= 0 {
+                // Still the line the reach belongs to?
+                if seq_count(h.seq.load(Acquire)) != seq_count(seen) {
+                    return None;
+                }
+                return Some(self.exact_ns(counter, base));
+            }
+            if h.seq
+                .compare_exchange(w, w | SEQ_STALE, AcqRel, Acquire)
+                .is_err()
+            {
+                return None;
+            }
+        }
+        Some(self.exact_ns(counter, base))
+    }
+
+    /// Takes the writer role if nobody holds it, or if its holder is dead; the
+    /// caller's snapshot `seen` must still be current, which makes the slot we
+    /// copy from the active one. The role's lock is taken first: a holder named
+    /// in `seen` holds it while it lives, so getting it proves that holder dead
+    /// (or already done, and then the CAS fails).
+    fn acquire_writer(&self, seen: u64) -> Option<Held<'_>> {
+        let h = self.header();
+        let holder = seq_writer(seen);
+        if holder != 0 && !self.probe_due() {
+            return None;
+        }
+        let guard = match self.role.try_take() {
+            Take::Taken(g) => g,
+            Take::Held | Take::Unavailable => return None,
+        };
+        let mine = (seen & !0xffff_ffff) | (crate::os::pid() as u64 & SEQ_PID_MASK);
         h.seq.compare_exchange(seen, mine, AcqRel, Relaxed).ok()?;
         // Orders the slot stores below after the acquisition for seqlock readers.
         fence(Release);
@@ -246,22 +289,69 @@ impl SharedBase {
             .start_time
             .get_or_init(|| crate::os::process_start_time(crate::os::pid()).unwrap_or(0));
         h.writer_start_time.store(start, Relaxed);
-        Some(mine)
+        Some(Held {
+            word: mine,
+            stale: seq_stale(seen),
+            _guard: guard,
+        })
     }
 
-    /// Writes `new` into the inactive slot and makes it the active one.
-    fn publish(&self, held: u64, new: &Line) {
+    /// Whether to look at the role's lock again for a held word (at most once
+    /// per millisecond per process: a live holder, stopped or not, costs the
+    /// others one failed non-blocking `fcntl` per millisecond).
+    fn probe_due(&self) -> bool {
+        let now = crate::os::monotonic_ns();
+        let next = self.next_probe_ns.load(Relaxed);
+        if now < next {
+            return false;
+        }
+        self.next_probe_ns
+            .compare_exchange(next, now + 1_000_000, Relaxed, Relaxed)
+            .is_ok()
+    }
+
+    /// Publishes `new` if the role is still held as `held` (unmarked): writes
+    /// the inactive slot and gives the role back in one CAS. `Err(word)`: the
+    /// word changed (a stamp marked it); nothing was published.
+    fn publish(&self, held: &Held<'_>, new: &Line) -> std::result::Result<(), u64> {
         let h = self.header();
-        let next = (held & !0xffff_ffff).wrapping_add(SEQ_ONE);
-        store_line(&h.slots[seq_slot(held) ^ 1], new, next >> 32);
-        h.seq.store(next, Release);
+        let next = (held.word & !0xffff_ffff).wrapping_add(SEQ_ONE);
+        store_line(&h.slots[seq_slot(held.word) ^ 1], new, next >> 32);
+        h.seq
+            .compare_exchange(held.word, next, AcqRel, Acquire)
+            .map(|_| ())
+    }
+
+    /// Clears a stale mark on the held word: `false` if the role was lost.
+    fn clear_mark(&self, held: &Held<'_>) -> bool {
+        match self
+            .header()
+            .seq
+            .compare_exchange(held.word | SEQ_STALE, held.word, AcqRel, Acquire)
+        {
+            Ok(_) => true,
+            Err(w) => w == held.word,
+        }
+    }
+
+    /// Publishes `new` (frozen moves, re-bases, resets): the timeline does not
+    /// depend on when, so a marked word is cleared and the publication retried.
+    fn publish_retrying(&self, held: &Held<'_>, new: &Line) -> bool {
+        loop {
+            match self.publish(held, new) {
+                Ok(()) => return true,
+                Err(_) if self.clear_mark(held) => continue,
+                Err(_) => return false,
+            }
+        }
     }
 
     /// The active line, validated, as the writer role's holder sees it; a
     /// damaged header is restored from this process's validated copy and a
     /// damaged line replaced (both counted in `repairs`), so a tie or move never
     /// turns damage into a line with a valid checksum.
-    fn verified_active(&self, held: u64) -> Line {
+    fn verified_active(&self, held: &Held<'_>) -> Line {
+        let held = held.word;
         let h = self.header();
         if !self.image.matches(h) {
             self.image.restore(h);
@@ -331,14 +421,80 @@ impl SharedBase {
     }
 
     /// One tie by the writer role's holder: validate, pair, publish, count.
-    /// Returns the line it replaced and what the tie decided.
-    fn tie_held(&self, held: u64, read: &impl Fn(SourceId) -> u64) -> (Line, tracking::Tie) {
+    /// Returns the line it replaced and what the tie decided; `None` if the
+    /// role was lost (never while its lock is held) and nothing was published.
+    ///
+    /// The new line must be no lower than every stamp the old line gave. Those
+    /// were taken at counters up to the *exposure*: the fast path's threshold,
+    /// the `reach` this holder announces (the tie interval's limit after an
+    /// idle period, else a millisecond past the counter when the role was
+    /// taken), and, once the word was marked stale, a counter read after the
+    /// mark was seen and cleared.
+    fn tie_held(
+        &self,
+        held: Held<'_>,
+        read: &impl Fn(SourceId) -> u64,
+    ) -> Option<(Line, tracking::Tie)> {
         let h = self.header();
-        let old = self.verified_active(held);
+        let old = self.verified_active(&held);
+        let base = old.counter;
+        let rel = |c: u64| c.wrapping_sub(base) as i64;
+        let x = read(self.source);
+        let window = self.backstep_limit as i64;
+        let limit = self.rules.limit.min(i64::MAX as u64) as i64;
+        let idle = rel(x) > limit || rel(x) < -(self.backstep_limit as i64);
+        let mut exposed = (self.threshold.min(i64::MAX as u64) as i64).max(if held.stale {
+            rel(x)
+        } else {
+            i64::MIN
+        });
+        // The reach stamps beside this holder may use without a mark: what an
+        // earlier holder of this line announced (a holder that died, its
+        // stamps may have used), never more than a window past now (damage).
+        let existing = rel(h.reach.load(Acquire));
+        let own = if idle && !held.stale {
+            limit
+        } else {
+            rel(x).saturating_add(window)
+        };
+        let mut reach = if (0..=rel(x).saturating_add(window)).contains(&existing) {
+            own.max(existing)
+        } else {
+            own
+        };
+        h.reach.store(base.wrapping_add(reach as u64), Release);
+        exposed = exposed.max(reach);
         let (at, cal) = self.sample(read);
-        let publish = read(self.source);
-        let t = tracking::tie(&old, &self.rules, at, cal, publish);
-        self.publish(held, &t.line);
+        let t = loop {
+            let publish = read(self.source);
+            let t = tracking::tie(
+                &old,
+                &self.rules,
+                at,
+                cal,
+                publish,
+                exposed.saturating_add(self.margin_ticks as i64),
+            );
+            match self.publish(&held, &t.line) {
+                Ok(()) => break t,
+                Err(w) if w == held.word | SEQ_STALE => {
+                    // A stamp used the old line past the reach while this tie
+                    // was under way (it was slow, or stopped): announce a new
+                    // reach, clear the mark, and count everything up to a
+                    // counter read after that as given by the old line.
+                    let now = rel(read(self.source));
+                    reach = reach.max(now.saturating_add(window));
+                    h.reach.store(base.wrapping_add(reach as u64), Release);
+                    if !self.clear_mark(&held) {
+                        return None;
+                    }
+                    let after = rel(read(self.source));
+                    exposed = exposed.max(reach).max(after);
+                }
+                Err(_) => return None,
+            }
+        };
+        drop(held);
         h.ties.fetch_add(1, Relaxed);
         h.moves.fetch_add(1, Relaxed);
         h.last_offset_ns.store(t.offset as u64, Relaxed);
@@ -350,7 +506,7 @@ impl SharedBase {
                 h.largest_step_ns.store(t.jump as u64, Relaxed);
             }
         }
-        (old, t)
+        Some((old, t))
     }
 
     /// Moves the base forward to `counter`, keeping the timeline bit-identical
@@ -359,14 +515,16 @@ impl SharedBase {
         let Some(held) = self.acquire_writer(seen) else {
             return false;
         };
-        let old = self.verified_active(held);
+        let old = self.verified_active(&held);
         let delta = counter.wrapping_sub(old.counter);
         if (delta as i64) <= 0 {
             // Nothing to move (the counter is not ahead of the base); release unchanged.
-            self.publish(held, &old);
+            self.publish_retrying(&held, &old);
             return false;
         }
-        self.publish(held, &old.moved_to(counter));
+        if !self.publish_retrying(&held, &old.moved_to(counter)) {
+            return false;
+        }
         self.header().moves.fetch_add(1, Relaxed);
         true
     }
@@ -381,10 +539,7 @@ impl SharedBase {
             return self.try_move(counter, seen);
         }
         match self.acquire_writer(seen) {
-            Some(held) => {
-                self.tie_held(held, &source::read_ordered);
-                true
-            }
+            Some(held) => self.tie_held(held, &source::read_ordered).is_some(),
             None => false,
         }
     }
@@ -397,7 +552,7 @@ impl SharedBase {
     /// tracking mode, the learned frequency are kept.
     pub fn set_base_info(&self) -> Result<BaseInfo> {
         let held = self.acquire_writer_waiting()?;
-        let old = self.verified_active(held);
+        let old = self.verified_active(&held);
         let (counter, ns) = pair_counter_with_calendar(self.source, &self.calendar);
         let line = self.fresh_line(
             counter,
@@ -405,7 +560,15 @@ impl SharedBase {
             old.generation.wrapping_add(1),
             Some(old.freq_mult),
         );
-        self.publish(held, &line);
+        if !self.publish_retrying(&held, &line) {
+            return Err(Error::new(
+                ErrorKind::Timeout,
+                format!(
+                    "the base of segment {} changed hands during the reset; retry",
+                    self.name
+                ),
+            ));
+        }
         Ok(self.base_info())
     }
 
@@ -418,18 +581,22 @@ impl SharedBase {
         let held = self
             .acquire_writer(seen)
             .ok_or_else(|| Error::new(ErrorKind::Timeout, "another process is re-basing"))?;
-        let old = self.verified_active(held);
+        let old = self.verified_active(&held);
         let old_reach = old.ns_at(old.counter.wrapping_add(self.threshold));
         let ns = (self.calendar)().max(old_reach.saturating_add(1));
-        self.publish(
-            held,
-            &self.fresh_line(counter, ns, old.generation.wrapping_add(1), None),
-        );
+        let line = self.fresh_line(counter, ns, old.generation.wrapping_add(1), None);
+        if !self.publish_retrying(&held, &line) {
+            return Err(Error::new(
+                ErrorKind::Timeout,
+                "another process is re-basing",
+            ));
+        }
         Ok(ns)
     }
 
     /// Waits (bounded) for the writer role, recovering it from a dead holder.
-    fn acquire_writer_waiting(&self) -> Result<u64> {
+    /// Only explicit resets wait; stamps never do.
+    fn acquire_writer_waiting(&self) -> Result<Held<'_>> {
         let deadline = crate::os::monotonic_ns() + 2 * self.writer_timeout.as_nanos() as u64;
         loop {
             let seen = self.header().seq.load(Acquire);
@@ -440,8 +607,8 @@ impl SharedBase {
                 return Err(Error::new(
                     ErrorKind::Timeout,
                     format!(
-                        "the base of segment {} is held by live pid {} for over {} ms; retry, \
-                         or stop that process",
+                        "the base of segment {} is held by a live process (pid {} in its own \
+                         pid namespace) for over {} ms; retry, or stop that process",
                         self.name,
                         seq_writer(self.header().seq.load(Relaxed)),
                         2 * self.writer_timeout.as_millis()
@@ -449,39 +616,6 @@ impl SharedBase {
                 ));
             }
             std::thread::sleep(std::time::Duration::from_micros(200));
-        }
-    }
-
-    /// A writer that died holding the word never wrote the active slot (writers
-    /// write the inactive one), so releasing the word without a flip is the whole
-    /// recovery. A live holder is never robbed: it could resume and overwrite the
-    /// slot readers use. A pid that was reused by a new process is told apart by
-    /// its start time, once the word has sat unchanged for `writer_timeout`.
-    fn recover_if_abandoned(&self, seen: u64) {
-        let pid = seq_writer(seen);
-        let abandoned = if !crate::os::process_alive(pid) {
-            true
-        } else {
-            let now = crate::os::monotonic_ns();
-            let mut suspect = self.suspect.lock().unwrap_or_else(|p| p.into_inner());
-            match *suspect {
-                Some((word, since)) if word == seen => {
-                    now - since > self.writer_timeout.as_nanos() as u64
-                        && crate::os::process_start_time(pid)
-                            != Some(self.header().writer_start_time.load(Relaxed))
-                }
-                _ => {
-                    *suspect = Some((seen, now));
-                    false
-                }
-            }
-        };
-        if abandoned {
-            let free = seen & !0xffff_ffff;
-            let _ = self
-                .header()
-                .seq
-                .compare_exchange(seen, free, AcqRel, Relaxed);
         }
     }
 
@@ -587,15 +721,64 @@ impl SharedBase {
         }
     }
 
-    /// Test hook: takes the writer role, scribbles over the inactive slot and
-    /// returns without releasing, as a writer killed mid-move would leave it.
+    /// Test hook: takes the writer role (and its lock), scribbles over the
+    /// inactive slot and returns without releasing either, as a writer killed
+    /// or stopped mid-move would leave them. [`release_writer_role_for_test`]
+    /// (from the same thread) finishes the tie or move and gives them back.
+    ///
+    /// [`release_writer_role_for_test`]: SharedBase::release_writer_role_for_test
     #[cfg(any(test, feature = "testing"))]
     pub fn hold_writer_role_for_test(&self) -> Result<()> {
         let held = self.acquire_writer_waiting()?;
         let junk = Line::paired(u64::MAX / 3, 7, 0, self.scale.mult);
-        store_line(&self.header().slots[seq_slot(held) ^ 1], &junk, 0);
+        store_line(&self.header().slots[seq_slot(held.word) ^ 1], &junk, 0);
+        let Held { _guard, .. } = held;
+        RoleLock::keep(_guard);
         Ok(())
     }
+
+    /// Test hook: ends a hold of [`hold_writer_role_for_test`] taken by this
+    /// thread: ties (tracking) or moves (frozen) and releases the role and its
+    /// lock. `false`: this thread holds no such role.
+    ///
+    /// [`hold_writer_role_for_test`]: SharedBase::hold_writer_role_for_test
+    #[cfg(any(test, feature = "testing"))]
+    pub fn release_writer_role_for_test(&self) -> bool {
+        let Some(guard) = self.role.adopt() else {
+            return false;
+        };
+        let w = self.header().seq.load(Acquire);
+        if seq_writer(w) != (crate::os::pid() as u64 & SEQ_PID_MASK) as u32 {
+            return false;
+        }
+        let held = Held {
+            word: w & !SEQ_STALE,
+            stale: false,
+            _guard: guard,
+        };
+        if self.mode == Mode::Tracking {
+            return self.tie_held(held, &source::read_ordered).is_some();
+        }
+        let old = self.verified_active(&held);
+        self.publish_retrying(&held, &old)
+    }
+
+    /// Test hook: the writer role's holder as the seqlock word names it (pid in
+    /// its own pid namespace, 0 when free) and whether the word is marked stale.
+    #[cfg(any(test, feature = "testing"))]
+    pub fn writer_role_for_test(&self) -> (u32, bool) {
+        let w = self.header().seq.load(Acquire);
+        (seq_writer(w), seq_stale(w))
+    }
+}
+
+/// The writer role, held by this thread: the seqlock word it holds (unmarked),
+/// whether the word it replaced carried the stale mark, and the role's lock,
+/// released when this is dropped (after the publication).
+pub(crate) struct Held<'a> {
+    word: u64,
+    stale: bool,
+    _guard: Guard<'a>,
 }
 
 /// A slot's line, `written` and `check`, as stored (not validated).

@@ -120,12 +120,6 @@ impl Line {
             ..*self
         }
     }
-
-    /// The largest value any stamp from this line can have had: its value at
-    /// `limit` ticks past the base (stamps beyond that go through a tie first).
-    pub fn floor(&self, limit: u64) -> i128 {
-        self.fixed_at(self.counter.wrapping_add(limit))
-    }
 }
 
 fn clamp_u64(v: i128) -> u64 {
@@ -174,10 +168,26 @@ fn to_i64(v: i128) -> i64 {
     v.clamp(i64::MIN as i128, i64::MAX as i128) as i64
 }
 
+/// Raises smaller than this (2^-32 ns) at the far end of the exposure are
+/// made by raising the new line; larger ones (a tie taken long before the
+/// threshold) by keeping the old slope instead.
+const RAISE_CAP: i128 = 1_000 << SHIFT;
+
 /// One tie: the old line `old`, the calendar `cal_ns` read at counter `at`
 /// (the middle of the narrowest bracket), and `publish`, the counter read just
-/// before the new line is published, where it takes over.
-pub(crate) fn tie(old: &Line, rules: &Rules, at: u64, cal_ns: u64, publish: u64) -> Tie {
+/// before the new line is published, where it takes over. `exposed`: ticks
+/// past `old.counter` up to which stamps may have been taken from the old line
+/// (the threshold, the holder's reach, a counter read after a stale mark, each
+/// plus the cross-CPU shift bound: a stamp on another CPU may have read a
+/// counter that far ahead).
+pub(crate) fn tie(
+    old: &Line,
+    rules: &Rules,
+    at: u64,
+    cal_ns: u64,
+    publish: u64,
+    exposed: i64,
+) -> Tie {
     let d = at.wrapping_sub(old.counter) as i64;
     let old_at = old.fixed_at(at);
     let offset_fixed = ((cal_ns as i128) << SHIFT) - old_at;
@@ -206,10 +216,25 @@ pub(crate) fn tie(old: &Line, rules: &Rules, at: u64, cal_ns: u64, publish: u64)
     }
     let freq = freq.clamp(f_lo, f_hi);
 
-    let floor = if backwards || idle {
-        old.floor(rules.limit)
+    // Stamps from the old line were taken at counters up to `exposed` past its
+    // base: the largest of them up to counter c is the old line at the
+    // earlier of c and that end. A counter that went backwards is answered
+    // with the old line's value at the larger of the end and the limit.
+    let end = old.counter.wrapping_add(exposed as u64);
+    let given_at = |c: u64| {
+        if (c.wrapping_sub(old.counter) as i64) < exposed {
+            old.fixed_at(c)
+        } else {
+            old.fixed_at(end)
+        }
+    };
+    let floor = if backwards {
+        old.fixed_at(
+            old.counter
+                .wrapping_add(exposed.max(rules.limit as i64) as u64),
+        )
     } else {
-        old_at
+        given_at(at)
     };
     let cal_fixed = (cal_ns as i128) << SHIFT;
     let step_fixed = (rules.step_ns as i128) << SHIFT;
@@ -251,21 +276,38 @@ pub(crate) fn tie(old: &Line, rules: &Rules, at: u64, cal_ns: u64, publish: u64)
             tie_ns: cal_ns.max(1),
         }
     };
-    // Take over at `publish`: readers used the old line until now, so the new
-    // one starts no lower than the old one there (a continued line) and never
-    // below the floor.
+    // Take over at `publish`: stamps used the old line up to `exposed`, so
+    // from `publish` on the new line is no lower than every one of them: it is
+    // compared where it takes over and at the end of the exposure (both lines
+    // are straight, and nothing was given past the end). A counter that went
+    // backwards starts above the floor.
     let mut line = at_line.moved_to(publish);
-    let mut pub_fixed = line.fixed_at(publish);
-    let keep = match kind {
-        TieKind::Slew => old.fixed_at(publish),
-        _ => floor,
+    let need = if backwards {
+        floor + (1 << SHIFT) - line.fixed_at(publish)
+    } else {
+        let p = publish.wrapping_sub(old.counter) as i64;
+        let first = given_at(publish) - line.fixed_at(publish);
+        let far = if exposed > p {
+            old.fixed_at(end) - line.fixed_at(end)
+        } else {
+            i128::MIN
+        };
+        if far > first.max(0) + RAISE_CAP && line.mult < old.mult {
+            // A tie long before the threshold: keep the old slope rather
+            // than raise the line by the whole difference.
+            line.mult = old.mult;
+            first
+        } else {
+            first.max(far)
+        }
     };
-    if pub_fixed < keep {
-        pub_fixed = keep;
-        let (ns, frac) = split(pub_fixed);
+    if need > 0 {
+        let (ns, frac) = split(line.fixed_at(publish) + need);
         line.ns = ns;
         line.frac = frac;
+        line.residual = to_i64((line.residual as i128) - (need >> SHIFT));
     }
+    let pub_fixed = line.fixed_at(publish);
     let jump = match kind {
         TieKind::Slew => 0,
         _ => to_i64((pub_fixed - old.fixed_at(publish)) >> SHIFT),
@@ -275,7 +317,15 @@ pub(crate) fn tie(old: &Line, rules: &Rules, at: u64, cal_ns: u64, publish: u64)
         kind,
         offset,
         jump,
-        floor_ns: clamp_u64(floor.max(0) >> SHIFT),
+        floor_ns: clamp_u64(
+            match kind {
+                TieKind::Slew => old_at,
+                TieKind::CounterReset => floor + (1 << SHIFT),
+                _ => given_at(publish),
+            }
+            .max(0)
+                >> SHIFT,
+        ),
     }
 }
 

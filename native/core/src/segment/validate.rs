@@ -30,6 +30,9 @@ pub(crate) struct Checked {
     pub mode: Mode,
     pub rules: Rules,
     pub image: HeaderImage,
+    /// The cross-CPU counter shift the creator's evaluation found, ns
+    /// (`u64::MAX` unknown).
+    pub shift_ns: u64,
 }
 
 /// A copy of the header's immutable fields as validated, from which a tie
@@ -191,6 +194,7 @@ pub(crate) fn header(h: &Header, name: &str) -> Result<Checked> {
         mode,
         rules,
         image,
+        shift_ns: h.eval_max_shift_ns.load(Relaxed),
     })
 }
 

@@ -170,8 +170,10 @@ public final class TestMains {
     /**
      * The JVM reader of the fuzz stage: stamps for {@code ms} milliseconds while another
      * process damages the segment, counting stamps more than 1 ms from the system clock
-     * (read right before and after each stamp), backward steps and exceptions. Prints
-     * "attached", then "reader java: stamps N off M backwards B errors E".
+     * (read right before and after each stamp), backward steps, exceptions, and stamps that
+     * used over 1 ms of the thread's CPU time (one that waited for a writer would; a preempted
+     * one does not). Prints "attached", then "reader java: stamps N off M backwards B errors E
+     * slow S longest L" (L: the longest wall-clock bracket, ns, preemption included).
      */
     static void fuzzRead(long ms) {
         HighResTimestamp.open();
@@ -182,6 +184,9 @@ public final class TestMains {
         long backwards = 0;
         long errors = 0;
         long last = 0;
+        long slow = 0;
+        long longest = 0;
+        java.lang.management.ThreadMXBean cpu = java.lang.management.ManagementFactory.getThreadMXBean();
         long stop = wallNanos() + ms * 1_000_000L;
         for (;;) {
             long before = wallNanos();
@@ -189,6 +194,7 @@ public final class TestMains {
                 break;
             }
             long ns;
+            long used = cpu.getCurrentThreadCpuTime();
             try {
                 ns = HighResTimestamp.getEpochNanoseconds();
             } catch (HrtsException e) {
@@ -196,8 +202,13 @@ public final class TestMains {
                 count++;
                 continue;
             }
+            used = cpu.getCurrentThreadCpuTime() - used;
             long after = wallNanos();
             count++;
+            if (used > 1_000_000L) {
+                slow++;
+            }
+            longest = Math.max(longest, after - before);
             if (ns < before - 1_000_000L || ns > after + 1_000_000L) {
                 off++;
             }
@@ -207,7 +218,7 @@ public final class TestMains {
             last = ns;
         }
         System.out.println("reader java: stamps " + count + " off " + off + " backwards " + backwards
-                + " errors " + errors);
+                + " errors " + errors + " slow " + slow + " longest " + longest);
     }
 
     /** CLOCK_REALTIME in nanoseconds, from java.time (microsecond resolution or better). */

@@ -101,7 +101,18 @@ impl Seg {
             let noise = host.noise_ns * host.rng.unit();
             let cal = host.read_calendar(noise);
             host.advance(300.0);
-            let t = tie(&self.line, &self.rules, at, cal, host.counter());
+            // What the holder counts as exposed: the threshold, and its reach
+            // (the limit after an idle period, else a millisecond past now).
+            let r = &self.rules;
+            let rel = d as i64;
+            let idle = rel > r.limit as i64 || rel < -(r.backstep as i64);
+            let reach = if idle {
+                r.limit as i64
+            } else {
+                rel + r.backstep as i64
+            };
+            let exposed = (r.interval as i64).max(reach);
+            let t = tie(&self.line, r, at, cal, host.counter(), exposed);
             let old = self.line;
             self.line = t.line;
             self.ties += 1;
@@ -335,7 +346,7 @@ fn slopes_stay_positive_and_bounded_whatever_the_calendar_does() {
         let at = line.counter.wrapping_add(d as u64);
         let cal =
             (line.ns_at(at) as i64).wrapping_add((rng.next() >> 20) as i64 - (1 << 43)) as u64;
-        let t = tie(&line, &r, at, cal, at + 100);
+        let t = tie(&line, &r, at, cal, at + 100, r.interval as i64);
         assert!(t.line.mult >= lo && t.line.mult <= hi, "{t:?}");
         assert!(t.line.fixed_at(at + 100) >= ((t.floor_ns as i128) << SHIFT) - (1i128 << SHIFT));
         line = t.line;
@@ -354,4 +365,36 @@ fn suspend_and_resume_is_a_forward_step() {
     let (p99, max) = p99_max(&errs[1100..]);
     assert!(p99 <= 1000.0 && max <= 5000.0, "p99 {p99} max {max}");
     assert!((freq_ppm(&seg) + 20.0).abs() < 0.1, "{}", freq_ppm(&seg));
+}
+
+#[test]
+fn a_late_publication_stays_above_the_old_line_up_to_the_exposure() {
+    // The holder sampled at `at`, then stalled: stamps beside it used the old
+    // line up to `exposed`, far past where it publishes. Whatever the
+    // calendar asks of the slope, the new line is no lower than the old one
+    // anywhere it was used, and rises from there.
+    let r = rules();
+    let mut rng = Rng(11);
+    for _ in 0..10_000 {
+        let line = Line::paired(1 << 40, 1 << 60, 1, r.m_cal);
+        let line = Line {
+            mult: r.m_cal + (rng.next() % (r.m_cal / 1000)) - r.m_cal / 2000,
+            ..line
+        };
+        let at = line.counter + r.interval + rng.next() % (r.interval / 8);
+        let cal = (line.ns_at(at) as i64 + (rng.next() % 2_000_000) as i64 - 1_000_000) as u64;
+        let publish = at + 1000;
+        let exposed = (publish - line.counter + rng.next() % (r.interval / 4)) as i64;
+        let t = tie(&line, &r, at, cal, publish, exposed);
+        let end = line.counter + exposed as u64;
+        for c in [
+            publish,
+            publish + (end - publish) / 2,
+            end,
+            end + r.interval,
+        ] {
+            let given = line.fixed_at(c.min(end));
+            assert!(t.line.fixed_at(c) >= given, "{:?} at {c}: {t:?}", t.kind);
+        }
+    }
 }
