@@ -147,13 +147,10 @@ pub fn fuzz(base: &SharedBase, rounds: u64, seed: u64) -> Result<(), CliError> {
             }
             base.force_move();
         }
-        if base.validate().is_err() {
+        if let Err(e) = base.validate() {
             c.unrepaired += 1;
             if c.unrepaired <= 5 {
-                eprintln!(
-                    "fuzz: round {round}: not repaired by a tie: {}",
-                    base.validate().unwrap_err()
-                );
+                eprintln!("fuzz: round {round}: not repaired by a tie: {e}");
             }
             base.set_base_info()?;
         }

@@ -47,8 +47,10 @@ pub struct SharedBase {
     pub(crate) calendar: Calendar,
     /// This process's lock on the writer role (see `role`).
     pub(crate) role: role::RoleLock,
-    /// `CLOCK_MONOTONIC` ns before which a held role's lock is not probed again.
+    /// `CLOCK_MONOTONIC` ns before which a held role's lock is not probed again,
+    /// and the (unmarked) word last probed.
     pub(crate) next_probe_ns: std::sync::atomic::AtomicU64,
+    pub(crate) last_probed: std::sync::atomic::AtomicU64,
     /// The cross-CPU shift bound in ticks: a new line starts at least this far
     /// (in the old line's terms) above the old line where it takes over.
     pub(crate) margin_ticks: u64,
@@ -135,6 +137,7 @@ impl SharedBase {
             calendar: cfg.calendar.clone(),
             role,
             next_probe_ns: std::sync::atomic::AtomicU64::new(0),
+            last_probed: std::sync::atomic::AtomicU64::new(0),
             margin_ticks: margin_ticks(checked.source, checked.shift_ns, freq_hz),
             writer_timeout: Duration::from_secs(1),
             seq_file: cfg

@@ -225,6 +225,7 @@ fn a_holder_in_another_handle_is_proven_alive_by_its_lock_not_its_pid() {
         // Its pid is ours and alive either way: only the lock tells.
         assert!(!b.force_move(), "a live holder is not robbed");
         b.next_probe_ns.store(0, SeqCst);
+        b.last_probed.store(0, SeqCst);
         assert!(!b.force_move(), "not on a second look either");
         assert_eq!(b.header().seq.load(SeqCst), word);
         go_tx.send(()).unwrap();

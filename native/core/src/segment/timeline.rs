@@ -274,7 +274,7 @@ impl SharedBase {
     fn acquire_writer(&self, seen: u64) -> Option<Held<'_>> {
         let h = self.header();
         let holder = seq_writer(seen);
-        if holder != 0 && !self.probe_due() {
+        if holder != 0 && !self.probe_due(seen) {
             return None;
         }
         let guard = match self.role.try_take() {
@@ -296,11 +296,18 @@ impl SharedBase {
         })
     }
 
-    /// Whether to look at the role's lock again for a held word (at most once
-    /// per millisecond per process: a live holder, stopped or not, costs the
-    /// others one failed non-blocking `fcntl` per millisecond).
-    fn probe_due(&self) -> bool {
+    /// Whether to look at the role's lock for the held word `seen`: at once
+    /// for a word this process has not probed yet (a dead holder is taken over
+    /// at the first stamp that sees it), then at most once per millisecond (a
+    /// live holder, stopped or not, costs the others one failed non-blocking
+    /// `fcntl` per millisecond per process).
+    fn probe_due(&self, seen: u64) -> bool {
+        let word = seen & !SEQ_STALE;
         let now = crate::os::monotonic_ns();
+        if self.last_probed.swap(word, Relaxed) != word {
+            self.next_probe_ns.store(now + 1_000_000, Relaxed);
+            return true;
+        }
         let next = self.next_probe_ns.load(Relaxed);
         if now < next {
             return false;
