@@ -1351,6 +1351,21 @@ uint64_t hrts_stats_snapshot_taken(const struct hrts_stats_snapshot *snapshot);
 size_t hrts_stats_snapshot_len(const struct hrts_stats_snapshot *snapshot);
 
 /**
+ * How many process slots and metric cells of the segment the snapshot left
+ * out because their words do not match their check words (a process wrote
+ * over them): `*slots` and `*cells` (either may be NULL); the return value is
+ * their sum, 0 for an undamaged segment and for NULL. Nothing damaged is
+ * ever shown as a number; a damaged slot's metrics are left out with it.
+ *
+ * # Safety
+ * `snapshot` must be NULL or a snapshot not yet freed; `slots` and `cells`
+ * each NULL or writable.
+ */
+size_t hrts_stats_snapshot_damaged(const struct hrts_stats_snapshot *snapshot,
+                                   size_t *slots,
+                                   size_t *cells);
+
+/**
  * The `index`-th process of the snapshot (ordered by pid, then instance), or
  * NULL when out of range. Valid until the snapshot is freed.
  *

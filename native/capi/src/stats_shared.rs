@@ -49,6 +49,8 @@ pub struct hrts_stats_snapshot {
     /// so its elements do not move; read only through those pointers).
     _dumps: Vec<hrts_stats_dump>,
     aggregate: Box<hrts_stats_dump>,
+    damaged_slots: usize,
+    damaged_cells: usize,
 }
 
 fn state_code(s: ProcessState) -> u32 {
@@ -69,6 +71,7 @@ fn program_field(name: &str) -> [c_char; 32] {
 }
 
 fn c_snapshot(snap: Snapshot, aggregate: Dump) -> Box<hrts_stats_snapshot> {
+    let (damaged_slots, damaged_cells) = (snap.damaged_slots.len(), snap.damaged_cells.len());
     let mut processes = Vec::with_capacity(snap.processes.len());
     let mut dumps = Vec::with_capacity(snap.processes.len());
     for p in snap.processes {
@@ -93,6 +96,8 @@ fn c_snapshot(snap: Snapshot, aggregate: Dump) -> Box<hrts_stats_snapshot> {
         processes,
         _dumps: dumps,
         aggregate: c_dump(Arc::new(aggregate)),
+        damaged_slots,
+        damaged_cells,
     })
 }
 
@@ -171,6 +176,31 @@ pub unsafe extern "C" fn hrts_stats_snapshot_len(snapshot: *const hrts_stats_sna
     // SAFETY: NULL or a live snapshot, by the contract.
     value_call(0, || {
         unsafe { snapshot.as_ref() }.map_or(0, |s| s.processes.len())
+    })
+}
+
+/// How many process slots and metric cells of the segment the snapshot left
+/// out because their words do not match their check words (a process wrote
+/// over them): `*slots` and `*cells` (either may be NULL); the return value is
+/// their sum, 0 for an undamaged segment and for NULL. Nothing damaged is
+/// ever shown as a number; a damaged slot's metrics are left out with it.
+///
+/// # Safety
+/// `snapshot` must be NULL or a snapshot not yet freed; `slots` and `cells`
+/// each NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn hrts_stats_snapshot_damaged(
+    snapshot: *const hrts_stats_snapshot,
+    slots: *mut usize,
+    cells: *mut usize,
+) -> usize {
+    value_call(0, || {
+        // SAFETY: NULL or a live snapshot, by the contract.
+        let (s, c) =
+            unsafe { snapshot.as_ref() }.map_or((0, 0), |s| (s.damaged_slots, s.damaged_cells));
+        put(slots, s);
+        put(cells, c);
+        s + c
     })
 }
 

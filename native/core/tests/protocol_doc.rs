@@ -508,7 +508,16 @@ fn the_name_record_and_the_page_hold_what_the_document_says() {
     assert_eq!(slot("written"), seq >> 32);
     let ext = |f: &str| u64_at(&bytes, place(&doc, EXTENSION, f));
     assert_eq!(ext("last_unique"), unique);
-    assert_eq!(ext("seq_next"), number + 1);
+    // The counter word as docs/PROTOCOL.md states it: offset 1 of the block
+    // starting at `number`, and its check.
+    let counter_word = |start: u64, offset: u32| {
+        let mut h = start ^ 0x7365_7163_6865_636b;
+        h = (h ^ (h >> 33)).wrapping_mul(0xff51_afd7_ed55_8ccd);
+        h ^= h >> 33;
+        let check = (h as u32) ^ offset.wrapping_mul(0x9e37_79b1).rotate_left(16);
+        (offset as u64) << 32 | check as u64
+    };
+    assert_eq!(ext("seq_next"), counter_word(number, 1));
     assert_eq!(ext("seq_start"), number);
     assert_eq!(ext("seq_limit"), number + 7);
     assert_eq!(ext("seq_start_check"), !number);

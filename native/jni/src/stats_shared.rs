@@ -21,7 +21,8 @@ fn segment_name(env: &mut Env<'_>, name: &JByteArray<'_>) -> Result<String, Fail
 }
 
 /// `static native Object[] nSnapshot(byte[] utf8Segment)`: {String segment,
-/// long[] [taken, then per process: pid, instance, state (1 live, 2 exited)],
+/// long[] [taken, damaged process slots, damaged cells, then per process:
+/// pid, instance, state (1 live, 2 exited)],
 /// String[] programs, Object[] dumps (each process's, then the aggregate, as
 /// `dump_array` encodes them)}. No segment of that name: no process, taken 0.
 #[jni_mangle("io.hrts.stats.StatsNative")]
@@ -34,8 +35,12 @@ pub fn n_snapshot<'local>(
         let name = segment_name(env, &segment)?;
         let snap = StatsSegment::snapshot_of(&name)?;
         let aggregate = snap.aggregate();
-        let mut longs = Vec::with_capacity(1 + 3 * snap.processes.len());
-        longs.push(snap.taken as jlong);
+        let mut longs = Vec::with_capacity(3 + 3 * snap.processes.len());
+        longs.extend([
+            snap.taken as jlong,
+            snap.damaged_slots.len() as jlong,
+            snap.damaged_cells.len() as jlong,
+        ]);
         for p in &snap.processes {
             let state = match p.state {
                 ProcessState::Live => 1,

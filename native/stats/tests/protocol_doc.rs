@@ -219,8 +219,13 @@ fn the_statistics_tables_match_the_layout() {
             word("start_time", process::START_TIME),
             word("instance", process::INSTANCE),
             word("gone_since", process::GONE_SINCE),
-            word("published", process::PUBLISHED),
+            word("check", process::CHECK),
+            word("published_seq", process::PUBLISHED_SEQ),
             ("program", process::PROGRAM * 8, layout::PROGRAM_BYTES),
+            word("published[0]", process::PUBLISHED),
+            word("published_check[0]", process::PUBLISHED + 1),
+            word("published[1]", process::PUBLISHED + 2),
+            word("published_check[1]", process::PUBLISHED + 3),
         ],
     );
     check(
@@ -244,7 +249,16 @@ fn the_statistics_tables_match_the_layout() {
             ("name", cell::NAME * 8, layout::NAME_BYTES),
             word("seq", cell::SEQ),
             ("buffers[0]", cell::BUFFERS * 8, buffer),
-            ("buffers[1]", cell::BUFFERS * 8 + buffer, buffer),
+            word("checks[0]", cell::BUFFERS + layout::PAYLOAD_WORDS),
+            (
+                "buffers[1]",
+                (cell::BUFFERS + layout::BUFFER_WORDS) * 8,
+                buffer,
+            ),
+            word(
+                "checks[1]",
+                cell::BUFFERS + layout::BUFFER_WORDS + layout::PAYLOAD_WORDS,
+            ),
         ],
     );
     let set = layout::STATS_WORDS * 8;

@@ -155,7 +155,8 @@ static void check_null_pointers(void) {
   check(hrts_stats_snapshot_take(NULL, NULL) == HRTS_E_NULL_POINTER, "snapshot_take: NULL out");
   check(hrts_stats_snapshot_len(NULL) == 0 && hrts_stats_snapshot_process(NULL, 0) == NULL &&
             hrts_stats_snapshot_aggregate(NULL) == NULL && hrts_stats_snapshot_taken(NULL) == 0 &&
-            strcmp(hrts_stats_snapshot_segment(NULL), "") == 0,
+            strcmp(hrts_stats_snapshot_segment(NULL), "") == 0 &&
+            hrts_stats_snapshot_damaged(NULL, NULL, NULL) == 0,
         "the accessors take NULL");
   hrts_stats_snapshot_free(NULL);
   check(hrts_stats_timer_start_shared(0, 1) == HRTS_E_INVALID_ARGUMENT &&
@@ -172,6 +173,9 @@ static void check_missing_segment(void) {
             hrts_stats_dump_len(hrts_stats_snapshot_aggregate(snap)) == 0 &&
             strcmp(hrts_stats_snapshot_segment(snap), name) == 0,
         "no segment: no process, taken 0, the name asked for");
+  size_t slots = 9, cells = 9;
+  check(hrts_stats_snapshot_damaged(snap, &slots, &cells) == 0 && slots == 0 && cells == 0,
+        "no segment: nothing damaged");
   check(hrts_stats_snapshot_process(snap, 0) == NULL, "out of range: NULL");
   hrts_stats_snapshot_free(snap);
   int existed = -1;

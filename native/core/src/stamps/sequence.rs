@@ -67,11 +67,18 @@
 //! the file's value, or above the segment's limit if that limit's copy still
 //! agrees (which covers a file deleted while the segment lives). A process
 //! killed while publishing leaves such a record; it is repaired the same way.
-//! What cannot be detected is a counter moved backwards *inside* its block, to
-//! a value that is still a possible next number: then up to `interval - 1`
-//! numbers repeat. Only processes allowed to write the segment (its owner, or
-//! its group with `HRTS_GROUP`) can do that, and they can also move everyone's
-//! time base.
+//!
+//! The counter word itself checks itself: it holds the offset of the next
+//! number in its block (bits 63..32) and a 32-bit check of the block's start
+//! and that offset (bits 31..0), [`counter_word`]. For a fixed start the check
+//! is a bijection of the offset, so any change of one of the word's bits (a
+//! flipped bit, a stray write to either half) makes the word disagree with
+//! itself, and the block is abandoned: a damaged counter skips numbers, never
+//! repeats one. A block holds at most 2³² − 1 numbers. A write that happens to
+//! store another offset together with its right check (one in 2³² for a random
+//! value) is not detected; processes allowed to write the segment (its owner,
+//! or its group with `HRTS_GROUP`) can do that on purpose, and they can also
+//! move everyone's time base.
 
 mod dir;
 mod file;
@@ -83,9 +90,33 @@ use file::SeqFile;
 use std::path::Path;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
 
+/// The counter word of offset `offset` in the block starting at `start`:
+/// `offset << 32 | check`, where the check is a bijection of the offset's low
+/// 32 bits for a fixed start.
+pub(crate) fn counter_word(start: u64, offset: u32) -> u64 {
+    let mut h = start ^ 0x7365_7163_6865_636b;
+    h = (h ^ (h >> 33)).wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    let check = (h as u32) ^ offset.wrapping_mul(0x9e37_79b1).rotate_left(16);
+    (offset as u64) << 32 | check as u64
+}
+
+/// The offset a counter word holds, if the word agrees with itself for a
+/// block starting at `start`.
+pub(crate) fn counter_offset(start: u64, word: u64) -> Option<u32> {
+    let offset = (word >> 32) as u32;
+    (counter_word(start, offset) == word).then_some(offset)
+}
+
+/// The most numbers a block holds (its offsets fit the counter word).
+const MAX_BLOCK: u64 = u32::MAX as u64;
+
 /// One reading of the segment's block record.
 struct Block {
-    next: u64,
+    /// The counter word as read.
+    word: u64,
+    /// The number it names; `None` if the word disagrees with itself.
+    next: Option<u64>,
     start: u64,
     limit: u64,
     start_intact: bool,
@@ -94,12 +125,13 @@ struct Block {
 
 impl Block {
     fn load(ext: &Extension) -> Block {
-        let next = ext.seq_next.load(Acquire);
+        let word = ext.seq_next.load(Acquire);
         // Acquire: seeing a published limit makes its start and copies visible.
         let limit = ext.seq_limit.load(Acquire);
         let start = ext.seq_start.load(Relaxed);
         Block {
-            next,
+            word,
+            next: counter_offset(start, word).and_then(|o| start.checked_add(o as u64)),
             start,
             limit,
             start_intact: ext.seq_start_check.load(Relaxed) == !start,
@@ -107,9 +139,14 @@ impl Block {
         }
     }
 
-    /// `next` may be handed out.
+    /// The number that may be handed out next, if any.
+    fn room(&self) -> Option<u64> {
+        let next = self.next?;
+        (self.start_intact && self.limit_intact && next < self.limit).then_some(next)
+    }
+
     fn has_room(&self) -> bool {
-        self.start_intact && self.limit_intact && self.start <= self.next && self.next < self.limit
+        self.room().is_some()
     }
 
     /// The block's limit when its record can be believed, else 0.
@@ -126,15 +163,15 @@ impl Block {
 fn take(ext: &Extension) -> Option<u64> {
     loop {
         let b = Block::load(ext);
-        if !b.has_room() {
-            return None;
-        }
+        let next = b.room()?;
+        // next < limit <= start + MAX_BLOCK: the offset fits.
+        let after = counter_word(b.start, (next - b.start + 1) as u32);
         if ext
             .seq_next
-            .compare_exchange_weak(b.next, b.next + 1, AcqRel, Relaxed)
+            .compare_exchange_weak(b.word, after, AcqRel, Relaxed)
             .is_ok()
         {
-            return Some(b.next);
+            return Some(next);
         }
     }
 }
@@ -143,7 +180,7 @@ fn take(ext: &Extension) -> Option<u64> {
 /// and has written `limit` to the file.
 fn publish(ext: &Extension, start: u64, limit: u64) {
     ext.seq_limit.store(0, Release);
-    ext.seq_next.store(start, Release);
+    ext.seq_next.store(counter_word(start, 0), Release);
     ext.seq_start.store(start, Release);
     ext.seq_start_check.store(!start, Release);
     ext.seq_limit_check.store(!limit, Release);
@@ -196,16 +233,18 @@ impl SharedBase {
         }
         let on_file = file.read()?.unwrap_or(0);
         let start = on_file.max(block.trusted_limit());
-        let limit = start.checked_add(self.seq_interval).ok_or_else(|| {
-            Error::new(
-                ErrorKind::Persist,
-                format!(
-                    "sequence file {} is at {start}: no room left for {} more numbers",
-                    file.path().display(),
-                    self.seq_interval
-                ),
-            )
-        })?;
+        let limit = start
+            .checked_add(self.seq_interval.min(MAX_BLOCK))
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorKind::Persist,
+                    format!(
+                        "sequence file {} is at {start}: no room left for {} more numbers",
+                        file.path().display(),
+                        self.seq_interval
+                    ),
+                )
+            })?;
         file.write(limit)?;
         publish(ext, start, limit);
         ext.seq_file_id.store(id, Release);
@@ -301,6 +340,13 @@ mod tests {
                 Box::new(|e| e.seq_next.store(e.seq_start.load(Relaxed) - 1, Relaxed)),
             ),
             (
+                "one bit of the counter flipped",
+                Box::new(|e| {
+                    let w = e.seq_next.load(Relaxed);
+                    e.seq_next.store(w ^ (1 << 33), Relaxed)
+                }),
+            ),
+            (
                 "start's copy",
                 Box::new(|e| e.seq_start_check.store(1, Relaxed)),
             ),
@@ -391,5 +437,83 @@ mod tests {
         assert_eq!(a.next_sequence().unwrap(), 10);
         let _ = std::fs::remove_file(&other_file);
         let _ = std::fs::remove_file(other_file.with_extension("lock"));
+    }
+
+    #[test]
+    fn a_counter_word_detects_every_single_bit_flip() {
+        for start in [0u64, 1, 100, u64::MAX - 5, 0x1234_5678_9abc_def0] {
+            for offset in [0u32, 1, 2, 999, u32::MAX - 1] {
+                let w = counter_word(start, offset);
+                assert_eq!(counter_offset(start, w), Some(offset));
+                for bit in 0..64 {
+                    assert_eq!(counter_offset(start, w ^ (1 << bit)), None, "bit {bit}");
+                }
+            }
+        }
+    }
+
+    /// The run: 10,000 single-bit flips of the sequence words while
+    /// four threads of two attachments draw numbers: no number twice.
+    #[test]
+    fn ten_thousand_bit_flips_of_the_sequence_state_repeat_no_number() {
+        use std::sync::atomic::AtomicBool;
+        let t = TestName::new("seqflips");
+        let mut cfg = t.cfg();
+        cfg.seq_interval = 1000;
+        let bases = [
+            Arc::new(SharedBase::open(&cfg).unwrap()),
+            Arc::new(SharedBase::open(&cfg).unwrap()),
+        ];
+        let stop = Arc::new(AtomicBool::new(false));
+        let drawers: Vec<_> = (0..4)
+            .map(|i| {
+                let base = bases[i % 2].clone();
+                let stop = stop.clone();
+                std::thread::spawn(move || {
+                    let mut got = Vec::new();
+                    while !stop.load(Relaxed) {
+                        got.push(base.next_sequence().unwrap());
+                    }
+                    got
+                })
+            })
+            .collect();
+        let ext = bases[0].extension();
+        let words = [
+            &*ext.seq_next,
+            &ext.seq_limit,
+            &ext.seq_start,
+            &ext.seq_start_check,
+            &ext.seq_limit_check,
+        ];
+        let mut rng = 0x0123_4567_89ab_cdefu64;
+        for _ in 0..10_000 {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            // Most flips hit the counter, the word that changes all the time.
+            let w = if rng % 4 == 0 {
+                words[(rng >> 8) as usize % words.len()]
+            } else {
+                words[0]
+            };
+            w.fetch_xor(1 << ((rng >> 16) % 64), Relaxed);
+            std::thread::yield_now();
+        }
+        stop.store(true, Relaxed);
+        let mut all: Vec<u64> = drawers
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect();
+        let n = all.len();
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(
+            all.len(),
+            n,
+            "{} numbers issued twice of {n}",
+            n - all.len()
+        );
+        assert!(n > 1000, "the threads drew {n} numbers");
     }
 }

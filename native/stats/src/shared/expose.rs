@@ -23,7 +23,9 @@
 //! | gauge | `hrts_NAME_updates_per_second`, gauge | sets per second (`values.rate`) |
 //! | timer | `hrts_NAME_measurements_per_second`, gauge | durations measured per second (`values.rate`) |
 //!
-//! plus the gauge `hrts_stats_processes{state="live"|"exited"}`. The rate
+//! plus the gauges `hrts_stats_processes{state="live"|"exited"}` and
+//! `hrts_stats_damaged{part="process_slot"|"cell"}`: slots and cells whose
+//! words did not match their check words, left out of every sample. The rate
 //! gauges add across processes (`sum by (...)`) like the counters.
 //!
 //! `NAME` is sanitised: every byte outside `[a-zA-Z0-9_:]` becomes `_`. When
@@ -45,8 +47,10 @@ use std::fmt::Write as _;
 
 impl Snapshot {
     /// `{"segment", "timestamp", "processes": [{"pid", "instance", "program",
-    /// "state", "timestamp", "metrics"}], "aggregate"}`, where `metrics` and
-    /// `aggregate` are handystats dumps ([`Dump::to_json_value`](crate::Dump::to_json_value)).
+    /// "state", "timestamp", "metrics"}], "aggregate", "damaged":
+    /// {"process_slots": [...], "cells": [...]}}`, where `metrics` and
+    /// `aggregate` are handystats dumps ([`Dump::to_json_value`](crate::Dump::to_json_value))
+    /// and `damaged` lists the slot and cell indices left out as damaged.
     pub fn to_json_value(&self) -> Value {
         let processes: Vec<Value> = self
             .processes
@@ -67,6 +71,10 @@ impl Snapshot {
             "timestamp": self.taken,
             "processes": processes,
             "aggregate": self.aggregate().to_json_value(),
+            "damaged": {
+                "process_slots": self.damaged_slots,
+                "cells": self.damaged_cells,
+            },
         })
     }
 
@@ -90,6 +98,21 @@ impl Snapshot {
         let _ = writeln!(out, "hrts_stats_processes{{state=\"live\"}} {live}");
         let exited = self.processes.len() - live;
         let _ = writeln!(out, "hrts_stats_processes{{state=\"exited\"}} {exited}");
+        out.push_str(
+            "# HELP hrts_stats_damaged process slots and metric cells left out: their words do not \
+             match their check words\n\
+             # TYPE hrts_stats_damaged gauge\n",
+        );
+        let _ = writeln!(
+            out,
+            "hrts_stats_damaged{{part=\"process_slot\"}} {}",
+            self.damaged_slots.len()
+        );
+        let _ = writeln!(
+            out,
+            "hrts_stats_damaged{{part=\"cell\"}} {}",
+            self.damaged_cells.len()
+        );
         for family in families(self) {
             family.write(self, &mut out);
         }
@@ -112,6 +135,18 @@ impl Snapshot {
             self.processes.len(),
             self.processes.len() - live
         );
+        if self.has_damage() {
+            let _ = writeln!(
+                out,
+                "DAMAGED, left out: {} process slots {:?} and {} metric cells {:?} do not match \
+                 their check words (a process wrote over the segment; `hrts stats unlink` \
+                 removes it once its programs have stopped)",
+                self.damaged_slots.len(),
+                self.damaged_slots,
+                self.damaged_cells.len(),
+                self.damaged_cells
+            );
+        }
         if self.processes.is_empty() {
             out.push_str("no process has published statistics\n");
             return out;
@@ -245,7 +280,10 @@ fn families(snap: &Snapshot) -> Vec<Family<'_>> {
         .flat_map(|p| p.dump.metrics.iter())
         .map(|(name, m)| (sanitise(name) != *name, name.as_str(), Kind::of(m)))
         .collect();
-    let mut taken: HashSet<String> = HashSet::from(["hrts_stats_processes".to_string()]);
+    let mut taken: HashSet<String> = HashSet::from([
+        "hrts_stats_processes".to_string(),
+        "hrts_stats_damaged".to_string(),
+    ]);
     let mut out = Vec::with_capacity(metrics.len());
     for (_, metric, kind) in metrics {
         let base = sanitise(metric);
@@ -776,6 +814,7 @@ mod tests {
         let families: HashMap<String, String> = check_exposition(&text).into_iter().collect();
         let want = [
             ("hrts_stats_processes", "gauge"),
+            ("hrts_stats_damaged", "gauge"),
             ("hrts_a_b_total", "counter"),
             ("hrts_a_b_2_total", "counter"),
             ("hrts_a_b_3_total", "counter"),
@@ -824,7 +863,7 @@ mod tests {
         assert!(text.contains("hrts_k{pid=\"2\","));
         check_exposition(&sample().to_prometheus());
         let empty = snapshot(vec![]).to_prometheus();
-        assert_eq!(check_exposition(&empty).len(), 1);
+        assert_eq!(check_exposition(&empty).len(), 2);
         assert!(empty.contains("hrts_stats_processes{state=\"live\"} 0\n"));
     }
 
@@ -940,5 +979,36 @@ mod tests {
         assert_eq!(float(f64::NAN), "NaN");
         assert_eq!(sanitise("a.b-c:d_9"), "a_b_c:d_9");
         assert_eq!(printable("a\nb"), "a\\nb");
+    }
+
+    #[test]
+    fn damaged_parts_are_named_in_every_view() {
+        use prometheus_parse::Value as V;
+        let mut snap = sample();
+        assert!(!snap.to_table().contains("DAMAGED"));
+        assert_eq!(
+            snap.to_json_value()["damaged"],
+            json!({"process_slots": [], "cells": []})
+        );
+        snap.damaged_slots = vec![4];
+        snap.damaged_cells = vec![17, 230];
+        let s = scrape(&snap.to_prometheus());
+        let damaged = |part: &str| {
+            s.samples
+                .iter()
+                .find(|x| x.metric == "hrts_stats_damaged" && x.labels.get("part") == Some(part))
+                .map(|x| x.value.clone())
+        };
+        assert_eq!(damaged("process_slot"), Some(V::Gauge(1.0)));
+        assert_eq!(damaged("cell"), Some(V::Gauge(2.0)));
+        assert_eq!(
+            snap.to_json_value()["damaged"],
+            json!({"process_slots": [4], "cells": [17, 230]})
+        );
+        let table = snap.to_table();
+        assert!(
+            table.contains("DAMAGED, left out: 1 process slots [4] and 2 metric cells [17, 230]"),
+            "{table}"
+        );
     }
 }

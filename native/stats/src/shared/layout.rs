@@ -17,8 +17,10 @@ use hrts_core::storage::Spec;
 
 /// "HRTSSTAT" in little-endian.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"HRTSSTAT");
-/// 2: a statistics set has 14 words (`rate` after `interval-mean`); 1 had 13.
-pub const LAYOUT_VERSION: u32 = 2;
+/// 3: check words in process slots and after each payload buffer, the
+/// slot's `published` double-buffered; 2: a statistics set has 14 words
+/// (`rate` after `interval-mean`); 1 had 13.
+pub const LAYOUT_VERSION: u32 = 3;
 
 pub const HEADER_BYTES: usize = 4096;
 
@@ -57,10 +59,17 @@ pub mod process {
     pub const INSTANCE: usize = 3;
     /// When a reclaimer first saw the process gone (0: not seen gone).
     pub const GONE_SINCE: usize = 4;
-    /// The timestamp of the instance's last publication.
-    pub const PUBLISHED: usize = 5;
+    /// `check::identity` of the generation, pid, start time, instance and
+    /// program: a reader shows the slot only if it matches.
+    pub const CHECK: usize = 5;
+    /// Publications of the instance's dump timestamp so far: the last one is
+    /// in `PUBLISHED + 2 * (PUBLISHED_SEQ % 2)`.
+    pub const PUBLISHED_SEQ: usize = 6;
     /// The program name, NUL-padded (`PROGRAM_BYTES`).
     pub const PROGRAM: usize = 8;
+    /// Two (timestamp, check) pairs: the timestamp of the instance's last
+    /// publication and `check::published` of it.
+    pub const PUBLISHED: usize = 12;
 }
 
 pub const PHASE_FREE: u64 = 0;
@@ -93,12 +102,15 @@ pub mod cell {
     pub const NAME: usize = 2;
     /// Publications so far: the last complete one is in buffer `SEQ % 2`.
     pub const SEQ: usize = NAME + super::NAME_BYTES / 8;
-    /// Two payload buffers; a writer writes the one readers are not told to
-    /// read, so a writer killed mid-publication leaves the last one whole.
+    /// Two buffers of `BUFFER_WORDS`: a payload and its check word
+    /// (`check::publication`); a writer writes the one readers are not told
+    /// to read, so a writer killed mid-publication leaves the last one whole.
     pub const BUFFERS: usize = SEQ + 1;
 }
+/// A cell's payload buffer: the payload, then its check word.
+pub const BUFFER_WORDS: usize = PAYLOAD_WORDS + 1;
 /// Words of a cell, rounded up to whole cache lines.
-pub const CELL_WORDS: usize = (cell::BUFFERS + 2 * PAYLOAD_WORDS).div_ceil(8) * 8;
+pub const CELL_WORDS: usize = (cell::BUFFERS + 2 * BUFFER_WORDS).div_ceil(8) * 8;
 pub const CELL_BYTES: usize = CELL_WORDS * 8;
 
 const READY_BIT: u64 = 1 << 63;
@@ -109,7 +121,7 @@ pub fn owner_word(slot: usize, generation: u32, ready: bool) -> u64 {
     (ready as u64) << 63 | ((generation as u64 & 0x7fff_ffff) << 32) | (slot as u64 + 1)
 }
 /// (slot, generation, ready) of an owner word; `None` for a free cell or a slot
-/// index out of range (damage).
+/// index out of range (damage: see `owner_damaged`).
 pub fn owner_of(word: u64) -> Option<(usize, u32, bool)> {
     let slot = (word as u32 as usize).checked_sub(1)?;
     (slot < PROCESS_SLOTS).then_some((
@@ -119,9 +131,73 @@ pub fn owner_of(word: u64) -> Option<(usize, u32, bool)> {
     ))
 }
 
+/// Whether an owner word can only come from damage: not free, and naming no
+/// slot.
+pub fn owner_damaged(word: u64) -> bool {
+    word != 0 && owner_of(word).is_none()
+}
+
 pub const KIND_COUNTER: u64 = 1;
 pub const KIND_GAUGE: u64 = 2;
 pub const KIND_TIMER: u64 = 3;
+
+// ---------------------------------------------------------------- check words
+
+/// The check words: a hash of the words they protect that changes whenever
+/// any one of those words changes (each step is a bijection of the running
+/// value for a fixed word), and with probability 1 − 2⁻⁶⁴ when several do.
+/// They catch damage (a stray write, a flipped bit), not a process that
+/// writes the segment on purpose and recomputes them.
+pub mod check {
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+
+    fn step(h: u64, w: u64) -> u64 {
+        (h.rotate_left(23) ^ w).wrapping_mul(K)
+    }
+
+    /// The hash of `words` after `seed`.
+    pub fn hash(seed: u64, words: impl IntoIterator<Item = u64>) -> u64 {
+        let mut h = words
+            .into_iter()
+            .fold(step(0x6872_7473_6368_6b31, seed), step);
+        // splitmix64's finaliser: every input bit reaches every output bit.
+        h = (h ^ (h >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        h = (h ^ (h >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        h ^ (h >> 31)
+    }
+
+    /// A process slot's `CHECK`: its generation, pid, start time, instance
+    /// and program words.
+    pub fn identity(generation: u32, pid: u64, start: u64, instance: u64, program: &[u64]) -> u64 {
+        hash(
+            generation as u64,
+            [pid, start, instance]
+                .into_iter()
+                .chain(program.iter().copied()),
+        )
+    }
+
+    /// A slot's published timestamp check: the slot's identity check, the
+    /// publication's number and the timestamp.
+    pub fn published(identity: u64, seq: u64, timestamp: u64) -> u64 {
+        hash(identity, [seq, timestamp])
+    }
+
+    /// A cell's identity (not stored): its owner word with the ready bit,
+    /// descriptor and name words.
+    pub fn cell(owner: u64, descriptor: u64, name: &[u64]) -> u64 {
+        hash(
+            owner,
+            std::iter::once(descriptor).chain(name.iter().copied()),
+        )
+    }
+
+    /// A payload buffer's check word: the cell's identity, the publication's
+    /// number (`seq`) and the payload.
+    pub fn publication(cell: u64, seq: u64, payload: &[u64]) -> u64 {
+        hash(cell, std::iter::once(seq).chain(payload.iter().copied()))
+    }
+}
 
 // ---------------------------------------------------------------- timer instances
 

@@ -198,6 +198,8 @@ pub(crate) mod tests {
             segment: "/test".into(),
             taken: 5000,
             processes,
+            damaged_slots: Vec::new(),
+            damaged_cells: Vec::new(),
         }
     }
 

@@ -2,11 +2,12 @@
 //! and reclaiming what gone processes held once the grace period is over.
 
 use super::layout::{
-    self, owner_of, process as pw, slot_generation, slot_phase, slot_state, PHASE_CLAIMED,
+    self, check, owner_of, process as pw, slot_generation, slot_phase, slot_state, PHASE_CLAIMED,
     PHASE_FREE, PHASE_LIVE, PHASE_RECLAIMING, PROCESS_SLOTS, PROGRAM_BYTES,
 };
 use super::segment::StatsSegment;
 use hrts_core::{Error, ErrorKind, Result};
+use std::sync::atomic::fence;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
 
 /// A registered slot: its index and the generation that claimed it.
@@ -26,8 +27,16 @@ fn program() -> [u8; PROGRAM_BYTES] {
     out
 }
 
+/// A slot this process registered: its id and its identity check (what its
+/// published timestamps' checks start from).
+#[derive(Clone, Copy, Debug)]
+pub struct Registered {
+    pub id: SlotId,
+    pub identity: u64,
+}
+
 /// Registers instance `instance` of this process in a free slot.
-pub fn register(seg: &StatsSegment, instance: u32, grace_ns: u64) -> Result<SlotId> {
+pub fn register(seg: &StatsSegment, instance: u32, grace_ns: u64) -> Result<Registered> {
     for attempt in 0..2 {
         for slot in 0..PROCESS_SLOTS {
             let state = seg.process(slot, pw::STATE).load(Acquire);
@@ -50,16 +59,26 @@ pub fn register(seg: &StatsSegment, instance: u32, grace_ns: u64) -> Result<Slot
             seg.process(slot, pw::INSTANCE)
                 .store(instance as u64, Relaxed);
             seg.process(slot, pw::GONE_SINCE).store(0, Relaxed);
-            seg.process(slot, pw::PUBLISHED).store(0, Relaxed);
+            let mut words = [0u64; PROGRAM_BYTES / 8];
             for (i, chunk) in program().chunks(8).enumerate() {
-                let word = u64::from_ne_bytes(chunk.try_into().unwrap_or_default());
-                seg.process(slot, pw::PROGRAM + i).store(word, Relaxed);
+                words[i] = u64::from_ne_bytes(chunk.try_into().unwrap_or_default());
+                seg.process(slot, pw::PROGRAM + i).store(words[i], Relaxed);
             }
+            let identity = check::identity(generation, pid as u64, start, instance as u64, &words);
+            seg.process(slot, pw::CHECK).store(identity, Relaxed);
+            // Publication 0: timestamp 0 in pair 0.
+            seg.process(slot, pw::PUBLISHED_SEQ).store(0, Relaxed);
+            seg.process(slot, pw::PUBLISHED).store(0, Relaxed);
+            seg.process(slot, pw::PUBLISHED + 1)
+                .store(check::published(identity, 0, 0), Relaxed);
             seg.header(layout::header::REGISTRATIONS)
                 .fetch_add(1, Relaxed);
             seg.process(slot, pw::STATE)
                 .store(slot_state(generation, PHASE_LIVE), Release);
-            return Ok(SlotId { slot, generation });
+            return Ok(Registered {
+                id: SlotId { slot, generation },
+                identity,
+            });
         }
         if attempt == 0 && reclaim(seg, grace_ns, now_ns()) == 0 {
             break;
@@ -77,6 +96,103 @@ pub fn register(seg: &StatsSegment, instance: u32, grace_ns: u64) -> Result<Slot
             super::ENV_GRACE_MS
         ),
     ))
+}
+
+/// Stores the timestamp of the dump a registered instance just published
+/// (only the instance's publishing thread calls it): into the pair readers
+/// are not directed to, then the publication's number (release).
+pub fn set_published(seg: &StatsSegment, me: Registered, timestamp: u64) {
+    let slot = me.id.slot;
+    let next = seg
+        .process(slot, pw::PUBLISHED_SEQ)
+        .load(Relaxed)
+        .wrapping_add(1);
+    let at = pw::PUBLISHED + 2 * (next % 2) as usize;
+    seg.process(slot, at).store(timestamp, Relaxed);
+    seg.process(slot, at + 1)
+        .store(check::published(me.identity, next, timestamp), Relaxed);
+    seg.process(slot, pw::PUBLISHED_SEQ).store(next, Release);
+}
+
+/// A live slot as a reader sees it.
+pub struct Slot {
+    pub generation: u32,
+    pub pid: u32,
+    pub start: u64,
+    pub instance: u32,
+    pub program: String,
+    pub published: u64,
+}
+
+/// What reading a process slot gives.
+pub enum ReadSlot {
+    /// Not live (free, being registered or reclaimed), or re-registered while
+    /// the reader read it.
+    Nothing,
+    /// Its words do not match its check words: left out, with its cells.
+    Damaged,
+    Live(Slot),
+}
+
+/// Reads process slot `slot`.
+pub fn read_slot(seg: &StatsSegment, slot: usize) -> ReadSlot {
+    let state = seg.process(slot, pw::STATE).load(Acquire);
+    // Bits 31..8 are always 0, and only four phases exist.
+    if state & 0xffff_ff00 != 0 || slot_phase(state) > PHASE_RECLAIMING {
+        return ReadSlot::Damaged;
+    }
+    if slot_phase(state) != PHASE_LIVE {
+        return ReadSlot::Nothing;
+    }
+    let generation = slot_generation(state);
+    let pid = seg.process(slot, pw::PID).load(Relaxed);
+    let start = seg.process(slot, pw::START_TIME).load(Relaxed);
+    let instance = seg.process(slot, pw::INSTANCE).load(Relaxed);
+    let mut words = [0u64; PROGRAM_BYTES / 8];
+    for (i, w) in words.iter_mut().enumerate() {
+        *w = seg.process(slot, pw::PROGRAM + i).load(Relaxed);
+    }
+    let identity = seg.process(slot, pw::CHECK).load(Relaxed);
+    let mut published = None;
+    for _ in 0..8 {
+        let seq = seg.process(slot, pw::PUBLISHED_SEQ).load(Acquire);
+        let at = pw::PUBLISHED + 2 * (seq % 2) as usize;
+        let timestamp = seg.process(slot, at).load(Relaxed);
+        let stored = seg.process(slot, at + 1).load(Relaxed);
+        fence(Acquire);
+        if seg.process(slot, pw::PUBLISHED_SEQ).load(Relaxed) == seq {
+            published = Some((
+                check::published(identity, seq, timestamp) == stored,
+                timestamp,
+            ));
+            break;
+        }
+    }
+    // Released and registered anew while this reader read: not damage.
+    if seg.process(slot, pw::STATE).load(Relaxed) != state {
+        return ReadSlot::Nothing;
+    }
+    let Some((published_ok, published)) = published else {
+        return ReadSlot::Nothing; // published 8 times while this reader read
+    };
+    let (Ok(pid), Ok(instance)) = (u32::try_from(pid), u32::try_from(instance)) else {
+        return ReadSlot::Damaged;
+    };
+    if !published_ok
+        || check::identity(generation, pid as u64, start, instance as u64, &words) != identity
+    {
+        return ReadSlot::Damaged;
+    }
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
+    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+    ReadSlot::Live(Slot {
+        generation,
+        pid,
+        start,
+        instance,
+        program: String::from_utf8_lossy(&bytes[..end]).into_owned(),
+        published,
+    })
 }
 
 /// Frees a slot this process registered, and every cell it owns.
@@ -99,19 +215,6 @@ pub fn slot_alive(seg: &StatsSegment, slot: usize) -> bool {
     let pid = seg.process(slot, pw::PID).load(Relaxed);
     let start = seg.process(slot, pw::START_TIME).load(Relaxed);
     u32::try_from(pid).is_ok_and(|pid| hrts_core::process::still_running(pid, start))
-}
-
-pub fn program_of(seg: &StatsSegment, slot: usize) -> String {
-    let mut bytes = Vec::with_capacity(PROGRAM_BYTES);
-    for i in 0..PROGRAM_BYTES / 8 {
-        bytes.extend_from_slice(
-            &seg.process(slot, pw::PROGRAM + i)
-                .load(Relaxed)
-                .to_ne_bytes(),
-        );
-    }
-    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
-    String::from_utf8_lossy(&bytes[..end]).into_owned()
 }
 
 fn free_cells(seg: &StatsSegment, id: SlotId) {

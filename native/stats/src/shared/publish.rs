@@ -1,9 +1,10 @@
 //! One statistics instance's side of the segment: its registration, a cell per
 //! metric, and publication of its metrics.
 
-use super::processes::{self, SlotId};
+use super::cells::Claimed;
+use super::processes::{self, Registered};
 use super::segment::StatsSegment;
-use super::{cells, codec, layout, SharedConfig};
+use super::{cells, codec, SharedConfig};
 use crate::dump::Dump;
 use crate::registry::Registry;
 use hrts_core::Result;
@@ -19,9 +20,9 @@ static INSTANCES: AtomicU32 = AtomicU32::new(0);
 
 pub(crate) struct Publisher {
     pub(crate) seg: Arc<StatsSegment>,
-    slot: SlotId,
+    slot: Registered,
     /// The cell of each metric id, once claimed.
-    cells: Vec<Option<usize>>,
+    cells: Vec<Option<Claimed>>,
     grace_ns: u64,
     next_reclaim: u64,
 }
@@ -45,7 +46,7 @@ impl Publisher {
     }
 
     /// The cell of metric `id`, claimed on first use.
-    pub(crate) fn cell(&mut self, id: u32, registry: &Registry) -> Result<Option<usize>> {
+    pub(crate) fn cell(&mut self, id: u32, registry: &Registry) -> Result<Option<Claimed>> {
         let i = id as usize;
         if let Some(Some(cell)) = self.cells.get(i) {
             return Ok(Some(*cell));
@@ -54,10 +55,10 @@ impl Publisher {
             return Ok(None);
         };
         let kind = codec::kind_code(meta.kind);
-        let cell = match cells::claim(&self.seg, self.slot, kind, &meta.name) {
+        let cell = match cells::claim(&self.seg, self.slot.id, kind, &meta.name) {
             Ok(c) => c,
             Err(_) if processes::reclaim(&self.seg, self.grace_ns, processes::now_ns()) > 0 => {
-                cells::claim(&self.seg, self.slot, kind, &meta.name)?
+                cells::claim(&self.seg, self.slot.id, kind, &meta.name)?
             }
             Err(e) => return Err(e),
         };
@@ -87,9 +88,7 @@ impl Publisher {
                 cells::publish(&self.seg, cell, &codec::encode(metric));
             }
         }
-        self.seg
-            .process(self.slot.slot, layout::process::PUBLISHED)
-            .store(dump.timestamp, Relaxed);
+        processes::set_published(&self.seg, self.slot, dump.timestamp);
         let now = processes::now_ns();
         if now >= self.next_reclaim {
             processes::reclaim(&self.seg, self.grace_ns, now);
@@ -100,9 +99,9 @@ impl Publisher {
 
 impl Drop for Publisher {
     fn drop(&mut self) {
-        for cell in self.cells.iter().flatten() {
-            cells::free(&self.seg, *cell, self.slot);
+        for claimed in self.cells.iter().flatten() {
+            cells::free(&self.seg, claimed.cell, self.slot.id);
         }
-        processes::release(&self.seg, self.slot);
+        processes::release(&self.seg, self.slot.id);
     }
 }

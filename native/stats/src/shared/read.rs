@@ -1,60 +1,90 @@
 //! Taking a snapshot: every live registration's metrics, read without locks.
+//! A slot or cell whose words fail their check is left out and listed in
+//! [`Snapshot::damaged_slots`] / [`Snapshot::damaged_cells`].
 
-use super::layout::{process as pw, slot_generation, slot_phase, PHASE_LIVE, PROCESS_SLOTS};
-use super::processes;
+use super::cells::{self, Read};
+use super::processes::{self, ReadSlot};
 use super::segment::StatsSegment;
 use super::snapshot::{ProcessState, ProcessStats, Snapshot};
-use super::{cells, codec, layout};
+use super::{codec, layout};
 use crate::dump::Dump;
 use std::collections::BTreeMap;
-use std::sync::atomic::Ordering::{Acquire, Relaxed};
+
+/// What the reader made of a slot.
+enum Seen {
+    Nothing,
+    Damaged,
+    Live(u32, ProcessStats),
+}
 
 pub fn snapshot(seg: &StatsSegment, taken: u64) -> Snapshot {
-    let mut by_slot: Vec<Option<ProcessStats>> = (0..PROCESS_SLOTS).map(|_| None).collect();
-    let mut generations = vec![0u32; PROCESS_SLOTS];
-    for (slot, entry) in by_slot.iter_mut().enumerate() {
-        let state = seg.process(slot, pw::STATE).load(Acquire);
-        if slot_phase(state) != PHASE_LIVE {
-            continue;
-        }
-        generations[slot] = slot_generation(state) & 0x7fff_ffff;
-        let pid = seg.process(slot, pw::PID).load(Relaxed);
-        *entry = Some(ProcessStats {
-            pid: pid as u32,
-            instance: seg.process(slot, pw::INSTANCE).load(Relaxed) as u32,
-            program: processes::program_of(seg, slot),
-            state: if processes::slot_alive(seg, slot) {
-                ProcessState::Live
-            } else {
-                ProcessState::Exited
-            },
-            dump: Dump {
-                timestamp: seg.process(slot, pw::PUBLISHED).load(Relaxed),
-                metrics: BTreeMap::new(),
-            },
-        });
-    }
+    let mut damaged_slots = Vec::new();
+    let mut damaged_cells = Vec::new();
+    let mut by_slot: Vec<Seen> = (0..layout::PROCESS_SLOTS)
+        .map(|slot| match processes::read_slot(seg, slot) {
+            ReadSlot::Nothing => Seen::Nothing,
+            ReadSlot::Damaged => {
+                damaged_slots.push(slot);
+                Seen::Damaged
+            }
+            ReadSlot::Live(s) => Seen::Live(
+                s.generation & 0x7fff_ffff,
+                ProcessStats {
+                    pid: s.pid,
+                    instance: s.instance,
+                    program: s.program,
+                    state: if hrts_core::process::still_running(s.pid, s.start) {
+                        ProcessState::Live
+                    } else {
+                        ProcessState::Exited
+                    },
+                    dump: Dump {
+                        timestamp: s.published,
+                        metrics: BTreeMap::new(),
+                    },
+                },
+            ),
+        })
+        .collect();
     for cell in 0..layout::CELLS {
-        let Some(found) = cells::read(seg, cell) else {
-            continue;
+        let found = match cells::read(seg, cell) {
+            Read::Nothing => continue,
+            Read::Damaged => {
+                damaged_cells.push(cell);
+                continue;
+            }
+            Read::Found(found) => found,
         };
-        let slot = found.owner.slot;
-        if generations[slot] != found.owner.generation {
-            continue; // a cell of an earlier registration, being reclaimed
+        match &mut by_slot[found.owner.slot] {
+            Seen::Live(generation, entry) if *generation == found.owner.generation => {
+                match codec::decode(found.kind, &found.payload) {
+                    Some(metric) => {
+                        entry.dump.metrics.insert(found.name, metric);
+                    }
+                    // A kind no writer writes, under a check that matched.
+                    None => damaged_cells.push(cell),
+                }
+            }
+            // The cells of a damaged slot cannot be told whose they are.
+            Seen::Damaged => damaged_cells.push(cell),
+            // A cell of an earlier registration, being reclaimed, or of one
+            // that registered after this reader read its slot.
+            _ => {}
         }
-        let (Some(entry), Some(metric)) = (
-            by_slot[slot].as_mut(),
-            codec::decode(found.kind, &found.payload),
-        ) else {
-            continue;
-        };
-        entry.dump.metrics.insert(found.name, metric);
     }
-    let mut processes: Vec<ProcessStats> = by_slot.into_iter().flatten().collect();
+    let mut processes: Vec<ProcessStats> = by_slot
+        .into_iter()
+        .filter_map(|s| match s {
+            Seen::Live(_, p) => Some(p),
+            _ => None,
+        })
+        .collect();
     processes.sort_by_key(|p| (p.pid, p.instance));
     Snapshot {
         segment: seg.name().to_string(),
         taken,
         processes,
+        damaged_slots,
+        damaged_cells,
     }
 }

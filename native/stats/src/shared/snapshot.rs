@@ -47,6 +47,13 @@ pub struct Snapshot {
     pub taken: u64,
     /// Ordered by pid, then instance.
     pub processes: Vec<ProcessStats>,
+    /// Process slots whose words do not match their check words (a process
+    /// wrote over them): left out of `processes`, with their metrics.
+    /// Ascending.
+    pub damaged_slots: Vec<usize>,
+    /// Metric cells whose words do not match their check word (or that
+    /// belong to a damaged slot): left out of every dump. Ascending.
+    pub damaged_cells: Vec<usize>,
 }
 
 impl Snapshot {
@@ -56,6 +63,13 @@ impl Snapshot {
             segment: segment.to_string(),
             taken,
             processes: Vec::new(),
+            damaged_slots: Vec::new(),
+            damaged_cells: Vec::new(),
         }
+    }
+
+    /// Whether any slot or cell was left out as damaged.
+    pub fn has_damage(&self) -> bool {
+        !self.damaged_slots.is_empty() || !self.damaged_cells.is_empty()
     }
 }

@@ -33,6 +33,8 @@ public final class SharedStats {
     public static final String ENV_SEGMENT = "HRTS_STATS_SEGMENT";
 
     private static final int LONGS_PER_PROCESS = 3;
+    /** taken, damaged slots, damaged cells. */
+    private static final int LONGS_BEFORE_PROCESSES = 3;
 
     /** Whether the process that published an entry is still there. */
     public enum ProcessState {
@@ -90,8 +92,12 @@ public final class SharedStats {
      *     is the count-weighted mean; quantiles are NaN unless one process alone has the metric
      *     (quantiles cannot be merged from quantiles). A name used with different kinds aggregates
      *     only the kind of the lowest pid.
+     * @param damagedSlots process slots left out because their words do not match their check
+     *     words (a process wrote over the segment), with their metrics; never shown as numbers
+     * @param damagedCells metric cells left out for the same reason (or as a damaged slot's)
      */
-    public record Snapshot(String segment, long taken, List<ProcessStats> processes, StatsDump aggregate) {
+    public record Snapshot(String segment, long taken, List<ProcessStats> processes, StatsDump aggregate,
+            int damagedSlots, int damagedCells) {
         /**
          * A snapshot; the list is copied.
          *
@@ -99,9 +105,32 @@ public final class SharedStats {
          * @param taken when the snapshot was taken
          * @param processes every publishing instance
          * @param aggregate the metrics aggregated by name
+         * @param damagedSlots process slots left out as damaged
+         * @param damagedCells metric cells left out as damaged
          */
         public Snapshot {
             processes = Collections.unmodifiableList(new ArrayList<>(processes));
+        }
+
+        /**
+         * A snapshot with nothing damaged; the list is copied.
+         *
+         * @param segment the segment's name
+         * @param taken when the snapshot was taken
+         * @param processes every publishing instance
+         * @param aggregate the metrics aggregated by name
+         */
+        public Snapshot(String segment, long taken, List<ProcessStats> processes, StatsDump aggregate) {
+            this(segment, taken, processes, aggregate, 0, 0);
+        }
+
+        /**
+         * Whether any process slot or metric cell was left out as damaged.
+         *
+         * @return {@code damagedSlots() + damagedCells() > 0}
+         */
+        public boolean damaged() {
+            return damagedSlots > 0 || damagedCells > 0;
         }
 
         /**
@@ -178,11 +207,12 @@ public final class SharedStats {
         Object[] dumps = (Object[]) raw[3];
         List<ProcessStats> processes = new ArrayList<>(programs.length);
         for (int i = 0; i < programs.length; i++) {
-            int l = 1 + i * LONGS_PER_PROCESS;
+            int l = LONGS_BEFORE_PROCESSES + i * LONGS_PER_PROCESS;
             ProcessState state = longs[l + 2] == 1 ? ProcessState.LIVE : ProcessState.EXITED;
             processes.add(new ProcessStats(longs[l], (int) longs[l + 1], programs[i], state,
                     StatsDump.of((Object[]) dumps[i])));
         }
-        return new Snapshot((String) raw[0], longs[0], processes, StatsDump.of((Object[]) dumps[programs.length]));
+        return new Snapshot((String) raw[0], longs[0], processes, StatsDump.of((Object[]) dumps[programs.length]),
+                (int) longs[1], (int) longs[2]);
     }
 }
