@@ -492,7 +492,7 @@ mod tests {
             rng ^= rng >> 7;
             rng ^= rng << 17;
             // Most flips hit the counter, the word that changes all the time.
-            let w = if rng % 4 == 0 {
+            let w = if rng.is_multiple_of(4) {
                 words[(rng >> 8) as usize % words.len()]
             } else {
                 words[0]
