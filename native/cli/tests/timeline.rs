@@ -268,10 +268,33 @@ fn two_pid_namespaces(kills: u32) {
     readers.push(Reader::namespaced(&seg, ms));
     let start = Instant::now();
     for k in 0..kills {
-        let mut c = unshared(&seg);
-        c.args([hrts(), "debug", "hold-writer"]);
-        let mut holder = c.stdout(Stdio::piped()).spawn().unwrap();
-        let _out = first_line(&mut holder, "holding");
+        // Taking the role waits a bounded time for the readers' own ties (one
+        // every millisecond here); on a loaded machine that can run out, so a
+        // holder that could not take it is simply started again.
+        let mut attempts = 0;
+        let (mut holder, _out) = loop {
+            let mut c = unshared(&seg);
+            c.args([hrts(), "debug", "hold-writer"]);
+            let mut holder = c
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let mut out = BufReader::new(holder.stdout.take().unwrap());
+            let mut line = String::new();
+            out.read_line(&mut line).unwrap();
+            if line.trim() == "holding" {
+                break (holder, out);
+            }
+            let failed = holder.wait_with_output().unwrap();
+            attempts += 1;
+            assert!(
+                attempts < 20,
+                "kill {k}: no holder took the role in {attempts} attempts: {}",
+                String::from_utf8_lossy(&failed.stderr)
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        };
         // The holder is pid 1 of its namespace; here it has another pid.
         let children = format!("/proc/{0}/task/{0}/children", holder.id());
         let inner: u32 = std::fs::read_to_string(&children)
