@@ -250,7 +250,10 @@ fn role_fd(name: &str, page: &shm::Page) -> i32 {
     match shm::read_record(&fd) {
         // SAFETY: fd is open; F_DUPFD_CLOEXEC makes a new descriptor of the same
         // open file description, which this process then owns.
-        Ok(rec) if rec.page == page.id() => unsafe {
+        // The page's id and namespace: `cpid` reads differently in another
+        // pid namespace and `ctime` moves with IPC_SET, so neither says whether
+        // the record still names this page.
+        Ok(rec) if rec.page.shmid == page.id().shmid && rec.page.ns == page.id().ns => unsafe {
             libc::fcntl(fd.raw(), libc::F_DUPFD_CLOEXEC, 0)
         },
         _ => -1,
