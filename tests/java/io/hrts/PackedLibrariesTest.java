@@ -36,8 +36,12 @@ import org.junit.rules.TemporaryFolder;
  * qemu-user for a foreign platform). And the jar stays small.
  */
 public class PackedLibrariesTest {
-    /** The jar with every platform's library. */
-    private static final long MAX_JAR_BYTES = 1_500_000;
+    /**
+     * The jar with every platform's library: 1.53 MB once WTMLIB's operations, the periodic
+     * JSON dump, the rate statistic and damage reports reached Java (2026-11-25); the bound
+     * catches the next unexplained growth.
+     */
+    private static final long MAX_JAR_BYTES = 1_600_000;
     private static final int ET_DYN = 3;
 
     @ClassRule
