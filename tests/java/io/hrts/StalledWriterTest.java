@@ -112,9 +112,12 @@ public class StalledWriterTest {
                 assertEquals(c.toString(), 0L, (long) c.get("backwards"));
                 assertEquals(c.toString(), 0L, (long) c.get("off"));
                 assertEquals(c.toString(), 0L, (long) c.get("errors"));
-                // A stamp that waited for the stopped writer used a second of CPU; a vCPU
-                // descheduled under a running thread still counts as its CPU time: up to 3.
-                assertTrue(c.toString(), c.get("slow") <= 3);
+                // A stamp that waited for the stopped writer used a second of CPU and of wall
+                // time, and every stamp during the stop did. A vCPU descheduled under a running
+                // thread counts as its CPU time too, so a few stamps over 1 ms of CPU alone are
+                // the host's doing: a reader fails when it has such stamps and one of them took
+                // half a second.
+                assertTrue(c.toString(), c.get("slow") <= 3 || c.get("longest") < 500_000_000L);
             }
             Map<String, String> after = info(segment);
             assertEquals("no repair", before.get("repairs"), after.get("repairs"));
