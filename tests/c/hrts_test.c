@@ -606,7 +606,9 @@ static int stamp_for(const char *ms_arg) {
    backwards, failed calls, and stamps that used over 1 ms of the thread's CPU time (one
    that waited for a writer would; a preempted one does not). Prints "attached" first,
    then "reader c: stamps N off M backwards B errors E slow S longest L" (L: the longest
-   wall-clock bracket, ns, preemption included). Exit 0 unless it could not start. */
+   wall-clock bracket, ns, preemption included). Exit 0 unless it could not start.
+   It also stops early once the file HRTS_FUZZ_STOP names exists (looked for every
+   65536 stamps): the fuzz stage ends its readers when its damages end. */
 static int fuzz_read(const char *ms_arg) {
   char *end;
   long ms = strtol(ms_arg, &end, 10);
@@ -623,9 +625,11 @@ static int fuzz_read(const char *ms_arg) {
   fflush(stdout);
   uint64_t stop = realtime_ns() + (uint64_t)ms * 1000000u;
   uint64_t slow = 0, longest = 0;
+  const char *stop_file = getenv("HRTS_FUZZ_STOP");
   for (;;) {
     uint64_t before = realtime_ns();
     if (before >= stop) break;
+    if (stop_file && (count & 0xffff) == 0 && access(stop_file, F_OK) == 0) break;
     uint64_t cpu = thread_cpu_ns();
     int rc = hrts_get_epoch_nanoseconds(&ns);
     cpu = thread_cpu_ns() - cpu;

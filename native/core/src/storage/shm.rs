@@ -401,7 +401,8 @@ const REC_CPID: usize = 36;
 const REC_CTIME: usize = 40;
 const REC_IPC_NS: usize = 48;
 const REC_IPC_NS_DEV: usize = 56;
-const REC_LEN: usize = 64;
+/// Bytes of the name's record (the fuzz harness restores exactly these).
+pub const REC_LEN: usize = 64;
 
 /// Reads the record (the object's size was checked by the caller).
 pub fn read_record(fd: &Fd) -> Result<Record> {

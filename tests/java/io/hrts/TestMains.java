@@ -173,7 +173,8 @@ public final class TestMains {
      * (read right before and after each stamp), backward steps, exceptions, and stamps that
      * used over 1 ms of the thread's CPU time (one that waited for a writer would; a preempted
      * one does not). Prints "attached", then "reader java: stamps N off M backwards B errors E
-     * slow S longest L" (L: the longest wall-clock bracket, ns, preemption included).
+     * slow S longest L" (L: the longest wall-clock bracket, ns, preemption included). It stops
+     * early once the file HRTS_FUZZ_STOP names exists (looked for every 65536 stamps).
      */
     static void fuzzRead(long ms) {
         HighResTimestamp.open();
@@ -188,9 +189,14 @@ public final class TestMains {
         long longest = 0;
         java.lang.management.ThreadMXBean cpu = java.lang.management.ManagementFactory.getThreadMXBean();
         long stop = wallNanos() + ms * 1_000_000L;
+        String stopName = System.getenv("HRTS_FUZZ_STOP");
+        java.io.File stopFile = stopName == null ? null : new java.io.File(stopName);
         for (;;) {
             long before = wallNanos();
             if (before >= stop) {
+                break;
+            }
+            if (stopFile != null && (count & 0xffff) == 0 && stopFile.exists()) {
                 break;
             }
             long ns;
