@@ -134,6 +134,32 @@ public class NativeLoaderTest {
     }
 
     @Test
+    public void theBuildRecordsEachPackedLibrarysHashAndSize() throws Exception {
+        // The loader finds its extracted copy by these alone (no read or hash of the library
+        // at start): they must describe the bytes the jar really carries.
+        java.util.Properties build = new java.util.Properties();
+        try (InputStream in = NativeLoader.class.getResourceAsStream("/io/hrts/hrts.properties")) {
+            build.load(in);
+        }
+        for (String platform : NativeLoader.packagedPlatforms()) {
+            byte[] packed;
+            try (InputStream in = NativeLoader.class.getResourceAsStream(
+                    "/native/" + platform + "/libhrts_jni.so")) {
+                packed = in.readAllBytes();
+            }
+            StringBuilder hex = new StringBuilder();
+            for (byte b : java.security.MessageDigest.getInstance("SHA-256").digest(packed)) {
+                hex.append(String.format("%02x", b));
+            }
+            assertEquals(platform, hex.toString(), build.getProperty("sha256." + platform));
+            assertEquals(platform, String.valueOf(packed.length), build.getProperty("size." + platform));
+        }
+        Path copy = NativeLoader.extractTo(tmp.newFolder("named").toPath());
+        assertEquals("libhrts_jni-" + build.getProperty("sha256." + NativeLoader.platform()).substring(0, 16)
+                + ".so", copy.getFileName().toString());
+    }
+
+    @Test
     public void platformNames() {
         assertEquals("linux-x86_64", NativeLoader.platform("Linux", "amd64"));
         assertEquals("linux-x86_64", NativeLoader.platform("Linux", "x86_64"));

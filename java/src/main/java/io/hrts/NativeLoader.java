@@ -16,7 +16,6 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
@@ -215,16 +214,10 @@ public final class NativeLoader {
         }
 
         // (b) The library packed in the jar, extracted to a directory.
-        String resource = "native/" + platform(
-                props.getProperty("os.name", ""), props.getProperty("os.arch", "")) + "/" + LIBRARY_FILE;
-        byte[] packed;
-        try {
-            packed = readResource("/" + resource);
-        } catch (IOException e) {
-            packed = null;
-            tried.add("jar resource " + resource + ": cannot read: " + e);
-        }
-        if (packed == null) {
+        Packed packed = new Packed(platform(
+                props.getProperty("os.name", ""), props.getProperty("os.arch", "")));
+        String resource = packed.resource;
+        if (!packed.present()) {
             if (tried.isEmpty()) {
                 List<String> have = packagedPlatforms();
                 tried.add("jar resource " + resource + ": not packaged in " + codeSource()
@@ -284,18 +277,74 @@ public final class NativeLoader {
      * @throws HrtsException if this jar has no library for this platform
      */
     public static Path extractTo(Path dir) throws IOException {
-        byte[] packed = readResource("/" + resourcePath());
-        if (packed == null) {
+        Packed packed = new Packed(platform());
+        if (!packed.present()) {
             throw new HrtsException("hrts: " + resourcePath() + " is not packaged in " + codeSource());
         }
         return extract(packed, dir.toAbsolutePath());
     }
 
     /**
+     * The library packed in the jar for one platform. The build records its SHA-256 and size
+     * in {@code hrts.properties}, so an extracted copy is found without reading the library from
+     * the jar or hashing it; the bytes are read only to extract. A jar without that record
+     * (not made by this build) gets its hash computed as before.
+     */
+    private static final class Packed {
+        final String resource;
+        private final String recordedHash;
+        private final long recordedSize;
+        private byte[] bytes;
+
+        Packed(String platform) {
+            resource = "native/" + platform + "/" + LIBRARY_FILE;
+            Properties build = buildProperties();
+            String hash = build.getProperty("sha256." + platform, "");
+            long size = -1;
+            try {
+                size = Long.parseLong(build.getProperty("size." + platform, "-1"));
+            } catch (NumberFormatException e) {
+                // unknown: read and hashed below
+            }
+            boolean usable = hash.length() == 64 && size > 0;
+            for (int i = 0; usable && i < hash.length(); i++) {
+                char c = hash.charAt(i);
+                usable = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+            }
+            recordedHash = usable ? hash : null;
+            recordedSize = usable ? size : -1;
+        }
+
+        boolean present() {
+            return NativeLoader.class.getResource("/" + resource) != null;
+        }
+
+        byte[] bytes() throws IOException {
+            if (bytes == null) {
+                bytes = readResource("/" + resource);
+                if (bytes == null) {
+                    throw new IOException(resource + " is not packaged in " + codeSource());
+                }
+            }
+            return bytes;
+        }
+
+        /** The copy's file name: the content hash keeps different builds apart. */
+        String fileName() throws IOException {
+            String hash = recordedHash != null ? recordedHash : sha256Hex(bytes());
+            return "lib" + LIBRARY_NAME + "-" + hash.substring(0, 16) + ".so";
+        }
+
+        long size() throws IOException {
+            return recordedSize >= 0 ? recordedSize : bytes().length;
+        }
+    }
+
+    /**
      * Extracts and takes this JVM's shared lock on the copy (see {@link ExtractedCopies}); extracts
      * again if a cleanup in another JVM removed the copy in between.
      */
-    private static Path extractAndHold(byte[] packed, Path dir) throws IOException {
+    private static Path extractAndHold(Packed packed, Path dir) throws IOException {
         for (int attempt = 0; attempt < 5; attempt++) {
             Path target = extract(packed, dir);
             if (ExtractedCopies.holdInUse(target)) {
@@ -320,18 +369,21 @@ public final class NativeLoader {
         return Files.getAttribute(Paths.get("/proc/self"), "unix:uid");
     }
 
-    private static Path extract(byte[] packed, Path dir) throws IOException {
+    /**
+     * A copy of the right name and size is the library: copies are written whole to a temporary
+     * file and renamed into place, under a name made of the content's hash, and the default
+     * directory is writable by this user only (checked before).
+     */
+    private static Path extract(Packed packed, Path dir) throws IOException {
         Files.createDirectories(dir);
-        String hash = sha256Hex(packed).substring(0, 16);
-        Path target = dir.resolve("lib" + LIBRARY_NAME + "-" + hash + ".so");
+        Path target = dir.resolve(packed.fileName());
         if (Files.isRegularFile(target, LinkOption.NOFOLLOW_LINKS)
-                && Files.size(target) == packed.length
-                && Arrays.equals(Files.readAllBytes(target), packed)) {
+                && Files.size(target) == packed.size()) {
             return target; // already extracted (by us or a concurrent JVM)
         }
         Path tmp = Files.createTempFile(dir, ".lib" + LIBRARY_NAME + "-", ".tmp");
         try {
-            Files.write(tmp, packed);
+            Files.write(tmp, packed.bytes());
             Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("rwxr-xr-x"));
             try {
                 Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE,
