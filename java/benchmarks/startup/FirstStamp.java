@@ -1,0 +1,12 @@
+/**
+ * One JVM's way to its first hrts stamp: prints the nanoseconds from main's start to the
+ * stamp returned (library loaded from its extracted copy, segment attached).
+ */
+public class FirstStamp {
+    public static void main(String[] args) {
+        long t0 = System.nanoTime();
+        long stamp = io.hrts.HighResTimestamp.getEpochNanoseconds();
+        long t1 = System.nanoTime();
+        System.out.println((t1 - t0) + " " + stamp);
+    }
+}
