@@ -11,7 +11,6 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.nio.file.StandardCopyOption;
-import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -19,8 +18,8 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Properties;
-import java.util.Set;
 
 /**
  * Finds and loads the hrts JNI library ({@code libhrts_jni.so}), in this order:
@@ -403,27 +402,32 @@ public final class NativeLoader {
      * plant the library this JVM loads.
      */
     private static void ensurePrivateDir(Path dir) throws IOException {
-        try {
-            Files.createDirectories(dir.getParent());
-            Files.createDirectory(dir,
-                    PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-        } catch (FileAlreadyExistsException e) {
-            // made earlier, or by a concurrent JVM: checked below
-        }
+        // Usually there from an earlier JVM: one attribute read checks it (creating it, or
+        // the exception a concurrent creation throws, costs a start-up several ms).
         if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
+            try {
+                Files.createDirectories(dir.getParent());
+                Files.createDirectory(dir,
+                        PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+            } catch (FileAlreadyExistsException e) {
+                // made by a concurrent JVM: checked below
+            }
+        }
+        Map<String, Object> attrs = Files.readAttributes(dir, "unix:uid,mode,isDirectory",
+                LinkOption.NOFOLLOW_LINKS);
+        if (!Boolean.TRUE.equals(attrs.get("isDirectory"))) {
             throw new IOException(dir + " is not a directory (or is a symbolic link)");
         }
-        Object owner = Files.getAttribute(dir, "unix:uid", LinkOption.NOFOLLOW_LINKS);
+        Object owner = attrs.get("uid");
         Object self = currentUid();
         if (!owner.equals(self)) {
             throw new IOException(dir + " is owned by uid " + owner + ", not by this user (uid "
                     + self + ")");
         }
-        Set<PosixFilePermission> perms = Files.getPosixFilePermissions(dir, LinkOption.NOFOLLOW_LINKS);
-        if (perms.contains(PosixFilePermission.GROUP_WRITE)
-                || perms.contains(PosixFilePermission.OTHERS_WRITE)) {
-            throw new IOException(dir + " is writable by other users ("
-                    + PosixFilePermissions.toString(perms) + ")");
+        int mode = (Integer) attrs.get("mode");
+        if ((mode & 0022) != 0) {
+            throw new IOException(dir + " is writable by other users (mode "
+                    + Integer.toOctalString(mode & 07777) + ")");
         }
     }
 
