@@ -26,8 +26,9 @@ pub const LAYOUT_VERSION: u32 = 4;
 /// `LAYOUT_VERSION` and any minor are opened; fields a newer minor adds lie in
 /// the page's unused area (after [`MinorArea`]) and readers ignore what they do
 /// not know (docs/PROTOCOL.md, "Layout versions"). 0: the layout as version 4
-/// first defined it, so every version 4 page is a minor 0 page or newer.
-pub const LAYOUT_MINOR: u32 = 0;
+/// first defined it, so every version 4 page is a minor 0 page or newer. 1: each
+/// slot's `quick` word (in bytes minor 0 left unused), which stamps check.
+pub const LAYOUT_MINOR: u32 = 1;
 /// One page: the whole segment.
 pub const SEGMENT_SIZE: usize = 4096;
 /// Bytes kept for the reason a counter source was chosen.
@@ -109,6 +110,10 @@ pub struct Slot {
     pub written: AtomicU64,
     /// Checksum over every field above (`slot_check`).
     pub check: AtomicU64,
+    /// Minor 1: [`slot_quick`] of the four words a stamp reads. Every stamp
+    /// checks it, so a damaged line is never used for a stamp; the full `check`
+    /// costs too much for that.
+    pub quick: AtomicU64,
 }
 
 /// The segment header. Immutable fields are written by the initialising process
@@ -312,6 +317,17 @@ const HEADER_SALT: u64 = u64::from_le_bytes(*b"hrtsHEAD");
 /// The checksum of a slot's fields (everything but `check`).
 pub fn slot_check(words: &[u64; 10]) -> u64 {
     checksum(SLOT_SALT, words.iter().copied())
+}
+
+const QUICK_SALT: u64 = u64::from_le_bytes(*b"hrtsQUIK");
+
+/// The check a stamp makes on the four words it reads: a few ALU operations
+/// that run beside the counter read. Any change of one word, and any change of
+/// one bit position in several words, gives another value (the rotations keep
+/// equal changes in two words from cancelling).
+#[inline(always)]
+pub fn slot_quick(counter: u64, ns: u64, frac: u64, mult: u64) -> u64 {
+    counter ^ ns.rotate_left(16) ^ frac.rotate_left(32) ^ mult.rotate_left(48) ^ QUICK_SALT
 }
 
 /// One of the header's immutable words, of either width.

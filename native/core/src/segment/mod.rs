@@ -41,6 +41,8 @@ pub struct SharedBase {
     pub(crate) scale: Scale,
     pub(crate) freq_hz: u64,
     pub(crate) threshold: u64,
+    /// The page is of minor 1 or later: its slots carry the quick word.
+    pub(crate) quick_checked: bool,
     /// Ticks a counter may lag the base (cross-CPU skew) before it counts as
     /// having gone backwards.
     pub(crate) backstep_limit: u64,
@@ -125,6 +127,7 @@ impl SharedBase {
         });
         let freq_hz = checked.freq_hz;
         let role = role::RoleLock::new(role_fd(&cfg.name, &page));
+        let quick_checked = minor_of(&page).layout_minor.load(Acquire) >= 1;
         let mut base = SharedBase {
             page,
             name: cfg.name.clone(),
@@ -133,6 +136,7 @@ impl SharedBase {
             scale: checked.scale,
             freq_hz,
             threshold: checked.threshold,
+            quick_checked,
             backstep_limit: (freq_hz / 1000).max(1),
             calendar: cfg.calendar.clone(),
             role,

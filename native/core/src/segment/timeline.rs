@@ -146,10 +146,18 @@ impl SharedBase {
             let ns = slot.ns.load(Relaxed);
             let frac = slot.frac.load(Relaxed);
             let mult = slot.mult.load(Relaxed);
+            let quick = slot.quick.load(Relaxed);
             fence(Acquire);
             let after = h.seq.load(Relaxed);
             if !snapshot_valid(before, after) {
                 continue;
+            }
+            if self.quick_checked && slot_quick(counter_base, ns, frac, mult) != quick {
+                match self.stamp_unverified(counter, after) {
+                    Unverified::Again => continue,
+                    Unverified::Whole => {}
+                    Unverified::Stamp(ns) => return ns,
+                }
             }
             let delta = counter.wrapping_sub(counter_base);
             if delta <= self.threshold {
@@ -167,6 +175,44 @@ impl SharedBase {
                 return ns;
             }
         }
+    }
+
+    /// The line read under `seen` failed its quick check: either it is damaged,
+    /// or it is whole and was written without the quick word (by a library of
+    /// minor 0) or only that word was damaged. Whoever can take the role
+    /// rewrites it as a tie would (repairing a damaged line from its validated
+    /// copies) and stamps again. While another process holds the role, a whole
+    /// line is used as it is, and a damaged one never: the stamp then comes from
+    /// the previous line if it is whole (frozen mode: the same timeline), else
+    /// from the calendar clock (which a tracking line follows). Never waits.
+    #[cold]
+    #[inline(never)]
+    fn stamp_unverified(&self, counter: u64, seen: u64) -> Unverified {
+        let h = self.header();
+        let count = seen >> 32;
+        let (line, written, check) = load_line(&h.slots[seq_slot(seen)]);
+        if !snapshot_valid(seen, h.seq.load(Acquire)) {
+            return Unverified::Again;
+        }
+        if let Some(held) = self.acquire_writer(seen) {
+            let good = self.verified_active(&held);
+            if self.publish_retrying(&held, &good) {
+                return Unverified::Again;
+            }
+        }
+        if validate::line(&line, written, check, count, self.mode, &self.rules).is_ok() {
+            return Unverified::Whole;
+        }
+        if self.mode == Mode::Frozen {
+            let prev_count = count.wrapping_sub(1) & 0xffff_ffff;
+            let (prev, p_written, p_check) = load_line(&h.slots[seq_slot(seen) ^ 1]);
+            if validate::line(&prev, p_written, p_check, prev_count, self.mode, &self.rules)
+                .is_ok()
+            {
+                return Unverified::Stamp(self.exact_ns(counter, &prev.base()));
+            }
+        }
+        Unverified::Stamp((self.calendar)())
     }
 
     /// The exact stamp of `counter` against `base`, for any distance in either
@@ -788,6 +834,16 @@ pub(crate) struct Held<'a> {
     _guard: Guard<'a>,
 }
 
+/// What a stamp does after its line failed the quick check.
+enum Unverified {
+    /// The line changed, or was rewritten: stamp again.
+    Again,
+    /// The line is whole: stamp from it as usual.
+    Whole,
+    /// The stamp, from elsewhere than the damaged line.
+    Stamp(u64),
+}
+
 /// A slot's line, `written` and `check`, as stored (not validated).
 pub(crate) fn load_line(slot: &Slot) -> (Line, u64, u64) {
     let l = |a: &AtomicU64| a.load(Relaxed);
@@ -843,6 +899,8 @@ pub(crate) fn store_line(slot: &Slot, line: &Line, written: u64) {
         a.store(v, Relaxed);
     }
     slot.check.store(slot_check(&words), Relaxed);
+    slot.quick
+        .store(slot_quick(line.counter, line.ns, line.frac, line.mult), Relaxed);
 }
 
 #[cfg(test)]
