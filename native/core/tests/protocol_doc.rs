@@ -264,6 +264,7 @@ fn the_time_page_tables_match_the_layout() {
             field!(Slot, tie_ns),
             field!(Slot, written),
             field!(Slot, check),
+            field!(Slot, quick),
         ],
     );
     // The extension's table gives offsets in the page.
@@ -506,6 +507,13 @@ fn the_name_record_and_the_page_hold_what_the_document_says() {
         [b.counter, b.ns, b.frac, b.mult, b.generation]
     );
     assert_eq!(slot("written"), seq >> 32);
+    // The quick word as the document states it.
+    let quick = b.counter
+        ^ b.ns.rotate_left(16)
+        ^ b.frac.rotate_left(32)
+        ^ b.mult.rotate_left(48)
+        ^ u64::from_le_bytes(*b"hrtsQUIK");
+    assert_eq!(slot("quick"), quick);
     let ext = |f: &str| u64_at(&bytes, place(&doc, EXTENSION, f));
     assert_eq!(ext("last_unique"), unique);
     // The counter word as docs/PROTOCOL.md states it: offset 1 of the block

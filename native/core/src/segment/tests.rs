@@ -1018,3 +1018,66 @@ fn tracks_a_simulated_calendar(origin: &str, c0: impl Fn(&SharedBase) -> u64) {
         "{st:?}"
     );
 }
+
+/// Minor 1: a stamp checks the four words it reads. A damaged word of the
+/// active line, in either mode, never reaches an attached reader's stamp, with
+/// the role free (the stamp repairs the line) or held by another live process
+/// (the stamp comes from elsewhere); a line without its quick word (as a
+/// library of minor 0 writes it) is used and then rewritten with it.
+#[test]
+fn an_attached_reader_never_stamps_from_a_damaged_line() {
+    for mode in [Mode::Tracking, Mode::Frozen] {
+        for held in [false, true] {
+            let t = TestName::new("quick");
+            let mut cfg = t.cfg();
+            cfg.mode = mode;
+            let reader = SharedBase::open(&cfg).unwrap();
+            let holder = SharedBase::open(&cfg).unwrap();
+            let h = reader.header();
+            for (i, word) in ["counter", "ns", "frac", "mult"].into_iter().enumerate() {
+                let active = seq_slot(h.seq.load(SeqCst));
+                let slot = &h.slots[active];
+                let target = [&slot.counter, &slot.ns, &slot.frac, &slot.mult][i];
+                if held {
+                    holder.hold_writer_role_for_test().unwrap();
+                }
+                // A millisecond's worth of slope, or half a second of time.
+                let delta = if word == "mult" { 1 << 22 } else { 1 << 29 };
+                target.fetch_add(delta, SeqCst);
+                let before = crate::os::realtime_ns() as i64;
+                let stamp = reader.now_ns() as i64;
+                let after = crate::os::realtime_ns() as i64;
+                assert!(
+                    stamp > before - 1_000_000 && stamp < after + 1_000_000,
+                    "{mode:?}, role held {held}: {word} damaged gave a stamp {} ns off",
+                    stamp - before
+                );
+                if held {
+                    assert!(holder.release_writer_role_for_test());
+                }
+                // Repaired by the next stamp that can take the role.
+                let _ = reader.now_ns();
+                reader.validate().unwrap_or_else(|e| {
+                    panic!("{mode:?}, role held {held}: {word} damage not repaired: {e}")
+                });
+            }
+            // Lines without the quick word, as a writer of minor 0 leaves them.
+            for slot in &h.slots {
+                slot.quick.store(0, SeqCst);
+            }
+            let stamp = reader.now_ns() as i64;
+            let off = stamp - crate::os::realtime_ns() as i64;
+            assert!(
+                off.abs() < 1_000_000,
+                "{mode:?}: a minor-0 line gave a stamp {off} ns off"
+            );
+            let active = &h.slots[seq_slot(h.seq.load(SeqCst))];
+            assert_ne!(
+                active.quick.load(SeqCst),
+                0,
+                "{mode:?}: the line was not rewritten"
+            );
+            reader.validate().unwrap();
+        }
+    }
+}

@@ -206,10 +206,17 @@ impl SharedBase {
         if self.mode == Mode::Frozen {
             let prev_count = count.wrapping_sub(1) & 0xffff_ffff;
             let (prev, p_written, p_check) = load_line(&h.slots[seq_slot(seen) ^ 1]);
-            if validate::line(&prev, p_written, p_check, prev_count, self.mode, &self.rules)
-                .is_ok()
+            if validate::line(
+                &prev,
+                p_written,
+                p_check,
+                prev_count,
+                self.mode,
+                &self.rules,
+            )
+            .is_ok()
             {
-                return Unverified::Stamp(self.exact_ns(counter, &prev.base()));
+                return Unverified::Stamp(self.exact_ns(counter, &base_of(&prev)));
             }
         }
         Unverified::Stamp((self.calendar)())
@@ -834,6 +841,17 @@ pub(crate) struct Held<'a> {
     _guard: Guard<'a>,
 }
 
+/// The four words of `line` a stamp uses, and its generation.
+fn base_of(line: &Line) -> Base {
+    Base {
+        counter: line.counter,
+        ns: line.ns,
+        frac: line.frac,
+        mult: line.mult,
+        generation: line.generation,
+    }
+}
+
 /// What a stamp does after its line failed the quick check.
 enum Unverified {
     /// The line changed, or was rewritten: stamp again.
@@ -899,8 +917,10 @@ pub(crate) fn store_line(slot: &Slot, line: &Line, written: u64) {
         a.store(v, Relaxed);
     }
     slot.check.store(slot_check(&words), Relaxed);
-    slot.quick
-        .store(slot_quick(line.counter, line.ns, line.frac, line.mult), Relaxed);
+    slot.quick.store(
+        slot_quick(line.counter, line.ns, line.frac, line.mult),
+        Relaxed,
+    );
 }
 
 #[cfg(test)]

@@ -83,17 +83,6 @@ pub(crate) struct Line {
 const FRAC_MASK: u128 = (1u128 << SHIFT) - 1;
 
 impl Line {
-    /// The four words a stamp uses, and the generation.
-    pub(crate) fn base(&self) -> crate::segment::timeline::Base {
-        crate::segment::timeline::Base {
-            counter: self.counter,
-            ns: self.ns,
-            frac: self.frac,
-            mult: self.mult,
-            generation: self.generation,
-        }
-    }
-
     /// A line through (`counter`, `ns`) with the calibrated slope: what creation
     /// and an explicit reset make.
     pub fn paired(counter: u64, ns: u64, generation: u64, m_cal: u64) -> Line {
