@@ -13,8 +13,8 @@
 //! killed by a signal or hang.
 //!
 //! `hrts debug fuzz-read MS` is the Rust reader: it stamps for MS milliseconds and
-//! counts stamps more than 1 ms from CLOCK_REALTIME (the damaged line's stamps
-//! before it was noticed).
+//! counts stamps more than 1 ms from CLOCK_REALTIME (what a damaged line would
+//! give; since every stamp checks its line's quick word, the stage requires 0).
 
 use crate::exit::CliError;
 use hrts_core::{Config, SharedBase};
