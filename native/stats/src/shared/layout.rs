@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! offset 0            header (4096 bytes; the first 32 mirror the name's record)
-//! PROCESSES_OFFSET    PROCESS_SLOTS process slots of 128 bytes: who publishes
+//! PROCESSES_OFFSET    PROCESS_SLOTS process slots of 256 bytes: who publishes
 //! INSTANCES_OFFSET    INSTANCE_SLOTS shared timer instances of 32 bytes
 //! CELLS_OFFSET        CELLS metric cells of CELL_BYTES: one metric of one process
 //! SEGMENT_SIZE - 4096 the storage layer's tag (last 64 bytes)
