@@ -474,7 +474,9 @@ typedef struct hrts_stats_process {
    */
   uint32_t instance;
   /**
-   * The program's name (`/proc/PID/comm` when it registered), NUL-terminated.
+   * The program (service) name it registered under, NUL-terminated:
+   * `shared-memory.program`, else `HRTS_STATS_PROGRAM`, else (Java) the main
+   * class or jar, else `/proc/PID/comm`.
    */
   char program[32];
   /**

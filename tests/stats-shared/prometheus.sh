@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # A real Prometheus server scrapes `hrts stats serve` and returns, through its HTTP
-# query API, the values two writer processes recorded (per process and summed with
-# PromQL). Everything runs on loopback, on segments of its own; the script stops
-# what it started and removes what it made. The last line of output is
+# query API, the values two writer processes of one service recorded (per process,
+# found by the service's name and the instances' ids, and summed with PromQL); one
+# writer restarts, and Prometheus keeps its series: none is new, none has a pid.
+# Everything runs on loopback, on segments of its own; the script stops what it
+# started and removes what it made. The last line of output is
 # "prometheus: N passed, N failed".
 #
 # Needs the Debian package prometheus (scripts/bootstrap.sh installs it); uses
@@ -39,7 +41,7 @@ work="$(mktemp -d "${TMPDIR:-/tmp}/hrts-prom.XXXXXX")"
 pids=()
 # Idempotent: finish runs it, and the EXIT trap again.
 cleanup() {
-  exec 8>&- 2>/dev/null || true
+  exec 8>&- 9>&- 2>/dev/null || true
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
   pids=()
@@ -61,25 +63,34 @@ wait_for() {
   done
 }
 
-# Two writers reading one FIFO: they live until the script closes its end (fd 8).
-mkfifo "$work/hold"
-"$hrts" debug stats-record --counter requests=3,errors=1 --gauge queue=2.5 \
-  --timer latency=1500000 --repeat 4 <"$work/hold" >"$work/a.json" &
+# Two writers of one service, told apart by their instance ids, each reading a FIFO
+# of its own: each lives until the script closes its end (fd 8 for a, 9 for b).
+# Both count `requests_total`: exposed as hrts_requests_total, not ..._total_total.
+export HRTS_STATS_PROGRAM=checkout
+# Exited writers stay until the end (no reclaiming in this run's time).
+export HRTS_STATS_GRACE_MS=600000
+mkfifo "$work/hold-a" "$work/hold-a2" "$work/hold-b"
+writer_a() { # VALUE FIFO OUT: writer a, instance id a (run in the background: $! is its pid)
+  HRTS_STATS_INSTANCE_ID=a exec "$hrts" debug stats-record --counter "requests_total=$1,errors=1" \
+    --gauge queue=2.5 --timer latency=1500000 --repeat 4 <"$2" >"$3" 9>&-
+}
+writer_a 3 "$work/hold-a" "$work/a.json" &
 pid_a=$!
 pids+=("$pid_a")
-"$hrts" debug stats-record --counter requests=5 --gauge queue=7 --timer latency=2000000 \
-  <"$work/hold" >"$work/b.json" &
+exec 8>"$work/hold-a"
+HRTS_STATS_INSTANCE_ID=b "$hrts" debug stats-record --counter requests_total=5 --gauge queue=7 \
+  --timer latency=2000000 <"$work/hold-b" >"$work/b.json" 8>&- &
 pid_b=$!
 pids+=("$pid_b")
-exec 8>"$work/hold"
+exec 9>"$work/hold-b"
 if ! wait_for 20 test -s "$work/a.json" || ! wait_for 20 test -s "$work/b.json"; then
   fail "the writers printed no dump"
   finish
 fi
 
-# Later children must not hold the FIFO's writing end (fd 8), or the writers
+# Later children must not hold the FIFOs' writing ends (fd 8, 9), or the writers
 # never see the end of their input.
-"$hrts" stats serve --listen 127.0.0.1:0 >"$work/serve.out" 8>&- &
+"$hrts" stats serve --listen 127.0.0.1:0 >"$work/serve.out" 8>&- 9>&- &
 pids+=("$!")
 if ! wait_for 20 grep -qs '^listening on http://' "$work/serve.out"; then
   fail "hrts stats serve did not say where it listens"
@@ -117,16 +128,17 @@ scrape_configs:
       - targets: ['$serve_addr']
 EOF
 prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/data" \
-  --web.listen-address="127.0.0.1:$prom_port" >"$work/prometheus.log" 2>&1 8>&- &
+  --web.listen-address="127.0.0.1:$prom_port" >"$work/prometheus.log" 2>&1 8>&- 9>&- &
 pids+=("$!")
 echo "prometheus: 127.0.0.1:$prom_port"
 
-# The checks: each query's value against the recorded one. hrts's instance
-# number is the label `hrts_instance` (Prometheus keeps `instance` for its target).
-python3 - "127.0.0.1:$prom_port" "$pid_a" "$pid_b" >"$work/checks.out" 2>&1 <<'PY' || true
+# The checks, in phases: each query's value against the recorded one. A process is
+# named by `program` (the service) and `hrts_instance` (its instance id); Prometheus
+# keeps `instance` for its target. No pid label: a restart must not start a series.
+cat >"$work/checks.py" <<'PY'
 import json, sys, time, urllib.parse, urllib.request
 
-prom, a, b = sys.argv[1:4]
+prom, phase = sys.argv[1:3]
 passed = failed = 0
 
 def query(expr):
@@ -137,6 +149,17 @@ def query(expr):
         raise RuntimeError(f"{expr}: {body}")
     return body["data"]["result"]
 
+def series(match, seconds=600):
+    """Every series matching `match` that Prometheus stored in the last `seconds`."""
+    now = time.time()
+    params = {"match[]": match, "start": now - seconds, "end": now}
+    url = f"http://{prom}/api/v1/series?" + urllib.parse.urlencode(params)
+    with urllib.request.urlopen(url, timeout=5) as r:
+        body = json.load(r)
+    if body.get("status") != "success":
+        raise RuntimeError(f"series {match}: {body}")
+    return body["data"]
+
 def check(what, ok, detail=""):
     global passed, failed
     if ok:
@@ -145,20 +168,6 @@ def check(what, ok, detail=""):
     else:
         failed += 1
         print(f"FAIL: {what} {detail}")
-
-# Bounded wait: the target up and both writers' series scraped.
-deadline = time.monotonic() + 30
-ready = False
-while time.monotonic() < deadline and not ready:
-    try:
-        up = query('up{job="hrts"}')
-        series = query("hrts_requests_total")
-        ready = up and up[0]["value"][1] == "1" and len(series) == 2
-    except Exception as e:  # not started yet
-        pass
-    if not ready:
-        time.sleep(0.2)
-check("Prometheus scrapes hrts stats serve (up == 1, both writers' series)", ready)
 
 def value(expr):
     r = query(expr)
@@ -169,23 +178,50 @@ def expect(expr, want, rel=1e-9):
     ok = len(got) == 1 and abs(got[0] - want) <= rel * max(abs(want), 1e-12)
     check(f"{expr} = {want}", ok, f"(got {raw})")
 
-if ready:
-    expect(f'hrts_requests_total{{pid="{a}"}}', 12)
-    expect(f'hrts_requests_total{{pid="{b}"}}', 5)
-    expect(f'hrts_errors_total{{pid="{a}"}}', 4)
-    expect(f'hrts_queue{{pid="{a}"}}', 2.5)
-    expect(f'hrts_queue{{pid="{b}"}}', 7)
-    expect(f'hrts_latency_seconds_count{{pid="{a}"}}', 4)
-    expect(f'hrts_latency_seconds_count{{pid="{b}"}}', 1)
-    expect(f'hrts_latency_seconds_sum{{pid="{a}"}}', 0.006)
-    expect(f'hrts_latency_seconds_sum{{pid="{b}"}}', 0.002)
+def wait_until(what, cond, seconds=30):
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            if cond():
+                return check(what, True)
+        except Exception:  # not started yet
+            pass
+        if time.monotonic() >= deadline:
+            return check(what, False)
+        time.sleep(0.2)
+
+A = 'program="checkout",hrts_instance="a"'
+B = 'program="checkout",hrts_instance="b"'
+# Writer a's hrts series: those there now, and every one stored (series API).
+NOW_A = f'count({{__name__=~"hrts_.+",{A}}})'
+ALL_A = f'{{__name__=~"hrts_.+",{A}}}'
+
+if phase == "first":
+    def ready():
+        up = query('up{job="hrts"}')
+        return up and up[0]["value"][1] == "1" and len(query("hrts_requests_total")) == 2
+    wait_until("Prometheus scrapes hrts stats serve (up == 1, both writers' series)", ready)
+    expect(f"hrts_requests_total{{{A}}}", 12)
+    expect(f"hrts_requests_total{{{B}}}", 5)
+    expect(f"hrts_errors_total{{{A}}}", 4)
+    expect(f"hrts_queue{{{A}}}", 2.5)
+    expect(f"hrts_queue{{{B}}}", 7)
+    expect(f"hrts_latency_seconds_count{{{A}}}", 4)
+    expect(f"hrts_latency_seconds_count{{{B}}}", 1)
+    expect(f"hrts_latency_seconds_sum{{{A}}}", 0.006)
+    expect(f"hrts_latency_seconds_sum{{{B}}}", 0.002)
     # One datum: every quantile is it, within the histogram's 1 %.
-    expect(f'hrts_latency_seconds{{pid="{b}",quantile="0.99"}}', 0.002, rel=0.01)
-    expect("sum(hrts_requests_total)", 17)
+    expect(f'hrts_latency_seconds{{{B},quantile="0.99"}}', 0.002, rel=0.01)
+    # The service, found by its name, summed over its instances.
+    expect('sum by (program) (hrts_requests_total{program="checkout"})', 17)
     expect("sum(hrts_queue)", 9.5)
     expect("sum(hrts_latency_seconds_count)", 5)
     expect("sum(hrts_latency_seconds_sum)", 0.008)
     expect('hrts_stats_processes{state="live"}', 2)
+    # The library's own metrics: hrts_stats_*, one prefix; no doubled suffix anywhere.
+    expect(f"hrts_stats_dropped_events{{{A}}}", 0)
+    _, raw = value('{__name__=~"hrts_hrts_.*|.*_total_total|.*_seconds_seconds"}')
+    check("no hrts_hrts_, _total_total or _seconds_seconds series", raw == [], f"(got {raw})")
     # The rate gauges: one series per writer, summable, within what was
     # recorded in a window (they decay to 0 once the writers are idle).
     expect("count(hrts_requests_per_second)", 2)
@@ -198,37 +234,92 @@ if ready:
     ]:
         got, raw = value(expr)
         check(f"0 <= {expr} <= {most}", len(got) == 1 and 0 <= got[0] <= most, f"(got {raw})")
-    _, raw = value(f'hrts_requests_total{{pid="{a}"}}')
+    _, raw = value(f"hrts_requests_total{{{A}}}")
     labels = raw[0]["metric"] if raw else {}
     check(
-        "labels: program and hrts_instance, and Prometheus's own instance (the target)",
-        labels.get("program") == "hrts" and labels.get("hrts_instance") == "1"
-        and labels.get("instance", "").startswith("127.0.0.1:"),
+        "labels: program, hrts_instance and Prometheus's own instance (the target); no pid",
+        labels.get("program") == "checkout" and labels.get("hrts_instance") == "a"
+        and labels.get("instance", "").startswith("127.0.0.1:") and "pid" not in labels,
         f"(got {labels})",
     )
+    got, raw = value(NOW_A)
+    print(f"series of writer a: {got}; stored: {len(series(ALL_A))}")
+elif phase == "restart":
+    # Writer a restarted (another pid, 1 a time): its series go on, none is new.
+    wait_until(
+        "the restarted writer's value arrives in the same series",
+        lambda: value(f"hrts_requests_total{{{A}}}")[0] == [4],
+    )
+    expect(f'count(count_over_time(hrts_requests_total{{{A}}}[10m]))', 1)
+    now, _ = value(NOW_A)
+    ever = series(ALL_A)
+    check(
+        "every series of writer a after its restart is one it had before (series API)",
+        len(now) == 1 and now[0] == len(ever) and len(ever) >= 10
+        and all("pid" not in s for s in ever),
+        f"(now {now}, stored {len(ever)}: {ever})",
+    )
+    expect(f"count(count_over_time(hrts_requests_total[10m]))", 2)
+    # Its counter went from 12 to 4 through the restart: one counter reset, which
+    # rate() and increase() take in their stride.
+    expect(f"resets(hrts_requests_total{{{A}}}[10m])", 1)
 print(f"checks: {passed} {failed}")
 PY
-cat "$work/checks.out"
-counts=$(sed -n 's/^checks: \([0-9]*\) \([0-9]*\)$/\1 \2/p' "$work/checks.out")
-if [ -n "$counts" ]; then
-  passed=$((passed + ${counts% *}))
-  failed=$((failed + ${counts#* }))
+
+# run_checks PHASE: the phase's checks, counted.
+run_checks() {
+  python3 "$work/checks.py" "127.0.0.1:$prom_port" "$1" >"$work/checks.out" 2>&1 8>&- 9>&- || true
+  cat "$work/checks.out"
+  local counts
+  counts=$(sed -n 's/^checks: \([0-9]*\) \([0-9]*\)$/\1 \2/p' "$work/checks.out")
+  if [ -n "$counts" ]; then
+    passed=$((passed + ${counts% *}))
+    failed=$((failed + ${counts#* }))
+  else
+    fail "the $1 checks ended early"
+  fi
+}
+run_checks first
+
+# Restart writer a: the old process exits (still exposed while no live one has its
+# identity), the new one, another pid, takes its series over.
+exec 8>&-
+wait "$pid_a" || true
+exited_a_shown() {
+  get "http://$serve_addr/metrics" >"$work/exited-a.prom" &&
+    grep -qx 'hrts_stats_processes{state="exited"} 1' "$work/exited-a.prom" &&
+    grep -qx 'hrts_requests_total{program="checkout",hrts_instance="a"} 12' "$work/exited-a.prom"
+}
+if wait_for 5 exited_a_shown; then
+  pass "writer a, exited, is still exposed under its labels"
 else
-  fail "the query checks ended early"
+  fail "after writer a exited, /metrics says:"
+  cat "$work/exited-a.prom"
 fi
+writer_a 1 "$work/hold-a2" "$work/a2.json" &
+pid_a2=$!
+pids+=("$pid_a2")
+exec 8>"$work/hold-a2"
+if ! wait_for 20 test -s "$work/a2.json"; then
+  fail "the restarted writer printed no dump"
+  finish
+fi
+echo "writer a restarted: $pid_a2"
+run_checks restart
 if [ "$failed" -gt 0 ]; then
   echo "--- prometheus log (last lines)"
   tail -n 20 "$work/prometheus.log"
 fi
 
 # Writers that exited stay exposed, marked so, until their cells are reclaimed.
-exec 8>&-
-wait "$pid_a" "$pid_b" || true
+exec 8>&- 9>&-
+wait "$pid_a2" "$pid_b" || true
 # (hrts stats serve renders at most once a second: poll, bounded.)
 exited_shown() {
   get "http://$serve_addr/metrics" >"$work/after.prom" &&
-    grep -qx 'hrts_stats_processes{state="exited"} 2' "$work/after.prom" &&
-    grep -q "^hrts_requests_total{pid=\"$pid_a\",.*} 12\$" "$work/after.prom"
+    grep -qx 'hrts_stats_processes{state="exited"} 3' "$work/after.prom" &&
+    grep -qx 'hrts_requests_total{program="checkout",hrts_instance="a"} 4' "$work/after.prom" &&
+    grep -qx 'hrts_requests_total{program="checkout",hrts_instance="b"} 5' "$work/after.prom"
 }
 if wait_for 5 exited_shown; then
   pass "exited writers are still exposed, counted as exited"

@@ -27,7 +27,9 @@ pub struct hrts_stats_process {
     /// Which instance of the process (1 for its first; a process that makes
     /// several statistics instances has several).
     pub instance: u32,
-    /// The program's name (`/proc/PID/comm` when it registered), NUL-terminated.
+    /// The program (service) name it registered under, NUL-terminated:
+    /// `shared-memory.program`, else `HRTS_STATS_PROGRAM`, else (Java) the main
+    /// class or jar, else `/proc/PID/comm`.
     pub program: [c_char; 32],
     /// `HRTS_STATS_LIVE` or `HRTS_STATS_EXITED`.
     pub state: u32,

@@ -227,6 +227,16 @@ pub const ENVIRONMENT: &[(&str, &str)] = &[
          (default 60000)",
     ),
     (
+        hrts_stats::shared::ENV_PROGRAM,
+        "the program (service) name a process publishes statistics under, its Prometheus \
+         label program (default: the process's name; Java: its main class or jar)",
+    ),
+    (
+        hrts_stats::shared::ENV_INSTANCE_ID,
+        "a stable id of the process among its program's (a replica's name or number), \
+         its Prometheus label hrts_instance, kept across restarts (default: none)",
+    ),
+    (
         env::ITC_EVENT_BITS,
         "trace stamps: low bits counting the events of one tick (default 13)",
     ),
@@ -447,6 +457,16 @@ mod tests {
         let cli = p(&["stats", "unlink", "--segment", "/s"]).unwrap();
         assert_eq!(cli.segment.as_deref(), Some("/s"));
         assert!(usage(&["stats", "--json", "--prometheus"]).contains("cannot be used with"));
+        assert!(stats(&["--prometheus", "--pid-label"]).pid_label);
+        assert!(!stats(&["--prometheus"]).pid_label);
+        assert!(usage(&["stats", "--pid-label"]).contains("--prometheus"));
+        assert!(matches!(
+            stats(&["serve", "--listen", "127.0.0.1:0", "--pid-label"]).action,
+            Some(StatsAction::Serve {
+                pid_label: true,
+                ..
+            })
+        ));
         assert!(usage(&["stats", "--watch", "0"]).contains("watch interval"));
         let abc = usage(&["stats", "--watch", "abc"]);
         assert!(

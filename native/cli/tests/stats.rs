@@ -188,8 +188,14 @@ mod with_writers {
 
     impl Writer {
         fn spawn(place: &Place, args: &[&str]) -> Writer {
+            Writer::spawn_with(place, &[], args)
+        }
+
+        /// A writer with these environment variables.
+        fn spawn_with(place: &Place, env: &[(&str, &str)], args: &[&str]) -> Writer {
             let mut child = place
                 .command()
+                .envs(env.iter().copied())
                 .args(["debug", "stats-record"])
                 .args(args)
                 .stdin(Stdio::piped())
@@ -346,8 +352,9 @@ mod with_writers {
         assert_eq!(row(a.pid(), "requests")[6], "12");
         assert!(table.contains("all processes (aggregated by name)"));
         let prom = ok(place.run(&["stats", "--prometheus"]));
+        // Two live processes of one program without instance ids: each with its pid.
         let labels =
-            |w: &Writer| format!("pid=\"{}\",hrts_instance=\"1\",program=\"hrts\"", w.pid());
+            |w: &Writer| format!("program=\"hrts\",hrts_instance=\"1\",pid=\"{}\"", w.pid());
         for line in [
             format!("hrts_requests_total{{{}}} 12", labels(&a)),
             format!("hrts_requests_total{{{}}} 5", labels(&b)),
@@ -381,6 +388,87 @@ mod with_writers {
         assert!(table.lines().any(|l| l.ends_with("RATE/S")), "{table}");
         a.finish();
         b.finish();
+    }
+
+    /// The `hrts_requests_total` lines of `hrts stats --prometheus` (and ARGS).
+    fn requests_lines(place: &Place, args: &[&str]) -> Vec<String> {
+        let mut all = vec!["stats", "--prometheus"];
+        all.extend(args);
+        ok(place.run(&all))
+            .lines()
+            .filter(|l| l.starts_with("hrts_requests_total{"))
+            .map(String::from)
+            .collect()
+    }
+
+    #[test]
+    fn a_named_service_keeps_its_series_across_a_restart() {
+        let place = Place::new();
+        let env = [
+            ("HRTS_STATS_PROGRAM", "checkout"),
+            ("HRTS_STATS_INSTANCE_ID", "eu-1"),
+        ];
+        let first = Writer::spawn_with(&place, &env, &["--counter", "requests_total=4"]);
+        let json: Value = serde_json::from_str(&ok(place.run(&["stats", "--json"]))).unwrap();
+        let p = process(&json, first.pid());
+        assert_eq!(
+            (&p["program"], &p["instance_id"]),
+            (&"checkout".into(), &"eu-1".into())
+        );
+        let want = |v: u32| {
+            format!("hrts_requests_total{{program=\"checkout\",hrts_instance=\"eu-1\"}} {v}")
+        };
+        assert_eq!(requests_lines(&place, &[]), [want(4)]);
+        let first_pid = first.pid();
+        first.finish();
+        // Exited, not restarted: still its series.
+        assert_eq!(requests_lines(&place, &[]), [want(4)]);
+        // The restart (another pid) takes the series over at once; no pid label.
+        let second = Writer::spawn_with(&place, &env, &["--counter", "requests_total=1"]);
+        assert_ne!(second.pid(), first_pid);
+        assert_eq!(requests_lines(&place, &[]), [want(1)]);
+        let prom = ok(place.run(&["stats", "--prometheus"]));
+        assert!(
+            prom.contains("hrts_stats_processes{state=\"exited\"} 1\n"),
+            "{prom}"
+        );
+        assert!(!prom.contains("pid="), "{prom}");
+        assert!(!prom.contains("_total_total"), "{prom}");
+        // --pid-label: both registrations, each with its pid.
+        let mut with_pid = requests_lines(&place, &["--pid-label"]);
+        with_pid.sort();
+        let labelled = |pid: u64, v: u32| {
+            format!(
+                "hrts_requests_total{{program=\"checkout\",hrts_instance=\"eu-1\",pid=\"{pid}\"}} {v}"
+            )
+        };
+        let mut expected = vec![labelled(first_pid, 4), labelled(second.pid(), 1)];
+        expected.sort();
+        assert_eq!(with_pid, expected);
+        second.finish();
+    }
+
+    #[test]
+    fn a_service_name_the_slot_cannot_keep_is_refused_with_what_to_do() {
+        let place = Place::new();
+        for (var, value) in [
+            ("HRTS_STATS_PROGRAM", "a-service-name-of-more-than-31-bytes"),
+            ("HRTS_STATS_INSTANCE_ID", "tab\there"),
+        ] {
+            let out = place
+                .command()
+                .env(var, value)
+                .args(["debug", "stats-record", "--counter", "n=1"])
+                .stdin(Stdio::null())
+                .output()
+                .unwrap();
+            let err = text(&out.stderr);
+            assert!(!out.status.success(), "{var}: {err}");
+            assert!(
+                err.contains(var) && err.contains("1 to 31 bytes"),
+                "{var}: {err}"
+            );
+        }
     }
 
     #[test]
@@ -480,10 +568,7 @@ mod with_writers {
             header(&headers, "content-type"),
             Some("text/plain; version=0.0.4; charset=utf-8")
         );
-        let want = format!(
-            "hrts_hits_total{{pid=\"{}\",hrts_instance=\"1\",program=\"hrts\"}} 9",
-            w.pid()
-        );
+        let want = "hrts_hits_total{program=\"hrts\",hrts_instance=\"1\"} 9";
         assert!(body.lines().any(|l| l == want), "{body}");
         let (status, headers, body) = http(&addr, "GET", "/stats.json?pretty=no");
         assert_eq!(status, 200);

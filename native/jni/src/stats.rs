@@ -61,6 +61,36 @@ pub fn n_configure_file<'local>(
     .resolve::<ThrowHrtsException>()
 }
 
+/// `static native void nSetIdentity(byte[] utf8Program, byte[] utf8InstanceId)`:
+/// what Java found (system properties, the main class) for the statistics
+/// segment's process slot; null leaves a value to the environment and the
+/// defaults.
+#[jni_mangle("io.hrts.stats.StatsNative")]
+pub fn n_set_identity<'local>(
+    mut env: EnvUnowned<'local>,
+    _c: JClass<'local>,
+    program: JByteArray<'local>,
+    instance_id: JByteArray<'local>,
+) {
+    env.with_env(|env| -> Result<(), Failure> {
+        let program = if program.is_null() {
+            None
+        } else {
+            Some(utf8_arg(env, &program, "the program name")?)
+        };
+        let instance_id = if instance_id.is_null() {
+            None
+        } else {
+            Some(utf8_arg(env, &instance_id, "the instance id")?)
+        };
+        Ok(hrts_stats::shared::set_host_identity(
+            program.as_deref(),
+            instance_id.as_deref(),
+        )?)
+    })
+    .resolve::<ThrowHrtsException>()
+}
+
 /// `static native void nStart()`: Java opened the segment first
 /// (`HighResTimestamp.open()`), so the instance stamps on the JVM's segment.
 #[jni_mangle("io.hrts.stats.StatsNative")]

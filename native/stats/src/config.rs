@@ -57,6 +57,17 @@ pub struct SharedMemory {
     /// instance reclaims them (`grace`, milliseconds; default:
     /// `HRTS_STATS_GRACE_MS`, else 60000).
     pub grace: Option<Duration>,
+    /// The program (service) name the instance registers under, the
+    /// `program` label of the Prometheus exposition (`program`, 1 to 31
+    /// bytes; default: `HRTS_STATS_PROGRAM`, else (Java) the
+    /// `hrts.stats.program` property or the main class or jar, else
+    /// `/proc/self/comm`).
+    pub program: Option<String>,
+    /// A stable id of this process among those of its program, kept across
+    /// restarts (a replica's number or name): with the program, what names its
+    /// series in the Prometheus exposition (`instance-id`, 1 to 31 bytes;
+    /// default: `HRTS_STATS_INSTANCE_ID`, else none).
+    pub instance_id: Option<String>,
 }
 
 impl Default for SharedMemory {
@@ -66,6 +77,8 @@ impl Default for SharedMemory {
             name: None,
             interval: Duration::from_millis(100),
             grace: None,
+            program: None,
+            instance_id: None,
         }
     }
 }
@@ -280,7 +293,18 @@ impl Config {
         }
         if let Some(m) = section(root, "shared-memory")? {
             let name = key("shared-memory");
-            check_keys(m, &name, &["enable", "name", "interval", "grace"])?;
+            check_keys(
+                m,
+                &name,
+                &[
+                    "enable",
+                    "name",
+                    "interval",
+                    "grace",
+                    "program",
+                    "instance-id",
+                ],
+            )?;
             if let Some(v) = m.get("enable") {
                 cfg.shared_memory.enable = v
                     .as_bool()
@@ -299,6 +323,19 @@ impl Config {
             }
             if let Some(v) = m.get("grace") {
                 cfg.shared_memory.grace = Some(millis(v, &format!("{name}.grace"), true)?);
+            }
+            for (k, field) in [
+                ("program", &mut cfg.shared_memory.program),
+                ("instance-id", &mut cfg.shared_memory.instance_id),
+            ] {
+                if let Some(v) = m.get(k) {
+                    let what = "a string of 1 to 31 bytes without control characters";
+                    let text = v
+                        .as_str()
+                        .filter(|t| crate::shared::check_label(t).is_ok())
+                        .ok_or_else(|| invalid(&format!("{name}.{k}"), what, v))?;
+                    *field = Some(text.to_string());
+                }
             }
         }
         Ok(cfg)
@@ -344,6 +381,13 @@ mod tests {
             ]
         );
         assert_eq!(c.queue_capacity, 64);
+        let shm = Config::from_json(
+            r#"{"shared-memory": {"program": "checkout", "instance-id": "replica-2"}}"#,
+        )
+        .unwrap();
+        assert_eq!(shm.shared_memory.program.as_deref(), Some("checkout"));
+        assert_eq!(shm.shared_memory.instance_id.as_deref(), Some("replica-2"));
+        assert_eq!(Config::default().shared_memory.program, None);
         let inner = Config::from_json(r#"{"timer": {"idle-timeout": 5000}}"#).unwrap();
         assert_eq!(inner.timer_idle_timeout, Duration::from_millis(5000));
     }
@@ -385,6 +429,17 @@ mod tests {
         assert!(m.contains("gauge") && m.contains("top level"), "{m}");
         let m = err(r#"{"timer": 5}"#);
         assert!(m.contains("timer") && m.contains("object"), "{m}");
+        let m = err(r#"{"shared-memory": {"program": ""}}"#);
+        assert!(
+            m.contains("shared-memory.program") && m.contains("1 to 31 bytes"),
+            "{m}"
+        );
+        let m = err(r#"{"shared-memory": {"instance-id": "0123456789abcdef0123456789abcdef"}}"#);
+        assert!(m.contains("shared-memory.instance-id"), "{m}");
+        let m = err(r#"{"shared-memory": {"program": "a\nb"}}"#);
+        assert!(m.contains("shared-memory.program"), "{m}");
+        let m = err(r#"{"shared-memory": {"program": 7}}"#);
+        assert!(m.contains("shared-memory.program"), "{m}");
         let m = err("[1]");
         assert!(m.contains("object"), "{m}");
         let m = err("{nope");

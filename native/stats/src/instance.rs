@@ -158,6 +158,12 @@ impl Instance {
         if let Some(grace) = cfg.shared_memory.grace {
             sc.grace = grace;
         }
+        if let Some(program) = &cfg.shared_memory.program {
+            sc.program = program.clone();
+        }
+        if let Some(id) = &cfg.shared_memory.instance_id {
+            sc.instance_id = id.clone();
+        }
         let mut publisher = Publisher::start(&sc)?;
         publisher.claim_all(&self.registry)?;
         *shared = Some(publisher);

@@ -226,6 +226,11 @@ fn the_statistics_tables_match_the_layout() {
             word("published_check[0]", process::PUBLISHED + 1),
             word("published[1]", process::PUBLISHED + 2),
             word("published_check[1]", process::PUBLISHED + 3),
+            (
+                "instance_id",
+                process::INSTANCE_ID * 8,
+                layout::INSTANCE_ID_BYTES,
+            ),
         ],
     );
     check(
@@ -355,6 +360,8 @@ fn a_new_segment_holds_its_header_where_the_document_says() {
         name: name.0.clone(),
         sharing: hrts_core::Sharing::Private,
         grace: std::time::Duration::from_secs(60),
+        program: "protocol_doc".into(),
+        instance_id: String::new(),
     };
     let _seg = hrts_stats::shared::StatsSegment::open(&cfg).unwrap();
     let page = hrts_core::storage::attach_existing(&layout::SPEC, &name.0, None)

@@ -4,9 +4,27 @@
 //! # Prometheus
 //!
 //! Every metric of every process is one sample (a group of samples for a
-//! timer) labelled `pid`, `hrts_instance` and `program` (not `instance`, which
-//! Prometheus gives every scraped series for its target); processes that exited stay
-//! until their cells are reclaimed. Aggregate with PromQL (`sum by (...)`).
+//! timer) labelled `program` and `hrts_instance` (not `instance`, which
+//! Prometheus gives every scraped series for its target): what names the
+//! process across restarts, so that a restarted process continues the series
+//! of the one before it (a counter starting again from 0 is a counter reset
+//! to PromQL's `rate`), and no pid starts a series of its own.
+//!
+//! - `program`: the program (service) name it registered under
+//!   ([`ProcessStats::program`]).
+//! - `hrts_instance`: its instance id ([`ProcessStats::instance_id`]) if one
+//!   was set, else its instance number in the process (`1` for the first);
+//!   `ID/N` for instance number N > 1 of a process with instance id `ID`.
+//!
+//! One process per (`program`, `hrts_instance`) is exposed: the live one; a
+//! process that exited only while no live one has its identity (the last to
+//! publish of them), so a restarted process replaces the one before it at
+//! once. Several live processes with one identity (replicas given no instance
+//! id) are each exposed with a `pid` label too, so that none hides another;
+//! give them instance ids to keep their series across restarts.
+//! [`PrometheusOptions::pid_label`] labels every sample with its pid instead
+//! and exposes every registration (a new series at every restart). Aggregate
+//! with PromQL (`sum by (program) (...)`).
 //!
 //! | hrts metric `NAME` | family | samples |
 //! | --- | --- | --- |
@@ -23,31 +41,39 @@
 //! | gauge | `hrts_NAME_updates_per_second`, gauge | sets per second (`values.rate`) |
 //! | timer | `hrts_NAME_measurements_per_second`, gauge | durations measured per second (`values.rate`) |
 //!
-//! plus the gauges `hrts_stats_processes{state="live"|"exited"}` and
+//! plus the gauges `hrts_stats_processes{state="live"|"exited"}` (every
+//! registration in the segment, exposed or not) and
 //! `hrts_stats_damaged{part="process_slot"|"cell"}`: slots and cells whose
 //! words did not match their check words, left out of every sample. The rate
 //! gauges add across processes (`sum by (...)`) like the counters.
 //!
-//! `NAME` is sanitised: every byte outside `[a-zA-Z0-9_:]` becomes `_`. When
-//! two metrics (different names, or one name with different kinds) would
-//! give one family name, or a sample name of another family (`hrts_x_count`
-//! beside the summary `hrts_x`, `hrts_x_per_second` of the counter `x` and of
-//! the gauge `x_per_second`), the later one gets `_2`, `_3`, … before its unit
-//! suffix (`hrts_a_b_2_total`, `hrts_a_b_2_per_second`); names that need no sanitising come first,
-//! then the others in byte order, counters before gauges before timers. Each
-//! family's `# HELP` line names the hrts metric it carries.
+//! `NAME` is sanitised: every byte outside `[a-zA-Z0-9_:]` becomes `_`; a
+//! name that then starts with `hrts_` (the library's own `hrts-stats.*`
+//! metrics) keeps that one prefix; a counter's `_total` and a timer's unit
+//! suffix (`_seconds`, `_milliseconds`, `_ms`, `_microseconds`, `_us`,
+//! `_nanoseconds`, `_ns`: its values are converted to seconds) are not
+//! repeated: the counter `requests_total` is `hrts_requests_total`, the timer
+//! `latency_ms` is `hrts_latency_seconds`. When two metrics (different names,
+//! or one name with different kinds) would give one family name, or a sample
+//! name of another family (`hrts_x_count` beside the summary `hrts_x`,
+//! `hrts_x_per_second` of the counter `x` and of the gauge `x_per_second`),
+//! the later one gets `_2`, `_3`, … before its unit suffix
+//! (`hrts_a_b_2_total`, `hrts_a_b_2_per_second`); names that need no
+//! sanitising come first, then the others in byte order, counters before
+//! gauges before timers. Each family's `# HELP` line names the hrts metric it
+//! carries.
 
 use super::snapshot::{ProcessState, ProcessStats, Snapshot};
 use crate::dump::Metric;
 use crate::histogram::QUANTILES;
 use crate::incremental::Statistics;
 use serde_json::{json, Value};
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fmt::Write as _;
 
 impl Snapshot {
-    /// `{"segment", "timestamp", "processes": [{"pid", "instance", "program",
-    /// "state", "timestamp", "metrics"}], "aggregate", "damaged":
+    /// `{"segment", "timestamp", "processes": [{"pid", "instance",
+    /// "instance_id", "program", "state", "timestamp", "metrics"}], "aggregate", "damaged":
     /// {"process_slots": [...], "cells": [...]}}`, where `metrics` and
     /// `aggregate` are handystats dumps ([`Dump::to_json_value`](crate::Dump::to_json_value))
     /// and `damaged` lists the slot and cell indices left out as damaged.
@@ -59,6 +85,7 @@ impl Snapshot {
                 json!({
                     "pid": p.pid,
                     "instance": p.instance,
+                    "instance_id": p.instance_id,
                     "program": p.program,
                     "state": p.state.name(),
                     "timestamp": p.dump.timestamp,
@@ -83,8 +110,15 @@ impl Snapshot {
         self.to_json_value().to_string()
     }
 
-    /// The Prometheus text exposition format 0.0.4 (see the module docs).
+    /// The Prometheus text exposition format 0.0.4 with the default options
+    /// (see the module docs).
     pub fn to_prometheus(&self) -> String {
+        self.to_prometheus_with(PrometheusOptions::default())
+    }
+
+    /// The Prometheus text exposition format 0.0.4 (see the module docs).
+    pub fn to_prometheus_with(&self, options: PrometheusOptions) -> String {
+        let exposed = exposed(self, options);
         let mut out = String::new();
         let live = self
             .processes
@@ -113,8 +147,8 @@ impl Snapshot {
             "hrts_stats_damaged{{part=\"cell\"}} {}",
             self.damaged_cells.len()
         );
-        for family in families(self) {
-            family.write(self, &mut out);
+        for family in families(&exposed) {
+            family.write(&exposed, &mut out);
         }
         out
     }
@@ -194,6 +228,77 @@ impl Snapshot {
 
 // ---- Prometheus
 
+/// How [`Snapshot::to_prometheus_with`] labels the processes' samples.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PrometheusOptions {
+    /// Label every sample with its process's pid too (after `program` and
+    /// `hrts_instance`), and expose every registration, exited ones
+    /// included: a new series at every restart. Off by default.
+    pub pid_label: bool,
+}
+
+/// A process whose samples are exposed, and whether they carry its pid.
+struct Exposed<'a> {
+    process: &'a ProcessStats,
+    pid: bool,
+}
+
+/// The `hrts_instance` label of a process (see the module docs).
+fn hrts_instance(p: &ProcessStats) -> String {
+    match (p.instance_id.is_empty(), p.instance) {
+        (true, n) => n.to_string(),
+        (false, 1) => p.instance_id.clone(),
+        (false, n) => format!("{}/{n}", p.instance_id),
+    }
+}
+
+/// The processes whose samples are exposed, in the snapshot's order.
+fn exposed(snap: &Snapshot, options: PrometheusOptions) -> Vec<Exposed<'_>> {
+    if options.pid_label {
+        return snap
+            .processes
+            .iter()
+            .map(|process| Exposed { process, pid: true })
+            .collect();
+    }
+    let mut by_identity: BTreeMap<(&str, String), Vec<usize>> = BTreeMap::new();
+    for (i, p) in snap.processes.iter().enumerate() {
+        by_identity
+            .entry((p.program.as_str(), hrts_instance(p)))
+            .or_default()
+            .push(i);
+    }
+    // Per process: None (not exposed), or whether it carries its pid.
+    let mut chosen: Vec<Option<bool>> = vec![None; snap.processes.len()];
+    for group in by_identity.values() {
+        let live: Vec<usize> = group
+            .iter()
+            .copied()
+            .filter(|&i| snap.processes[i].state == ProcessState::Live)
+            .collect();
+        if live.is_empty() {
+            // The last of the exited ones to publish (the latest pid on a tie).
+            let p = |i: usize| &snap.processes[i];
+            if let Some(&i) = group
+                .iter()
+                .max_by_key(|&&i| (p(i).dump.timestamp, p(i).pid))
+            {
+                chosen[i] = Some(false);
+            }
+        } else {
+            let ambiguous = live.len() > 1;
+            for i in live {
+                chosen[i] = Some(ambiguous);
+            }
+        }
+    }
+    snap.processes
+        .iter()
+        .zip(chosen)
+        .filter_map(|(process, pid)| pid.map(|pid| Exposed { process, pid }))
+        .collect()
+}
+
 /// The Prometheus kind of a family.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Kind {
@@ -272,12 +377,41 @@ fn sanitise(name: &str) -> String {
         .collect()
 }
 
-/// Every metric (name, kind) in the snapshot with a family name of its own.
-fn families(snap: &Snapshot) -> Vec<Family<'_>> {
-    let metrics: BTreeSet<(bool, &str, Kind)> = snap
-        .processes
+/// `[a-zA-Z0-9_:]*` of a metric's name without the `hrts_` prefix (if it
+/// has one) and without the suffix its family's kind adds (a counter's
+/// `_total`, a timer's unit): what goes between `hrts_` and the kind's suffix.
+fn base_name(metric: &str, kind: Kind) -> String {
+    let mut base = sanitise(metric);
+    if let Some(rest) = base.strip_prefix("hrts_").filter(|r| !r.is_empty()) {
+        base = rest.to_string();
+    }
+    let suffixes: &[&str] = match kind {
+        Kind::Counter => &["_total"],
+        Kind::Gauge => &[],
+        Kind::Summary => &[
+            "_seconds",
+            "_milliseconds",
+            "_microseconds",
+            "_nanoseconds",
+            "_ms",
+            "_us",
+            "_ns",
+        ],
+    };
+    for suffix in suffixes {
+        if let Some(rest) = base.strip_suffix(suffix).filter(|r| !r.is_empty()) {
+            return rest.to_string();
+        }
+    }
+    base
+}
+
+/// Every metric (name, kind) of the exposed processes with a family name of
+/// its own.
+fn families<'a>(exposed: &[Exposed<'a>]) -> Vec<Family<'a>> {
+    let metrics: BTreeSet<(bool, &str, Kind)> = exposed
         .iter()
-        .flat_map(|p| p.dump.metrics.iter())
+        .flat_map(|e| e.process.dump.metrics.iter())
         .map(|(name, m)| (sanitise(name) != *name, name.as_str(), Kind::of(m)))
         .collect();
     let mut taken: HashSet<String> = HashSet::from([
@@ -286,7 +420,7 @@ fn families(snap: &Snapshot) -> Vec<Family<'_>> {
     ]);
     let mut out = Vec::with_capacity(metrics.len());
     for (_, metric, kind) in metrics {
-        let base = sanitise(metric);
+        let base = base_name(metric, kind);
         let (name, rate) = (1..)
             .map(|n| {
                 let stem = match n {
@@ -319,8 +453,8 @@ fn families(snap: &Snapshot) -> Vec<Family<'_>> {
     out
 }
 
-impl Family<'_> {
-    fn write(&self, snap: &Snapshot, out: &mut String) {
+impl<'a> Family<'a> {
+    fn write(&self, exposed: &[Exposed<'a>], out: &mut String) {
         let hrts_kind = match self.kind {
             Kind::Counter => "counter",
             Kind::Gauge => "gauge",
@@ -333,7 +467,7 @@ impl Family<'_> {
             escape_help(&format!("{:?}", self.metric))
         );
         let _ = writeln!(out, "# TYPE {} {}", self.name, self.kind.type_name());
-        for (p, m) in self.of(snap) {
+        for (p, m) in self.of(exposed) {
             let labels = labels(p);
             let name = &self.name;
             match m {
@@ -372,33 +506,40 @@ impl Family<'_> {
             escape_help(&what)
         );
         let _ = writeln!(out, "# TYPE {} gauge", self.rate);
-        for (p, m) in self.of(snap) {
+        for (p, m) in self.of(exposed) {
             let _ = writeln!(out, "{}{{{}}} {}", self.rate, labels(p), float(m.rate()));
         }
     }
 
     /// The processes that have this family's metric, with it.
-    fn of<'s>(&self, snap: &'s Snapshot) -> Vec<(&'s ProcessStats, &'s Metric)> {
-        snap.processes
+    fn of<'e>(&self, exposed: &'e [Exposed<'a>]) -> Vec<(&'e Exposed<'a>, &'a Metric)> {
+        exposed
             .iter()
-            .filter_map(|p| {
-                p.dump
+            .filter_map(|e| {
+                e.process
+                    .dump
                     .metrics
                     .get(self.metric)
                     .filter(|m| Kind::of(m) == self.kind)
-                    .map(|m| (p, m))
+                    .map(|m| (e, m))
             })
             .collect()
     }
 }
 
-fn labels(p: &ProcessStats) -> String {
-    format!(
-        "pid=\"{}\",hrts_instance=\"{}\",program=\"{}\"",
-        p.pid,
-        p.instance,
-        escape_label(&p.program)
-    )
+/// `program="…",hrts_instance="…"`, and `,pid="…"` when the process carries
+/// its pid.
+fn labels(e: &Exposed<'_>) -> String {
+    let p = e.process;
+    let mut out = format!(
+        "program=\"{}\",hrts_instance=\"{}\"",
+        escape_label(&p.program),
+        escape_label(&hrts_instance(p))
+    );
+    if e.pid {
+        let _ = write!(out, ",pid=\"{}\"", p.pid);
+    }
+    out
 }
 
 /// A label value: backslash, double quote and line feed escaped.
@@ -581,6 +722,7 @@ mod tests {
         for (j, p) in procs.iter().zip(&snap.processes) {
             assert_eq!(j["pid"], p.pid);
             assert_eq!(j["instance"], p.instance);
+            assert_eq!(j["instance_id"], p.instance_id.as_str());
             assert_eq!(j["program"], p.program.as_str());
             assert_eq!(j["state"], p.state.name());
             assert_eq!(j["timestamp"], p.dump.timestamp);
@@ -601,14 +743,16 @@ mod tests {
         prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_string()))).unwrap()
     }
 
-    /// The value of the sample `metric` with label pid (or state) = `who`.
+    /// The value of the sample `metric` of the process with pid `who` (its
+    /// program is `p<pid>`), or with label state = `who`.
     fn value_of(s: &prometheus_parse::Scrape, metric: &str, who: &str) -> prometheus_parse::Value {
         let found: Vec<_> = s
             .samples
             .iter()
             .filter(|x| {
                 x.metric == metric
-                    && (x.labels.get("pid") == Some(who) || x.labels.get("state") == Some(who))
+                    && (x.labels.get("program") == Some(&format!("p{who}"))
+                        || x.labels.get("state") == Some(who))
             })
             .collect();
         assert_eq!(found.len(), 1, "{metric} {who}: {found:?}");
@@ -857,14 +1001,165 @@ mod tests {
         assert!(text.contains("# HELP hrts_a_b_3_total hrts counter \"a.b\"\n"));
         assert!(text.contains("# HELP hrts_x_per_second_2 hrts gauge \"x_per_second\"\n"));
         assert!(text.contains("program=\"we\\\"ird\\\\name\\nx\""), "{text}");
-        assert!(text.contains("hrts_inf{pid=\"1\",hrts_instance=\"1\",program=\"p1\"} +Inf\n"));
+        assert!(text.contains("hrts_inf{program=\"p1\",hrts_instance=\"1\"} +Inf\n"));
         // A gauge and a counter of one name in two processes: each where it belongs.
-        assert!(text.contains("hrts_k_total{pid=\"1\",hrts_instance=\"1\",program=\"p1\"} 4\n"));
-        assert!(text.contains("hrts_k{pid=\"2\","));
+        assert!(text.contains("hrts_k_total{program=\"p1\",hrts_instance=\"1\"} 4\n"));
+        assert!(text.contains("hrts_k{program=\"we\\\"ird"));
         check_exposition(&sample().to_prometheus());
         let empty = snapshot(vec![]).to_prometheus();
         assert_eq!(check_exposition(&empty).len(), 2);
         assert!(empty.contains("hrts_stats_processes{state=\"live\"} 0\n"));
+    }
+
+    #[test]
+    fn names_keep_one_prefix_and_one_suffix() {
+        let snap = snapshot(vec![process(
+            1,
+            vec![
+                ("requests_total", counter(3, 1, &[3.0])),
+                ("hrts-stats.dropped-events", gauge(2.0, 1, &[2.0])),
+                ("latency_seconds", timer(10, 1, &[10.0])),
+                ("gc_ms", timer(10, 1, &[10.0])),
+                ("load_ns", timer(10, 1, &[10.0])),
+                ("db_total", timer(10, 1, &[10.0])),
+                ("bytes_total", gauge(1.0, 1, &[1.0])),
+                ("_total", counter(1, 1, &[1.0])),
+            ],
+        )]);
+        let text = snap.to_prometheus();
+        let families: HashMap<String, String> = check_exposition(&text).into_iter().collect();
+        for (name, ty) in [
+            ("hrts_requests_total", "counter"),
+            ("hrts_requests_per_second", "gauge"),
+            ("hrts_stats_dropped_events", "gauge"),
+            ("hrts_latency_seconds", "summary"),
+            ("hrts_latency_measurements_per_second", "gauge"),
+            ("hrts_gc_seconds", "summary"),
+            ("hrts_load_seconds", "summary"),
+            // Only a counter's _total goes: a timer's and a gauge's stay.
+            ("hrts_db_total_seconds", "summary"),
+            ("hrts_bytes_total", "gauge"),
+            // Nothing left without the suffix: kept whole.
+            ("hrts__total_total", "counter"),
+        ] {
+            assert_eq!(
+                families.get(name).map(String::as_str),
+                Some(ty),
+                "{name} in\n{text}"
+            );
+        }
+        assert!(!text.contains("hrts_hrts_"), "{text}");
+        assert!(!text.contains("requests_total_total"), "{text}");
+        assert!(!text.contains("seconds_seconds"), "{text}");
+        assert!(text.contains("# HELP hrts_requests_total hrts counter \"requests_total\"\n"));
+        assert!(text.contains("# HELP hrts_gc_seconds hrts timer (seconds) \"gc_ms\"\n"));
+        // A counter with and one without the suffix: the later one numbered.
+        let both = snapshot(vec![process(
+            1,
+            vec![
+                ("requests", counter(1, 1, &[1.0])),
+                ("requests_total", counter(2, 1, &[2.0])),
+            ],
+        )])
+        .to_prometheus();
+        let families: HashMap<String, String> = check_exposition(&both).into_iter().collect();
+        assert!(families.contains_key("hrts_requests_total"), "{both}");
+        assert!(families.contains_key("hrts_requests_2_total"), "{both}");
+        assert!(both.contains("# HELP hrts_requests_2_total hrts counter \"requests_total\"\n"));
+    }
+
+    /// `process(pid, …)` under program `program`, instance number 1.
+    fn of_program(pid: u32, program: &str, state: ProcessState, value: i64) -> ProcessStats {
+        let mut p = process(pid, vec![("requests", counter(value, 1, &[value as f64]))]);
+        p.program = program.to_string();
+        p.state = state;
+        p.dump.timestamp = 1000 + pid as u64;
+        p
+    }
+
+    #[test]
+    fn a_restarted_process_continues_its_series_without_a_pid() {
+        use ProcessState::{Exited, Live};
+        // The writer as it was, exited, and its restart (another pid).
+        let before = snapshot(vec![of_program(100, "checkout", Live, 5)]);
+        let after = snapshot(vec![
+            of_program(100, "checkout", Exited, 5),
+            of_program(200, "checkout", Live, 1),
+        ]);
+        let line = |snap: &Snapshot| -> Vec<String> {
+            snap.to_prometheus()
+                .lines()
+                .filter(|l| l.starts_with("hrts_requests_total{"))
+                .map(String::from)
+                .collect()
+        };
+        assert_eq!(
+            line(&before),
+            ["hrts_requests_total{program=\"checkout\",hrts_instance=\"1\"} 5"]
+        );
+        assert_eq!(
+            line(&after),
+            ["hrts_requests_total{program=\"checkout\",hrts_instance=\"1\"} 1"],
+            "the live restart replaces the exited process, under the same labels"
+        );
+        assert!(after
+            .to_prometheus()
+            .contains("hrts_stats_processes{state=\"exited\"} 1\n"));
+        // Gone, not restarted: the last to publish stays exposed.
+        let gone = snapshot(vec![
+            of_program(100, "checkout", Exited, 5),
+            of_program(200, "checkout", Exited, 7),
+        ]);
+        assert_eq!(
+            line(&gone),
+            ["hrts_requests_total{program=\"checkout\",hrts_instance=\"1\"} 7"]
+        );
+        // Two live replicas without instance ids: each keeps its own series, with its pid.
+        let twins = snapshot(vec![
+            of_program(100, "checkout", Live, 5),
+            of_program(200, "checkout", Live, 7),
+            of_program(300, "billing", Live, 9),
+        ]);
+        assert_eq!(
+            line(&twins),
+            [
+                "hrts_requests_total{program=\"checkout\",hrts_instance=\"1\",pid=\"100\"} 5",
+                "hrts_requests_total{program=\"checkout\",hrts_instance=\"1\",pid=\"200\"} 7",
+                "hrts_requests_total{program=\"billing\",hrts_instance=\"1\"} 9",
+            ]
+        );
+        check_exposition(&twins.to_prometheus());
+        // With instance ids they need no pid; a second instance in a process is ID/N.
+        let mut a = of_program(100, "checkout", Live, 5);
+        a.instance_id = "a".into();
+        let mut b = of_program(200, "checkout", Live, 7);
+        b.instance_id = "b".into();
+        let mut b2 = of_program(200, "checkout", Live, 8);
+        b2.instance_id = "b".into();
+        b2.instance = 2;
+        let named = snapshot(vec![a, b, b2]);
+        assert_eq!(
+            line(&named),
+            [
+                "hrts_requests_total{program=\"checkout\",hrts_instance=\"a\"} 5",
+                "hrts_requests_total{program=\"checkout\",hrts_instance=\"b\"} 7",
+                "hrts_requests_total{program=\"checkout\",hrts_instance=\"b/2\"} 8",
+            ]
+        );
+        // The pid label on request: every registration, each with its pid.
+        let with_pid = after.to_prometheus_with(PrometheusOptions { pid_label: true });
+        check_exposition(&with_pid);
+        let lines: Vec<&str> = with_pid
+            .lines()
+            .filter(|l| l.starts_with("hrts_requests_total{"))
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                "hrts_requests_total{program=\"checkout\",hrts_instance=\"1\",pid=\"100\"} 5",
+                "hrts_requests_total{program=\"checkout\",hrts_instance=\"1\",pid=\"200\"} 1",
+            ]
+        );
     }
 
     #[test]
@@ -876,11 +1171,8 @@ mod tests {
         let text = snapshot(vec![process(1, vec![("t", m)])]).to_prometheus();
         check_exposition(&text);
         assert!(!text.contains("quantile"));
-        assert!(text
-            .contains("hrts_t_seconds_sum{pid=\"1\",hrts_instance=\"1\",program=\"p1\"} 3e-8\n"));
-        assert!(
-            text.contains("hrts_t_seconds_count{pid=\"1\",hrts_instance=\"1\",program=\"p1\"} 2\n")
-        );
+        assert!(text.contains("hrts_t_seconds_sum{program=\"p1\",hrts_instance=\"1\"} 3e-8\n"));
+        assert!(text.contains("hrts_t_seconds_count{program=\"p1\",hrts_instance=\"1\"} 2\n"));
     }
 
     #[test]

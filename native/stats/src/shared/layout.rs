@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! offset 0            header (4096 bytes; the first 32 mirror the name's record)
-//! PROCESSES_OFFSET    PROCESS_SLOTS process slots of 128 bytes: who publishes
+//! PROCESSES_OFFSET    PROCESS_SLOTS process slots of 256 bytes: who publishes
 //! INSTANCES_OFFSET    INSTANCE_SLOTS shared timer instances of 32 bytes
 //! CELLS_OFFSET        CELLS metric cells of CELL_BYTES: one metric of one process
 //! SEGMENT_SIZE - 4096 the storage layer's tag (last 64 bytes)
@@ -17,16 +17,17 @@ use hrts_core::storage::Spec;
 
 /// "HRTSSTAT" in little-endian.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"HRTSSTAT");
-/// 3: check words in process slots and after each payload buffer, the
-/// slot's `published` double-buffered; 2: a statistics set has 14 words
-/// (`rate` after `interval-mean`); 1 had 13.
-pub const LAYOUT_VERSION: u32 = 3;
+/// 4: process slots of 256 bytes, with the instance id a user sets
+/// (`instance_id`, in the identity check); 3: check words in process slots
+/// and after each payload buffer, the slot's `published` double-buffered; 2:
+/// a statistics set has 14 words (`rate` after `interval-mean`); 1 had 13.
+pub const LAYOUT_VERSION: u32 = 4;
 
 pub const HEADER_BYTES: usize = 4096;
 
 /// Registered statistics instances (normally one per process) at once.
 pub const PROCESS_SLOTS: usize = 1024;
-pub const PROCESS_SLOT_WORDS: usize = 16;
+pub const PROCESS_SLOT_WORDS: usize = 32;
 /// Shared timer instances running at once.
 pub const INSTANCE_SLOTS: usize = 8192;
 pub const INSTANCE_SLOT_WORDS: usize = 4;
@@ -35,8 +36,11 @@ pub const CELLS: usize = 16_384;
 
 /// Longest metric name stored (the registry's own limit).
 pub const NAME_BYTES: usize = 256;
-/// Bytes of a program name kept in a process slot (`/proc/PID/comm` has 15).
+/// Bytes of a program name kept in a process slot (`/proc/PID/comm` has 15):
+/// names of up to 31 bytes, NUL-padded.
 pub const PROGRAM_BYTES: usize = 32;
+/// Bytes of an instance id kept in a process slot: up to 31, NUL-padded.
+pub const INSTANCE_ID_BYTES: usize = 32;
 
 /// A statistics set: the 14 values of `dump::STATISTICS_KEYS`, in that order;
 /// `count` as an integer, absent values as NaN.
@@ -59,17 +63,21 @@ pub mod process {
     pub const INSTANCE: usize = 3;
     /// When a reclaimer first saw the process gone (0: not seen gone).
     pub const GONE_SINCE: usize = 4;
-    /// `check::identity` of the generation, pid, start time, instance and
-    /// program: a reader shows the slot only if it matches.
+    /// `check::identity` of the generation, pid, start time, instance,
+    /// program and instance id: a reader shows the slot only if it matches.
     pub const CHECK: usize = 5;
     /// Publications of the instance's dump timestamp so far: the last one is
     /// in `PUBLISHED + 2 * (PUBLISHED_SEQ % 2)`.
     pub const PUBLISHED_SEQ: usize = 6;
-    /// The program name, NUL-padded (`PROGRAM_BYTES`).
+    /// The program (service) name, NUL-padded (`PROGRAM_BYTES`).
     pub const PROGRAM: usize = 8;
     /// Two (timestamp, check) pairs: the timestamp of the instance's last
     /// publication and `check::published` of it.
     pub const PUBLISHED: usize = 12;
+    /// The instance id the user set (`shared-memory.instance-id`,
+    /// `HRTS_STATS_INSTANCE_ID`), NUL-padded (`INSTANCE_ID_BYTES`); all zero
+    /// when none was set.
+    pub const INSTANCE_ID: usize = 16;
 }
 
 pub const PHASE_FREE: u64 = 0;
@@ -166,14 +174,22 @@ pub mod check {
         h ^ (h >> 31)
     }
 
-    /// A process slot's `CHECK`: its generation, pid, start time, instance
-    /// and program words.
-    pub fn identity(generation: u32, pid: u64, start: u64, instance: u64, program: &[u64]) -> u64 {
+    /// A process slot's `CHECK`: its generation, pid, start time, instance,
+    /// program and instance id words.
+    pub fn identity(
+        generation: u32,
+        pid: u64,
+        start: u64,
+        instance: u64,
+        program: &[u64],
+        instance_id: &[u64],
+    ) -> u64 {
         hash(
             generation as u64,
             [pid, start, instance]
                 .into_iter()
-                .chain(program.iter().copied()),
+                .chain(program.iter().copied())
+                .chain(instance_id.iter().copied()),
         )
     }
 
@@ -233,6 +249,8 @@ pub const CELLS_OFFSET: usize = INSTANCES_OFFSET + INSTANCE_SLOTS * INSTANCE_SLO
 /// their last 64.
 pub const SEGMENT_SIZE: usize = CELLS_OFFSET + CELLS * CELL_BYTES + 4096;
 
+const _: () = assert!(process::INSTANCE_ID + INSTANCE_ID_BYTES / 8 <= PROCESS_SLOT_WORDS);
+const _: () = assert!(process::PROGRAM + PROGRAM_BYTES / 8 <= process::PUBLISHED);
 const _: () = assert!(CELL_BYTES.is_multiple_of(64));
 const _: () = assert!(CELLS_OFFSET.is_multiple_of(64));
 const _: () = assert!(SEGMENT_SIZE.is_multiple_of(4096));

@@ -182,6 +182,7 @@ pub(crate) mod tests {
             pid,
             instance: 1,
             program: format!("p{pid}"),
+            instance_id: String::new(),
             state: ProcessState::Live,
             dump: Dump {
                 timestamp: 1000 + pid as u64,

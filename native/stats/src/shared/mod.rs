@@ -46,6 +46,7 @@ mod snapshot;
 mod tests;
 pub(crate) mod timers;
 
+pub use expose::PrometheusOptions;
 pub use segment::StatsSegment;
 pub use snapshot::{ProcessState, ProcessStats, Snapshot};
 
@@ -60,6 +61,88 @@ pub const ENV_GROUP: &str = "HRTS_STATS_GROUP";
 /// How long the cells of a process that is gone stay readable, in milliseconds
 /// (default 60000).
 pub const ENV_GRACE_MS: &str = "HRTS_STATS_GRACE_MS";
+/// The program (service) name a publishing process registers under (default:
+/// `/proc/self/comm`; Java: the main class or jar); the configuration key
+/// `shared-memory.program` wins over it.
+pub const ENV_PROGRAM: &str = "HRTS_STATS_PROGRAM";
+/// A stable id of this process among those of its program (a replica's
+/// number or name), kept across restarts; the configuration key
+/// `shared-memory.instance-id` wins over it. Default: none.
+pub const ENV_INSTANCE_ID: &str = "HRTS_STATS_INSTANCE_ID";
+
+/// Longest program name or instance id a process slot keeps, in bytes.
+pub const MAX_LABEL_BYTES: usize = layout::PROGRAM_BYTES - 1;
+const _: () = assert!(layout::INSTANCE_ID_BYTES - 1 == MAX_LABEL_BYTES);
+
+/// Whether `value` can be a program name or instance id: 1 to 31 bytes of
+/// UTF-8 without control characters. The error says what is wrong.
+pub fn check_label(value: &str) -> std::result::Result<(), String> {
+    if value.is_empty() {
+        Err("it is empty".to_string())
+    } else if value.len() > MAX_LABEL_BYTES {
+        Err(format!(
+            "it has {} bytes, more than the {MAX_LABEL_BYTES} a process slot keeps",
+            value.len()
+        ))
+    } else if value.chars().any(char::is_control) {
+        Err("it has a control character".to_string())
+    } else {
+        Ok(())
+    }
+}
+
+/// What the host language set (see [`set_host_identity`]).
+static HOST_IDENTITY: std::sync::Mutex<(Option<String>, Option<String>)> =
+    std::sync::Mutex::new((None, None));
+
+/// The program name and instance id the host language found (Java: the
+/// `hrts.stats.program` and `hrts.stats.instanceId` system properties, else the
+/// main class or jar when `HRTS_STATS_PROGRAM` is unset): they win over the
+/// environment and lose to the configuration keys. `None` leaves a value to
+/// the environment and the default. Applies to instances that register later.
+pub fn set_host_identity(program: Option<&str>, instance_id: Option<&str>) -> Result<()> {
+    for (what, v) in [("program name", program), ("instance id", instance_id)] {
+        if let Some(v) = v {
+            check_label(v).map_err(|why| {
+                Error::new(
+                    ErrorKind::InvalidArgument,
+                    format!(
+                        "statistics {what} {v:?} cannot be used: {why}; give 1 to \
+                         {MAX_LABEL_BYTES} bytes without control characters"
+                    ),
+                )
+            })?;
+        }
+    }
+    *HOST_IDENTITY.lock().unwrap_or_else(|p| p.into_inner()) =
+        (program.map(str::to_string), instance_id.map(str::to_string));
+    Ok(())
+}
+
+/// `NAME`'s value if set and not empty, checked as a label.
+fn label_from_env(name: &str) -> Result<Option<String>> {
+    match std::env::var(name) {
+        Ok(v) if !v.is_empty() => match check_label(&v) {
+            Ok(()) => Ok(Some(v)),
+            Err(why) => Err(Error::new(
+                ErrorKind::InvalidArgument,
+                format!(
+                    "{name}={v:?} cannot be used: {why}; give 1 to {MAX_LABEL_BYTES} bytes \
+                     without control characters, or unset it"
+                ),
+            )),
+        },
+        _ => Ok(None),
+    }
+}
+
+/// This process's name (`/proc/self/comm`).
+fn comm() -> String {
+    std::fs::read_to_string("/proc/self/comm")
+        .unwrap_or_default()
+        .trim_end()
+        .to_string()
+}
 
 /// Capacity of a statistics segment: registered instances, metric cells,
 /// running shared timer instances.
@@ -101,11 +184,30 @@ pub struct SharedConfig {
     pub sharing: Sharing,
     /// How long a gone process's cells stay before a writer reclaims them.
     pub grace: Duration,
+    /// The program (service) name the instance registers under: at most
+    /// [`MAX_LABEL_BYTES`] (a longer one is cut).
+    pub program: String,
+    /// The instance id the user set; empty for none.
+    pub instance_id: String,
 }
 
 impl SharedConfig {
-    /// From `HRTS_STATS_SEGMENT`, `HRTS_STATS_GROUP` and `HRTS_STATS_GRACE_MS`.
+    /// From `HRTS_STATS_SEGMENT`, `HRTS_STATS_GROUP`, `HRTS_STATS_GRACE_MS`,
+    /// `HRTS_STATS_PROGRAM` and `HRTS_STATS_INSTANCE_ID`, below what the host
+    /// language set ([`set_host_identity`]).
     pub fn from_env() -> Result<SharedConfig> {
+        let (host_program, host_id) = HOST_IDENTITY
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let program = match host_program {
+            Some(p) => p,
+            None => label_from_env(ENV_PROGRAM)?.unwrap_or_else(comm),
+        };
+        let instance_id = match host_id {
+            Some(i) => i,
+            None => label_from_env(ENV_INSTANCE_ID)?.unwrap_or_default(),
+        };
         let grace = match std::env::var(ENV_GRACE_MS) {
             Ok(v) if !v.is_empty() => Duration::from_millis(v.parse().map_err(|_| {
                 Error::new(
@@ -119,6 +221,8 @@ impl SharedConfig {
             name: name_from_env(),
             sharing: hrts_core::storage::sharing_from_env(ENV_GROUP)?,
             grace,
+            program,
+            instance_id,
         })
     }
 }

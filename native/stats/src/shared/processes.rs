@@ -2,8 +2,9 @@
 //! and reclaiming what gone processes held once the grace period is over.
 
 use super::layout::{
-    self, check, owner_of, process as pw, slot_generation, slot_phase, slot_state, PHASE_CLAIMED,
-    PHASE_FREE, PHASE_LIVE, PHASE_RECLAIMING, PROCESS_SLOTS, PROGRAM_BYTES,
+    self, check, owner_of, process as pw, slot_generation, slot_phase, slot_state,
+    INSTANCE_ID_BYTES, PHASE_CLAIMED, PHASE_FREE, PHASE_LIVE, PHASE_RECLAIMING, PROCESS_SLOTS,
+    PROGRAM_BYTES,
 };
 use super::segment::StatsSegment;
 use hrts_core::{Error, ErrorKind, Result};
@@ -17,14 +18,26 @@ pub struct SlotId {
     pub generation: u32,
 }
 
-/// This process's name (`/proc/self/comm`), cut to what a slot keeps.
-fn program() -> [u8; PROGRAM_BYTES] {
-    let mut out = [0u8; PROGRAM_BYTES];
-    let name = std::fs::read_to_string("/proc/self/comm").unwrap_or_default();
-    let name = name.trim_end();
-    let n = name.len().min(PROGRAM_BYTES - 1);
-    out[..n].copy_from_slice(&name.as_bytes()[..n]);
-    out
+/// `text` as the NUL-padded words of a field of `N` bytes, cut to `N - 1`
+/// bytes at a character boundary.
+fn field_words<const N: usize>(text: &str) -> Vec<u64> {
+    let mut bytes = [0u8; N];
+    let mut n = text.len().min(N - 1);
+    while !text.is_char_boundary(n) {
+        n -= 1;
+    }
+    bytes[..n].copy_from_slice(&text.as_bytes()[..n]);
+    bytes
+        .chunks(8)
+        .map(|c| u64::from_ne_bytes(c.try_into().unwrap_or_default()))
+        .collect()
+}
+
+/// The text of a NUL-padded field's words.
+fn field_text(words: &[u64]) -> String {
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
+    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+    String::from_utf8_lossy(&bytes[..end]).into_owned()
 }
 
 /// A slot this process registered: its id and its identity check (what its
@@ -35,8 +48,17 @@ pub struct Registered {
     pub identity: u64,
 }
 
-/// Registers instance `instance` of this process in a free slot.
-pub fn register(seg: &StatsSegment, instance: u32, grace_ns: u64) -> Result<Registered> {
+/// Registers instance `instance` of this process in a free slot, under a
+/// program name and an instance id (empty: none), each cut to 31 bytes.
+pub fn register(
+    seg: &StatsSegment,
+    instance: u32,
+    program: &str,
+    instance_id: &str,
+    grace_ns: u64,
+) -> Result<Registered> {
+    let program = field_words::<PROGRAM_BYTES>(program);
+    let instance_id = field_words::<INSTANCE_ID_BYTES>(instance_id);
     for attempt in 0..2 {
         for slot in 0..PROCESS_SLOTS {
             let state = seg.process(slot, pw::STATE).load(Acquire);
@@ -59,12 +81,20 @@ pub fn register(seg: &StatsSegment, instance: u32, grace_ns: u64) -> Result<Regi
             seg.process(slot, pw::INSTANCE)
                 .store(instance as u64, Relaxed);
             seg.process(slot, pw::GONE_SINCE).store(0, Relaxed);
-            let mut words = [0u64; PROGRAM_BYTES / 8];
-            for (i, chunk) in program().chunks(8).enumerate() {
-                words[i] = u64::from_ne_bytes(chunk.try_into().unwrap_or_default());
-                seg.process(slot, pw::PROGRAM + i).store(words[i], Relaxed);
+            for (i, w) in program.iter().enumerate() {
+                seg.process(slot, pw::PROGRAM + i).store(*w, Relaxed);
             }
-            let identity = check::identity(generation, pid as u64, start, instance as u64, &words);
+            for (i, w) in instance_id.iter().enumerate() {
+                seg.process(slot, pw::INSTANCE_ID + i).store(*w, Relaxed);
+            }
+            let identity = check::identity(
+                generation,
+                pid as u64,
+                start,
+                instance as u64,
+                &program,
+                &instance_id,
+            );
             seg.process(slot, pw::CHECK).store(identity, Relaxed);
             // Publication 0: timestamp 0 in pair 0.
             seg.process(slot, pw::PUBLISHED_SEQ).store(0, Relaxed);
@@ -121,6 +151,7 @@ pub struct Slot {
     pub start: u64,
     pub instance: u32,
     pub program: String,
+    pub instance_id: String,
     pub published: u64,
 }
 
@@ -152,6 +183,10 @@ pub fn read_slot(seg: &StatsSegment, slot: usize) -> ReadSlot {
     for (i, w) in words.iter_mut().enumerate() {
         *w = seg.process(slot, pw::PROGRAM + i).load(Relaxed);
     }
+    let mut id_words = [0u64; INSTANCE_ID_BYTES / 8];
+    for (i, w) in id_words.iter_mut().enumerate() {
+        *w = seg.process(slot, pw::INSTANCE_ID + i).load(Relaxed);
+    }
     let identity = seg.process(slot, pw::CHECK).load(Relaxed);
     let mut published = None;
     for _ in 0..8 {
@@ -179,18 +214,24 @@ pub fn read_slot(seg: &StatsSegment, slot: usize) -> ReadSlot {
         return ReadSlot::Damaged;
     };
     if !published_ok
-        || check::identity(generation, pid as u64, start, instance as u64, &words) != identity
+        || check::identity(
+            generation,
+            pid as u64,
+            start,
+            instance as u64,
+            &words,
+            &id_words,
+        ) != identity
     {
         return ReadSlot::Damaged;
     }
-    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
-    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
     ReadSlot::Live(Slot {
         generation,
         pid,
         start,
         instance,
-        program: String::from_utf8_lossy(&bytes[..end]).into_owned(),
+        program: field_text(&words),
+        instance_id: field_text(&id_words),
         published,
     })
 }

@@ -35,7 +35,7 @@ impl Publisher {
         let instance = INSTANCES.fetch_add(1, Relaxed) + 1;
         let now = processes::now_ns();
         processes::reclaim(&seg, grace_ns, now);
-        let slot = processes::register(&seg, instance, grace_ns)?;
+        let slot = processes::register(&seg, instance, &cfg.program, &cfg.instance_id, grace_ns)?;
         Ok(Publisher {
             seg,
             slot,

@@ -33,6 +33,7 @@ pub fn snapshot(seg: &StatsSegment, taken: u64) -> Snapshot {
                     pid: s.pid,
                     instance: s.instance,
                     program: s.program,
+                    instance_id: s.instance_id,
                     state: if hrts_core::process::still_running(s.pid, s.start) {
                         ProcessState::Live
                     } else {

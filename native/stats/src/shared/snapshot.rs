@@ -30,8 +30,14 @@ pub struct ProcessStats {
     /// Which instance of the process (1 for the first one that published;
     /// a process that makes several [`Stats`](crate::Stats) has several).
     pub instance: u32,
-    /// The program's name (`/proc/PID/comm` when it registered), at most 31 bytes.
+    /// The program (service) name it registered under, at most 31 bytes:
+    /// `shared-memory.program`, else `HRTS_STATS_PROGRAM`, else (Java) the
+    /// main class or jar, else `/proc/PID/comm`.
     pub program: String,
+    /// The instance id the user set (`shared-memory.instance-id`, else
+    /// `HRTS_STATS_INSTANCE_ID`); empty when none was. With `program`, what
+    /// names the process in the Prometheus exposition across restarts.
+    pub instance_id: String,
     pub state: ProcessState,
     /// The metrics as of the instance's last publication; `dump.timestamp` is
     /// when that was (epoch nanoseconds on the hrts timeline).

@@ -486,12 +486,16 @@ fn slot_of(words: &[std::sync::atomic::AtomicU64], pid: u32) -> usize {
 }
 
 /// Word indices (into the page) a check word covers: every word of a slot but
-/// `gone_since` and the unused one, every word of a cell up to its buffers'
+/// `gone_since` and the unused ones, every word of a cell up to its buffers'
 /// ends.
 fn covered(slot: usize, cells: &[usize]) -> Vec<usize> {
     let base = layout::PROCESSES_OFFSET / 8 + slot * layout::PROCESS_SLOT_WORDS;
     let mut out: Vec<usize> = (0..layout::PROCESS_SLOT_WORDS)
-        .filter(|&w| w != layout::process::GONE_SINCE && w != 7)
+        .filter(|&w| {
+            w != layout::process::GONE_SINCE
+                && w != 7
+                && w < layout::process::INSTANCE_ID + layout::INSTANCE_ID_BYTES / 8
+        })
         .map(|w| base + w)
         .collect();
     for &c in cells {

@@ -107,9 +107,17 @@ public class SharedStatsTest {
         final List<String> cmd;
 
         Child(List<String> cmd) throws IOException {
+            this(cmd, Map.of());
+        }
+
+        /** With these environment variables besides the segment's. */
+        Child(List<String> cmd, Map<String, String> extra) throws IOException {
             this.cmd = cmd;
             ProcessBuilder pb = new ProcessBuilder(cmd);
             pb.environment().putAll(env());
+            pb.environment().remove("HRTS_STATS_PROGRAM");
+            pb.environment().remove("HRTS_STATS_INSTANCE_ID");
+            pb.environment().putAll(extra);
             p = pb.start();
             children.add(this);
             daemon(() -> {
@@ -329,6 +337,42 @@ public class SharedStatsTest {
             fail("a null segment name is refused");
         } catch (HrtsException e) {
             assertEquals(HrtsException.Kind.INVALID_ARGUMENT, e.getKind());
+        }
+    }
+
+    /**
+     * A JVM publishes under its main class, under {@code HRTS_STATS_PROGRAM} when that is set,
+     * and under the {@code hrts.stats.program} property above both; {@code hrts.stats.instanceId}
+     * is its {@code hrts_instance} label in {@code hrts stats --prometheus}, with no pid label.
+     */
+    @Test
+    public void javaWritersAreNamedByTheirMainClassTheEnvironmentOrTheProperties() throws Exception {
+        String cli = testingCli();
+        Child plain = new Child(Procs.javaMain("stats-record", "1"));
+        Child fromEnv = new Child(Procs.javaMain("stats-record", "2"), Map.of("HRTS_STATS_PROGRAM", "from-env"));
+        List<String> named = Procs.javaMain("stats-record", "3");
+        named.add(1, "-D" + io.hrts.stats.Stats.PROGRAM_PROPERTY + "=checkout");
+        named.add(1, "-D" + io.hrts.stats.Stats.INSTANCE_ID_PROPERTY + "=j1");
+        Child byProperty = new Child(named, Map.of("HRTS_STATS_PROGRAM", "from-env"));
+        Map<String, Long> pids = new HashMap<>();
+        pids.put(TestMains.class.getName(), Long.parseLong(plain.value("pid")));
+        pids.put("from-env", Long.parseLong(fromEnv.value("pid")));
+        pids.put("checkout", Long.parseLong(byProperty.value("pid")));
+        SharedStats.Snapshot snap = SharedStats.snapshot(segment);
+        for (Map.Entry<String, Long> e : pids.entrySet()) {
+            List<SharedStats.ProcessStats> ps = snap.process(e.getValue());
+            assertEquals(snap.toString(), 1, ps.size());
+            assertEquals(e.getKey(), ps.get(0).program());
+        }
+        Procs prom = Procs.run(Arrays.asList(cli, "stats", "--prometheus"), env());
+        assertEquals(prom.toString(), 0, prom.exit);
+        assertTrue(prom.out, prom.out.contains("\nhrts_e2e_java_3_total{program=\"checkout\",hrts_instance=\"j1\"} 3\n"));
+        assertTrue(prom.out, prom.out.contains("\nhrts_e2e_java_2_total{program=\"from-env\",hrts_instance=\"1\"} 2\n"));
+        assertTrue(prom.out, prom.out.contains("\nhrts_e2e_java_1_total{program=\"" + TestMains.class.getName()
+                + "\",hrts_instance=\"1\"} 1\n"));
+        assertFalse(prom.out, prom.out.contains("pid="));
+        for (Child c : Arrays.asList(plain, fromEnv, byProperty)) {
+            c.finish();
         }
     }
 

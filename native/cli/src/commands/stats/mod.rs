@@ -27,14 +27,19 @@ use std::time::Duration;
 /// exit status 0.
 ///
 /// --json prints one JSON document instead: {"segment", "timestamp", "processes": [{"pid",
-/// "instance", "program", "state", "timestamp", "metrics"}], "aggregate"}, metrics and
-/// aggregate in the handystats dump shape.
+/// "instance", "instance_id", "program", "state", "timestamp", "metrics"}], "aggregate"},
+/// metrics and aggregate in the handystats dump shape.
 ///
-/// --prometheus prints the Prometheus text exposition format 0.0.4: counters
-/// hrts_NAME_total, gauges hrts_NAME, timers as summaries hrts_NAME_seconds, each labelled
-/// pid, hrts_instance and program; beside each its rate over the moving interval as a
-/// gauge (hrts_NAME_per_second: a counter's net change per second;
-/// hrts_NAME_updates_per_second: a gauge's sets per second;
+/// --prometheus prints the Prometheus text exposition format 0.0.4: counters hrts_NAME_total,
+/// gauges hrts_NAME, timers as summaries hrts_NAME_seconds (a counter's own _total and a timer's
+/// unit suffix are not repeated; the library's own hrts-stats.* metrics are hrts_stats_*), each
+/// labelled program (the program or service name a process registered under) and hrts_instance
+/// (its instance id, else its instance number): a restarted process continues the series of
+/// the one before it. One process per label pair is shown: the live one, else the last that
+/// exited; live processes that share a pair get a pid label too. --pid-label labels every
+/// sample with its pid and shows every process (a new series at every restart). Beside each
+/// metric its rate over the moving interval as a gauge (hrts_NAME_per_second: a counter's net
+/// change per second; hrts_NAME_updates_per_second: a gauge's sets per second;
 /// hrts_NAME_measurements_per_second: a timer's durations per second); plus
 /// hrts_stats_processes{state="live"|"exited"}.
 ///
@@ -48,9 +53,12 @@ pub struct StatsArgs {
     /// One JSON document instead of the table
     #[arg(long, conflicts_with = "prometheus")]
     pub json: bool,
-    /// The Prometheus text format instead of the table (labels pid, hrts_instance, program)
+    /// The Prometheus text format instead of the table (labels program, hrts_instance)
     #[arg(long)]
     pub prometheus: bool,
+    /// With --prometheus: label every sample with its pid too, and show every process
+    #[arg(long, requires = "prometheus")]
+    pub pid_label: bool,
     /// Print anew every SECONDS (default 1) until interrupted; on a terminal each frame
     /// replaces the last, otherwise frames follow one another (one line each with --json)
     #[arg(long, value_name = "SECONDS", num_args = 0..=1, default_missing_value = "1",
@@ -66,8 +74,8 @@ pub enum StatsAction {
     /// Serve /metrics (Prometheus) and /stats.json over HTTP.
     ///
     /// Answers HTTP on HOST:PORT (port 0: any free port): GET /metrics in the Prometheus format
-    /// (content type text/plain; version=0.0.4), GET /stats.json as `hrts stats --json`; 404 for
-    /// other paths, 405 for other methods. Prints `listening on http://HOST:PORT` (the port it
+    /// as `hrts stats --prometheus` (content type text/plain; version=0.0.4), GET /stats.json as
+    /// `hrts stats --json`; 404 for other paths, 405 for other methods. Prints `listening on http://HOST:PORT` (the port it
     /// got) and serves until SIGINT or SIGTERM.
     ///
     /// Each format is rendered from a snapshot at most once per --refresh-ms and that rendering
@@ -88,6 +96,10 @@ pub enum StatsAction {
         #[arg(long, value_name = "N", default_value_t = 512,
               value_parser = clap::value_parser!(u64).range(1..=10_000))]
         max_connections: u64,
+        /// Label every sample of /metrics with its pid too, and show every process: a new
+        /// series at every restart
+        #[arg(long)]
+        pid_label: bool,
     },
     /// Remove the statistics segment (its name and its page; processes that have it open keep
     /// using it); says whether it existed
@@ -128,30 +140,36 @@ impl StatsArgs {
 /// Runs `hrts stats ...`; `segment` is `--segment`, the statistics segment.
 pub fn run(args: &StatsArgs, segment: Option<&str>) -> Result<(), CliError> {
     let name = snapshot::segment_name(segment);
-    let shown = args.json || args.prometheus || args.watch.is_some() || args.count.is_some();
+    let shown = args.json
+        || args.prometheus
+        || args.pid_label
+        || args.watch.is_some()
+        || args.count.is_some();
     if let (Some(action), true) = (&args.action, shown) {
         let word = match action {
             StatsAction::Serve { .. } => "serve",
             StatsAction::Unlink => "unlink",
         };
         return Err(CliError::usage(format!(
-            "--json, --prometheus, --watch and --count are options of `hrts stats`, \
-             not of `hrts stats {word}`"
+            "--json, --prometheus, --pid-label, --watch and --count are options of \
+             `hrts stats`, not of `hrts stats {word}`"
         )));
     }
     match &args.action {
-        None => show::show(&name, args.format(), args.watch, args.count),
+        None => show::show(&name, args.format(), args.pid_label, args.watch, args.count),
         Some(StatsAction::Unlink) => show::unlink(&name),
         Some(StatsAction::Serve {
             listen,
             refresh_ms,
             max_connections,
+            pid_label,
         }) => serve::run(
             listen,
             &name,
             serve::Limits {
                 refresh: Duration::from_millis(*refresh_ms),
                 max_connections: *max_connections as usize,
+                pid_label: *pid_label,
             },
         ),
     }

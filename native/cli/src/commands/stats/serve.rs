@@ -48,6 +48,8 @@ pub struct Limits {
     pub refresh: Duration,
     /// Connections served at once.
     pub max_connections: usize,
+    /// Label every Prometheus sample with its pid (`--pid-label`).
+    pub pid_label: bool,
 }
 
 /// One format's latest rendering.
@@ -99,7 +101,7 @@ impl Shared {
             return Ok(body);
         }
         let snap = take(&self.name)?.unwrap_or_else(|| empty(&self.name));
-        let body = Bytes::from(render(&snap, format).into_bytes());
+        let body = Bytes::from(render(&snap, format, self.limits.pid_label).into_bytes());
         *cache.latest.lock().unwrap_or_else(|p| p.into_inner()) = Some(Cached {
             at: Instant::now(),
             body: body.clone(),

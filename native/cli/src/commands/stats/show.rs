@@ -19,6 +19,7 @@ pub fn unlink(name: &str) -> Result<(), CliError> {
 pub fn show(
     name: &str,
     format: Format,
+    pid_label: bool,
     watch: Option<Duration>,
     count: Option<u64>,
 ) -> Result<(), CliError> {
@@ -39,7 +40,7 @@ pub fn show(
                 empty(name)
             }
         };
-        let mut text = render(&snap, format);
+        let mut text = render(&snap, format, pid_label);
         if redraw {
             text.insert_str(0, "\x1b[H\x1b[2J");
         }

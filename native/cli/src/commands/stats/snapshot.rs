@@ -2,7 +2,7 @@
 //! it and serving it share.
 
 use crate::exit::CliError;
-use hrts_stats::shared::{name_from_env, read_time, Snapshot, StatsSegment};
+use hrts_stats::shared::{name_from_env, read_time, PrometheusOptions, Snapshot, StatsSegment};
 
 /// How a snapshot is printed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,10 +27,11 @@ pub fn empty(name: &str) -> Snapshot {
     Snapshot::empty(name, read_time())
 }
 
-pub fn render(snap: &Snapshot, format: Format) -> String {
+/// `pid_label`: label every Prometheus sample with its pid (`--pid-label`).
+pub fn render(snap: &Snapshot, format: Format, pid_label: bool) -> String {
     match format {
         Format::Table => snap.to_table(),
         Format::Json => snap.to_json() + "\n",
-        Format::Prometheus => snap.to_prometheus(),
+        Format::Prometheus => snap.to_prometheus_with(PrometheusOptions { pid_label }),
     }
 }

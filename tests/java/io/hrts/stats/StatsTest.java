@@ -309,4 +309,21 @@ public class StatsTest {
             assertTrue(e.getMessage(), e.getMessage().contains(fragment));
         }
     }
+
+    @Test
+    public void theProgramNameComesFromThePropertyTheEnvironmentOrTheMainClass() {
+        assertEquals("checkout", Stats.program("checkout", "from-env", "com.example.Main"));
+        assertNull("the environment's name is the native library's to read",
+                Stats.program(null, "from-env", "com.example.Main"));
+        assertEquals("com.example.Main", Stats.program("", "", "com.example.Main a b"));
+        assertEquals("checkout-service-1.2", Stats.defaultProgram("/opt/app/checkout-service-1.2.jar --port 1"));
+        assertEquals("com.example.Main", Stats.defaultProgram("app.module/com.example.Main"));
+        // Longer than 31 bytes: the simple name, and that cut to 31 bytes.
+        assertEquals("CheckoutApplication",
+                Stats.defaultProgram("com.example.shop.checkout.service.CheckoutApplication"));
+        assertEquals("AVeryLongMainClassNameIndeedTha",
+                Stats.defaultProgram("org.x.AVeryLongMainClassNameIndeedThatGoesOn"));
+        assertNull(Stats.defaultProgram(null));
+        assertNull(Stats.defaultProgram("  "));
+    }
 }

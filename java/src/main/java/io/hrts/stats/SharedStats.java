@@ -53,8 +53,9 @@ public final class SharedStats {
      *
      * @param pid the process id
      * @param instance which statistics instance of the process (1 for its first)
-     * @param program the program's name ({@code /proc/PID/comm} when it registered, at most 31
-     *     bytes)
+     * @param program the program (service) name it registered under, at most 31 bytes: {@code
+     *     shared-memory.program}, else (Java) {@link Stats#PROGRAM_PROPERTY}, else {@code
+     *     HRTS_STATS_PROGRAM}, else (Java) the main class or jar, else {@code /proc/PID/comm}
      * @param state whether the process is still running
      * @param dump its metrics, as its own {@link Stats#dump()} gave them at its last publication
      */

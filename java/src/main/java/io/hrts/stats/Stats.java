@@ -34,6 +34,28 @@ import java.nio.charset.StandardCharsets;
 public final class Stats {
     private Stats() {}
 
+    /**
+     * The system property that names the program (service) this JVM publishes statistics under:
+     * the {@code program} label of the Prometheus exposition ({@code hrts stats serve}). 1 to 31
+     * bytes of UTF-8. It wins over {@code HRTS_STATS_PROGRAM}; the configuration key {@code
+     * shared-memory.program} wins over both. Without any of them the name is the main class
+     * ({@code com.example.Main}; its simple name when the whole is longer than 31 bytes) or the
+     * jar's file name without {@code .jar}, from {@code sun.java.command}; else {@code java}.
+     */
+    public static final String PROGRAM_PROPERTY = "hrts.stats.program";
+
+    /**
+     * The system property that gives this JVM a stable id among the processes of its program (a
+     * replica's name or number): with the program, what names its Prometheus series across
+     * restarts (label {@code hrts_instance}). 1 to 31 bytes of UTF-8; wins over {@code
+     * HRTS_STATS_INSTANCE_ID}; the configuration key {@code shared-memory.instance-id} wins over
+     * both. Default: none.
+     */
+    public static final String INSTANCE_ID_PROPERTY = "hrts.stats.instanceId";
+
+    /** The longest program name or instance id kept, in bytes of UTF-8. */
+    static final int MAX_LABEL_BYTES = 31;
+
     private static volatile boolean ready;
 
     /** Loads the native library and opens the JVM's hrts segment (see {@link HighResTimestamp}). */
@@ -77,10 +99,79 @@ public final class Stats {
         StatsNative.nConfigureFile(utf8(path, "the path"));
     }
 
-    /** Starts collecting (handystats' HANDY_INIT); does nothing if already running. */
+    /**
+     * Starts collecting (handystats' HANDY_INIT); does nothing if already running. The first start
+     * publishes to the statistics segment under the program name and instance id of {@link
+     * #PROGRAM_PROPERTY} and {@link #INSTANCE_ID_PROPERTY}.
+     *
+     * @throws HrtsException if a program name or instance id is empty, longer than 31 bytes or
+     *     has a control character
+     */
     public static void start() {
         ensureReady();
+        String program = program(System.getProperty(PROGRAM_PROPERTY), System.getenv("HRTS_STATS_PROGRAM"),
+                System.getProperty("sun.java.command"));
+        String id = System.getProperty(INSTANCE_ID_PROPERTY);
+        StatsNative.nSetIdentity(program == null ? null : program.getBytes(StandardCharsets.UTF_8),
+                id == null || id.isEmpty() ? null : id.getBytes(StandardCharsets.UTF_8));
         StatsNative.nStart();
+    }
+
+    /**
+     * The program name Java gives the native library: the property if set, else nothing when the
+     * environment names one, else the name {@link #defaultProgram} makes of {@code command}.
+     */
+    static String program(String property, String environment, String command) {
+        if (property != null && !property.isEmpty()) {
+            return property;
+        }
+        if (environment != null && !environment.isEmpty()) {
+            return null;
+        }
+        return defaultProgram(command);
+    }
+
+    /**
+     * A program name from {@code sun.java.command} ({@code MAIN_CLASS args...}, {@code JAR args...}
+     * or {@code MODULE/MAIN_CLASS args...}): the jar's file name without {@code .jar}, else the main
+     * class, or its simple name if the whole is longer than 31 bytes; cut to 31 bytes, without
+     * control characters. Null when there is none (a JVM started by a native launcher).
+     */
+    static String defaultProgram(String command) {
+        if (command == null || command.isBlank()) {
+            return null;
+        }
+        String first = command.strip().split("\\s+", 2)[0];
+        String name;
+        if (first.endsWith(".jar")) {
+            name = first.substring(first.lastIndexOf('/') + 1);
+            name = name.substring(0, name.length() - ".jar".length());
+        } else {
+            name = first.substring(first.lastIndexOf('/') + 1);
+            if (utf8Length(name) > MAX_LABEL_BYTES) {
+                name = name.substring(name.lastIndexOf('.') + 1);
+            }
+        }
+        StringBuilder out = new StringBuilder();
+        int bytes = 0;
+        for (int i = 0; i < name.length(); ) {
+            int cp = name.codePointAt(i);
+            i += Character.charCount(cp);
+            if (Character.isISOControl(cp)) {
+                continue;
+            }
+            int n = utf8Length(new String(Character.toChars(cp)));
+            if (bytes + n > MAX_LABEL_BYTES) {
+                break;
+            }
+            out.appendCodePoint(cp);
+            bytes += n;
+        }
+        return out.length() == 0 ? null : out.toString();
+    }
+
+    private static int utf8Length(String s) {
+        return s.getBytes(StandardCharsets.UTF_8).length;
     }
 
     /**

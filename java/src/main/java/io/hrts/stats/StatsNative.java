@@ -12,6 +12,12 @@ final class StatsNative {
 
     static native void nConfigureFile(byte[] utf8Path);
 
+    /**
+     * The program name and instance id Java found (null: leave it to {@code HRTS_STATS_PROGRAM},
+     * {@code HRTS_STATS_INSTANCE_ID} and the defaults), for instances that register later.
+     */
+    static native void nSetIdentity(byte[] utf8Program, byte[] utf8InstanceId);
+
     static native void nStart();
 
     static native void nStop();
