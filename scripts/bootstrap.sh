@@ -28,10 +28,13 @@ fi
 # faketime: the multi-process tracking tests run hrts under a faked CLOCK_REALTIME.
 # prometheus: tests/stats-shared/prometheus.sh scrapes `hrts stats serve` with a real
 # Prometheus server (and lints the exposition with its promtool).
+# pkg-config, libssl-dev: cargo-c's build (below); dpkg-dev: cargo-deb's Depends
+# (dpkg-shlibdeps) and the packaging stage's dpkg-architecture.
 if [ "$scope" = selftest ]; then
     pkgs=(gradle)
 else
     pkgs=(gradle junit4 libhamcrest-java python3 faketime maven prometheus
+          pkg-config libssl-dev dpkg-dev
           gcc-aarch64-linux-gnu gcc-powerpc64le-linux-gnu
           libc6-dev-arm64-cross libc6-dev-ppc64el-cross qemu-user-static)
 fi
@@ -92,4 +95,26 @@ elif command -v rustup >/dev/null 2>&1; then
     log "Rust components and targets present"
 else
     log "no rustup: make sure clippy, rustfmt and the aarch64/powerpc64le linux-gnu targets are installed"
+fi
+
+# ---- Cargo subcommands for the packaging stage (packaging/README.md)
+# cargo-c installs libhrts.so with its SONAME, the header and hrts.pc (`cargo cinstall`);
+# cargo-deb builds the Debian package. Pinned and --locked, installed only when the
+# version is missing. Debian's cargo-c (0.9.14) cannot read this workspace (resolver
+# "3"); 0.10.20 is built on cargo 0.94 (Rust 1.93's) and needs Rust 1.91 to build.
+# opt-level 1: tools that run for a second, built in about half the time of level 3.
+cargo_tool() { # BINARY CRATE VERSION
+    local have
+    have=$(cargo install --list 2>/dev/null | sed -n "s/^$2 v\([^:]*\):\$/\1/p")
+    if [ "$have" = "$3" ] && command -v "$1" >/dev/null 2>&1; then
+        return 0
+    fi
+    log "cargo install --locked $2@$3 (${have:+replacing $have; }a few minutes on 2 cores)"
+    CARGO_PROFILE_RELEASE_OPT_LEVEL=1 nice -n 10 cargo install --quiet --locked "$2@$3" \
+        || { log "ERROR: cargo install $2@$3 failed: the packaging stage needs it" >&2; exit 1; }
+}
+if [ "$scope" = test ]; then
+    cargo_tool cargo-cbuild cargo-c 0.10.20+cargo-0.94.0
+    cargo_tool cargo-deb cargo-deb 3.8.0
+    log "cargo-c and cargo-deb present"
 fi
