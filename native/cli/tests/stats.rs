@@ -493,10 +493,20 @@ mod with_writers {
 
     /// One HTTP/1.1 exchange: status, headers (lower-cased names) and body.
     fn http(addr: &str, method: &str, path: &str) -> (u16, Vec<(String, String)>, String) {
+        http_with(addr, method, path, "")
+    }
+
+    /// A request with extra header lines (each ending in CRLF).
+    fn http_with(
+        addr: &str,
+        method: &str,
+        path: &str,
+        extra: &str,
+    ) -> (u16, Vec<(String, String)>, String) {
         let mut s = TcpStream::connect(addr).unwrap();
         write!(
             s,
-            "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+            "{method} {path} HTTP/1.1\r\nHost: {addr}\r\n{extra}Connection: close\r\n\r\n"
         )
         .unwrap();
         let mut raw = String::new();
@@ -570,6 +580,31 @@ mod with_writers {
         );
         let want = "hrts_hits_total{program=\"hrts\",hrts_instance=\"1\"} 9";
         assert!(body.lines().any(|l| l == want), "{body}");
+        // What Prometheus asks for: OpenMetrics first, 0.0.4 as the fallback.
+        let prometheus_accept = "Accept: application/openmetrics-text;version=1.0.0,\
+            application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,\
+            */*;q=0.1\r\n";
+        let (status, headers, om) = http_with(&addr, "GET", "/metrics", prometheus_accept);
+        assert_eq!(status, 200);
+        assert_eq!(
+            header(&headers, "content-type"),
+            Some("application/openmetrics-text; version=1.0.0; charset=utf-8")
+        );
+        assert!(om.lines().any(|l| l == want), "{om}");
+        assert!(om.contains("# TYPE hrts_hits counter\n"), "{om}");
+        assert!(om.ends_with("# EOF\n"), "{om}");
+        // Declined (q=0) or plain text only: the 0.0.4 format.
+        for accept in [
+            "Accept: application/openmetrics-text;q=0,text/plain;version=0.0.4\r\n",
+            "Accept: text/plain\r\n",
+        ] {
+            let (_, headers, _) = http_with(&addr, "GET", "/metrics", accept);
+            assert_eq!(
+                header(&headers, "content-type"),
+                Some("text/plain; version=0.0.4; charset=utf-8"),
+                "{accept}"
+            );
+        }
         let (status, headers, body) = http(&addr, "GET", "/stats.json?pretty=no");
         assert_eq!(status, 200);
         assert_eq!(header(&headers, "content-type"), Some("application/json"));

@@ -116,7 +116,8 @@ impl Snapshot {
         self.to_prometheus_with(PrometheusOptions::default())
     }
 
-    /// The Prometheus text exposition format 0.0.4 (see the module docs).
+    /// The Prometheus text exposition format 0.0.4, or OpenMetrics 1.0 (see
+    /// [`PrometheusOptions`] and the module docs).
     pub fn to_prometheus_with(&self, options: PrometheusOptions) -> String {
         let exposed = exposed(self, options);
         let mut out = String::new();
@@ -148,7 +149,10 @@ impl Snapshot {
             self.damaged_cells.len()
         );
         for family in families(&exposed) {
-            family.write(&exposed, &mut out);
+            family.write(&exposed, options.openmetrics, &mut out);
+        }
+        if options.openmetrics {
+            out.push_str("# EOF\n");
         }
         out
     }
@@ -228,9 +232,14 @@ impl Snapshot {
 
 // ---- Prometheus
 
-/// How [`Snapshot::to_prometheus_with`] labels the processes' samples.
+/// How [`Snapshot::to_prometheus_with`] labels the processes' samples, and in
+/// which of the two text formats.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PrometheusOptions {
+    /// The OpenMetrics 1.0 text format instead of Prometheus 0.0.4: a counter's
+    /// family is named without `_total` (its samples keep it), timer families
+    /// in seconds carry `# UNIT`, and the exposition ends with `# EOF`.
+    pub openmetrics: bool,
     /// Label every sample with its process's pid too (after `program` and
     /// `hrts_instance`), and expose every registration, exited ones
     /// included: a new series at every restart. Off by default.
@@ -454,19 +463,27 @@ fn families<'a>(exposed: &[Exposed<'a>]) -> Vec<Family<'a>> {
 }
 
 impl<'a> Family<'a> {
-    fn write(&self, exposed: &[Exposed<'a>], out: &mut String) {
+    fn write(&self, exposed: &[Exposed<'a>], openmetrics: bool, out: &mut String) {
         let hrts_kind = match self.kind {
             Kind::Counter => "counter",
             Kind::Gauge => "gauge",
             Kind::Summary => "timer (seconds)",
         };
+        // OpenMetrics names a counter's family without the `_total` its
+        // samples carry (the 0.0.4 format names both alike).
+        let family = match self.kind {
+            Kind::Counter if openmetrics => self.name.strip_suffix("_total").unwrap_or(&self.name),
+            _ => &self.name,
+        };
         let _ = writeln!(
             out,
-            "# HELP {} hrts {hrts_kind} {}",
-            self.name,
+            "# HELP {family} hrts {hrts_kind} {}",
             escape_help(&format!("{:?}", self.metric))
         );
-        let _ = writeln!(out, "# TYPE {} {}", self.name, self.kind.type_name());
+        let _ = writeln!(out, "# TYPE {family} {}", self.kind.type_name());
+        if openmetrics && self.kind == Kind::Summary && family.ends_with("_seconds") {
+            let _ = writeln!(out, "# UNIT {family} seconds");
+        }
         for (p, m) in self.of(exposed) {
             let labels = labels(p);
             let name = &self.name;
@@ -709,6 +726,60 @@ mod tests {
             ),
             exited,
         ])
+    }
+
+    /// OpenMetrics 1.0 text: every sample belongs to the family its TYPE line
+    /// names (a counter's samples add `_total` to it, a summary's `_sum` and
+    /// `_count`), timer families in seconds carry UNIT, the last line is EOF,
+    /// and the values are those of the 0.0.4 rendering.
+    #[test]
+    fn openmetrics_names_families_as_the_format_requires() {
+        let snap = sample();
+        let om = snap.to_prometheus_with(PrometheusOptions {
+            openmetrics: true,
+            ..Default::default()
+        });
+        assert!(om.ends_with("# EOF\n"), "{om}");
+        assert_eq!(om.matches("# EOF").count(), 1);
+        let mut types: HashMap<String, String> = HashMap::new();
+        for line in om.lines() {
+            if let Some(rest) = line.strip_prefix("# TYPE ") {
+                let (name, kind) = rest.split_once(' ').unwrap();
+                types.insert(name.to_string(), kind.to_string());
+            }
+        }
+        assert_eq!(types["hrts_requests"], "counter", "{om}");
+        assert!(!types.contains_key("hrts_requests_total"), "{om}");
+        assert_eq!(types["hrts_latency_seconds"], "summary", "{om}");
+        assert!(om.contains("# UNIT hrts_latency_seconds seconds\n"), "{om}");
+        for line in om.lines().filter(|l| !l.starts_with('#')) {
+            let name = line.split(['{', ' ']).next().unwrap();
+            let family = types
+                .keys()
+                .filter(|f| {
+                    let kind = &types[f.as_str()];
+                    let suffixes: &[&str] = match kind.as_str() {
+                        "counter" => &["_total"],
+                        "summary" => &["", "_sum", "_count"],
+                        _ => &[""],
+                    };
+                    suffixes.iter().any(|s| name == format!("{f}{s}"))
+                })
+                .count();
+            assert_eq!(
+                family, 1,
+                "sample {line:?} belongs to no family (or two): {om}"
+            );
+        }
+        // The same samples as the 0.0.4 text, which differs only in those lines.
+        let text = snap.to_prometheus();
+        let samples = |t: &str| {
+            t.lines()
+                .filter(|l| !l.starts_with('#'))
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(samples(&om), samples(&text));
     }
 
     #[test]
@@ -1147,7 +1218,10 @@ mod tests {
             ]
         );
         // The pid label on request: every registration, each with its pid.
-        let with_pid = after.to_prometheus_with(PrometheusOptions { pid_label: true });
+        let with_pid = after.to_prometheus_with(PrometheusOptions {
+            pid_label: true,
+            ..Default::default()
+        });
         check_exposition(&with_pid);
         let lines: Vec<&str> = with_pid
             .lines()

@@ -74,7 +74,8 @@ pub enum StatsAction {
     /// Serve /metrics (Prometheus) and /stats.json over HTTP.
     ///
     /// Answers HTTP on HOST:PORT (port 0: any free port): GET /metrics in the Prometheus format
-    /// as `hrts stats --prometheus` (content type text/plain; version=0.0.4), GET /stats.json as
+    /// as `hrts stats --prometheus` (content type text/plain; version=0.0.4; OpenMetrics 1.0 text to
+    /// clients whose Accept header asks for application/openmetrics-text), GET /stats.json as
     /// `hrts stats --json`; 404 for other paths, 405 for other methods. Prints `listening on http://HOST:PORT` (the port it
     /// got) and serves until SIGINT or SIGTERM.
     ///

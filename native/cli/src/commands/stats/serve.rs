@@ -1,6 +1,7 @@
 //! `hrts stats serve --listen HOST:PORT`: the statistics segment over HTTP for
 //! a Prometheus server or an OpenTelemetry collector to scrape. GET `/metrics`
-//! (Prometheus text format 0.0.4) and `/stats.json` (as `hrts stats --json`);
+//! (Prometheus text format 0.0.4, or OpenMetrics 1.0 text for clients that
+//! accept it) and `/stats.json` (as `hrts stats --json`);
 //! 404 for other paths, 405 for other methods. Runs until SIGINT or SIGTERM
 //! ends the process.
 //!
@@ -32,6 +33,8 @@ use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
 
 pub const PROMETHEUS_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+/// What `/metrics` answers a client that accepts OpenMetrics (Prometheus does).
+pub const OPENMETRICS_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 pub const JSON_TYPE: &str = "application/json";
 /// The largest request head (request line and headers) read; larger: 431.
 pub const MAX_HEAD: usize = 16 * 1024;
@@ -69,6 +72,7 @@ struct Shared {
     name: String,
     limits: Limits,
     prometheus: Cache,
+    openmetrics: Cache,
     json: Cache,
 }
 
@@ -80,6 +84,7 @@ impl Shared {
     fn body(&self, format: Format) -> Result<Bytes, CliError> {
         let cache = match format {
             Format::Json => &self.json,
+            Format::OpenMetrics => &self.openmetrics,
             _ => &self.prometheus,
         };
         let latest = || {
@@ -130,6 +135,7 @@ pub fn run(listen: &str, name: &str, limits: Limits) -> Result<(), CliError> {
         name: name.to_string(),
         limits,
         prometheus: Cache::default(),
+        openmetrics: Cache::default(),
         json: Cache::default(),
     });
     // One worker thread per CPU: two hundred scrapers reading a megabyte each
@@ -193,12 +199,32 @@ fn text(status: StatusCode, body: String) -> Response<Full<Bytes>> {
     r
 }
 
+/// Whether the request's Accept header names OpenMetrics text (Prometheus
+/// asks for it first and takes the 0.0.4 format otherwise).
+fn accepts_openmetrics(req: &Request<Incoming>) -> bool {
+    req.headers()
+        .get_all(hyper::header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|t| {
+            let mut parts = t.split(';').map(str::trim);
+            let kind = parts.next() == Some("application/openmetrics-text");
+            // "q=0" declines it; a version other than 1.0.0 or 0.0.1 is not ours.
+            kind && parts.all(|p| {
+                p != "q=0"
+                    && !(p.starts_with("version=") && p != "version=1.0.0" && p != "version=0.0.1")
+            })
+        })
+}
+
 async fn answer(
     shared: Arc<Shared>,
     req: Request<Incoming>,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
     let path = req.uri().path().to_string();
     let (format, content_type) = match path.as_str() {
+        "/metrics" if accepts_openmetrics(&req) => (Format::OpenMetrics, OPENMETRICS_TYPE),
         "/metrics" => (Format::Prometheus, PROMETHEUS_TYPE),
         "/stats.json" => (Format::Json, JSON_TYPE),
         _ => {

@@ -10,6 +10,8 @@ pub enum Format {
     Table,
     Json,
     Prometheus,
+    /// The same metrics in the OpenMetrics 1.0 text format.
+    OpenMetrics,
 }
 
 /// `--segment`, else HRTS_STATS_SEGMENT, else `/hrts-stats-<uid>`.
@@ -32,6 +34,13 @@ pub fn render(snap: &Snapshot, format: Format, pid_label: bool) -> String {
     match format {
         Format::Table => snap.to_table(),
         Format::Json => snap.to_json() + "\n",
-        Format::Prometheus => snap.to_prometheus_with(PrometheusOptions { pid_label }),
+        Format::Prometheus => snap.to_prometheus_with(PrometheusOptions {
+            pid_label,
+            openmetrics: false,
+        }),
+        Format::OpenMetrics => snap.to_prometheus_with(PrometheusOptions {
+            pid_label,
+            openmetrics: true,
+        }),
     }
 }
