@@ -29,12 +29,13 @@ fi
 # prometheus: tests/stats-shared/prometheus.sh scrapes `hrts stats serve` with a real
 # Prometheus server (and lints the exposition with its promtool).
 # pkg-config, libssl-dev: cargo-c's build (below); dpkg-dev: cargo-deb's Depends
-# (dpkg-shlibdeps) and the packaging stage's dpkg-architecture.
+# (dpkg-shlibdeps) and the packaging stage's dpkg-architecture; lintian: the packaging
+# stage lints the .deb.
 if [ "$scope" = selftest ]; then
     pkgs=(gradle)
 else
     pkgs=(gradle junit4 libhamcrest-java python3 faketime maven prometheus
-          pkg-config libssl-dev dpkg-dev
+          pkg-config libssl-dev dpkg-dev lintian
           gcc-aarch64-linux-gnu gcc-powerpc64le-linux-gnu
           libc6-dev-arm64-cross libc6-dev-ppc64el-cross qemu-user-static)
 fi

@@ -37,7 +37,7 @@ describe docs           "rustdoc and javadoc -Xdoclint:all without warnings (scr
 describe cargo          "Rust tests, with the testing feature's multi-process hooks (cargo test --workspace --all-features)"
 describe cross          "aarch64 and ppc64le under qemu-user (scripts/cross-test.sh)"
 describe c              "the C ABI through include/hrts.h (tests/c/run.sh)"
-describe packaging      "cargo cinstall into a temporary prefix (SONAME, stripped, pkg-config) and the .deb, its fields and files, extracted and used (tests/packaging/run.sh)"
+describe packaging      "cargo cinstall into a temporary prefix (SONAME, stripped, pkg-config) and the .deb: its fields and files, extracted and used, lintian, and (root) installed with dpkg -i, used and removed without a trace (tests/packaging/run.sh)"
 describe c-stats        "C statistics: the ABI, the macros, shared snapshots and timers (tests/c/stats/run.sh)"
 describe prometheus     "a real Prometheus server scraping hrts stats serve on loopback (tests/stats-shared/prometheus.sh)"
 describe junit          "JUnit through the packaged jar, every packed platform's library checked (./gradlew :test)"

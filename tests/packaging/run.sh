@@ -9,10 +9,20 @@
 #    (dpkg-deb -I/-c), then, extracted with `dpkg-deb -x` (never installed on this
 #    machine), its hrts --version, manual page and completion, and app.c built with
 #    pkg-config against the extracted tree.
+# 3. lintian on the .deb (info and pedantic tags too): every tag it reports must be
+#    listed, with its reason, in packaging/deb/lintian-expected.txt.
+# 4. As root only: the .deb installed on this machine with `dpkg -i` (refused if a
+#    package hrts is installed already), the installed hrts --version, now and info,
+#    its manual page and completion, app.c built with the system's pkg-config and run
+#    against /usr/lib/<multiarch>, ld.so.cache; then `dpkg -r` (and -P) and nothing
+#    left: the list of /usr and hrts's dpkg status as before. A trap removes the package
+#    whatever fails. (Under scripts/test.sh as root, /tmp and /dev/shm are the
+#    namespace's own, /usr and /var/lib/dpkg the machine's.) Without root: skipped,
+#    counted neither way.
 #
-# Programs run on a segment of their own (/hrts-pkg-<pid>), removed at the end with
-# `hrts unlink`, with their state under the temporary directory, also removed. The
-# last line is "packaging: N passed, N failed".
+# Programs run on a segment of their own (/hrts-pkg-<pid>, and /hrts-pkg-<pid>-inst for
+# the installed command), removed at the end with `hrts unlink`, with their state under
+# the temporary directory, also removed. The last line is "packaging: N passed, N failed".
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
 cd "$root"
@@ -40,7 +50,7 @@ finish() {
 
 missing=()
 for tool in cargo-cinstall:cargo-c cargo-deb:cargo-deb pkg-config:pkg-config readelf:binutils \
-            nm:binutils dpkg-deb:dpkg dpkg-architecture:dpkg-dev cc:gcc; do
+            nm:binutils objcopy:binutils dpkg-deb:dpkg dpkg-architecture:dpkg-dev cc:gcc lintian:lintian; do
     command -v "${tool%%:*}" >/dev/null 2>&1 || missing+=("${tool%%:*} (${tool#*:})")
 done
 if [ "${#missing[@]}" -gt 0 ]; then
@@ -54,14 +64,27 @@ segment="/hrts-pkg-$$"
 export HRTS_SEGMENT="$segment" XDG_STATE_HOME="$tmp/state" HRTS_SEQ_FILE="$tmp/state/hrts.seq"
 mkdir -p "$tmp/state"
 hrts_bin="$target/release/hrts"
+inst_segment="$segment-inst"
+installed=no  # yes once `dpkg -i` has been tried: the package must go again
+remove_package() {
+    if [ -n "$(dpkg-query -W -f='${Conffiles}' hrts 2>/dev/null)" ]; then dpkg -P hrts; else dpkg -r hrts; fi
+}
 cleanup() {
-    local h
+    local h s
     for h in "$tmp/deb-root/usr/bin/hrts" "$hrts_bin"; do
-        if [ -x "$h" ]; then "$h" --segment "$segment" unlink >/dev/null 2>&1 || true; break; fi
+        if [ -x "$h" ]; then
+            for s in "$segment" "$inst_segment"; do "$h" --segment "$s" unlink >/dev/null 2>&1 || true; done
+            break
+        fi
     done
+    if [ "$installed" = yes ]; then
+        echo "packaging: removing the package hrts (a check stopped before its removal)"
+        remove_package >/dev/null 2>&1 || echo "packaging: could not remove hrts: run dpkg -P hrts" >&2
+    fi
     rm -rf "$tmp"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
 
 # has_only_hrts_exports LIB: the dynamic symbol table defines hrts_* and nothing else.
 has_only_hrts_exports() {
@@ -102,7 +125,9 @@ runs_against() {
     local prog=$1 libdir=$2 out loaded
     shift 2
     loaded=$(env "$@" ldd "$prog" | awk '$1 == "libhrts.so.'"$major"'" {print $3}')
-    [ "$loaded" = "$libdir/libhrts.so.$major" ] || { echo "$prog loads '$loaded', not $libdir/libhrts.so.$major"; return 1; }
+    # (ld.so.cache may name /lib/<multiarch> for /usr/lib/<multiarch>: the same files.)
+    [ -n "$loaded" ] && [ "$(readlink -f "$(dirname "$loaded")")" = "$(readlink -f "$libdir")" ] \
+        || { echo "$prog loads '$loaded', not $libdir/libhrts.so.$major"; return 1; }
     out=$(env "$@" "$prog") || return 1
     echo "$out"
     grep -Eq "^hrts $version: [0-9]{19} ns since the epoch$" <<<"$out"
@@ -207,5 +232,90 @@ check "hrts.pc: prefix /usr, libdir /$l" env PKG_CONFIG_PATH="$ext/$l/pkgconfig"
            echo "prefix=$p libdir=$l" && [ "$p $l" = "/usr /usr/lib/$1" ]' _ "$multiarch"
 check "compiled against the extracted tree with pkg-config alone" build_app app-deb "${pc_env[@]}"
 check "runs against the extracted $l/libhrts.so.$major" runs_against "$tmp/app-deb" "$ext/$l" LD_LIBRARY_PATH="$ext/$l"
+
+# ---- 3. lintian
+# Every tag, info and pedantic ones included, is either fixed or listed with its reason
+# in packaging/deb/lintian-expected.txt (packaging/README.md); the tags compare by name.
+expected=packaging/deb/lintian-expected.txt
+start=$SECONDS
+if lintian --allow-root --display-info --pedantic --fail-on none "$deb" > "$tmp/lintian.txt" 2>&1; then
+    sed 's/^/    /' "$tmp/lintian.txt"
+    awk '$2 == "hrts:" && $1 ~ /^[EWIPX]:$/ {print $3}' "$tmp/lintian.txt" | sort -u > "$tmp/lintian-tags.txt"
+    sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$expected" | awk 'NF {print $1}' | sort -u > "$tmp/lintian-listed.txt"
+    unlisted=$(comm -23 "$tmp/lintian-tags.txt" "$tmp/lintian-listed.txt" | tr '\n' ' ')
+    if [ -z "$unlisted" ]; then
+        ok "lintian ($((SECONDS - start)) s): $(wc -l < "$tmp/lintian-tags.txt") tags, each listed in $expected"
+    else
+        bad "lintian ($((SECONDS - start)) s): tags neither fixed nor listed in $expected: $unlisted"
+    fi
+    stale=$(comm -13 "$tmp/lintian-tags.txt" "$tmp/lintian-listed.txt" | tr '\n' ' ')
+    [ -z "$stale" ] || echo "packaging: note: $expected lists tags lintian no longer reports: $stale(remove them)"
+else
+    bad "lintian did not run"
+    sed 's/^/    /' "$tmp/lintian.txt" | tail -n 20
+fi
+
+# ---- 4. installed on this machine, used and removed (root only)
+usr_list() { find /usr 2>/dev/null | LC_ALL=C sort; }
+# dpkg's status of hrts: empty when dpkg knows no such package.
+hrts_status() { dpkg-query -W -f='${Status}' hrts 2>/dev/null || true; }
+install_check() {
+    local status_before installed_dir="/usr/lib/$multiarch"
+    status_before=$(hrts_status)
+    echo "packaging: dpkg status of hrts before: ${status_before:-none}"
+    case "$status_before" in
+        ""|*" not-installed") ;;
+        *)  bad "a package hrts is on this machine already ($status_before): the install check will not" \
+                "install over it or remove it; dpkg -P hrts first"
+            return ;;
+    esac
+    usr_list > "$tmp/usr-before.txt"
+    installed=yes
+    check "dpkg -i $(basename "$deb")" dpkg -i "$deb"
+    check "dpkg -s hrts: installed, version $version-1" sh -c \
+        'dpkg-query -W -f="\${Status} \${Version}\n" hrts | tee /dev/stderr | grep -qx "install ok installed $1-1"' _ "$version"
+    check "dpkg --verify hrts: files as packaged (md5sums)" sh -c 'out=$(dpkg --verify hrts) && [ -z "$out" ] || { echo "$out"; exit 1; }'
+    check "installed /usr/bin/hrts --version says hrts $version" \
+        sh -c 'v=$(/usr/bin/hrts --version) && echo "$v" && case "$v" in "hrts $1 "*) ;; *) exit 1 ;; esac' _ "$version"
+    check "installed hrts now (segment $inst_segment)" \
+        sh -c 'out=$(HRTS_SEGMENT="$1" /usr/bin/hrts now) && echo "$out" && echo "$out" | grep -Eqx "[0-9]{19}"' _ "$inst_segment"
+    check "installed hrts info" \
+        sh -c 'out=$(HRTS_SEGMENT="$1" /usr/bin/hrts info) && echo "$out" && echo "$out" | grep -qx "segment: $1"' _ "$inst_segment"
+    check "installed hrts unlink" /usr/bin/hrts --segment "$inst_segment" unlink
+    if command -v man >/dev/null 2>&1; then
+        check "man -w hrts: /usr/share/man/man1/hrts.1.gz" \
+            sh -c 'p=$(man -w hrts) && echo "$p" && [ "$p" = /usr/share/man/man1/hrts.1.gz ]'
+    else
+        check "manual page /usr/share/man/man1/hrts.1.gz (no man-db)" test -f /usr/share/man/man1/hrts.1.gz
+    fi
+    check "bash completion /usr/share/bash-completion/completions/hrts" \
+        test -f /usr/share/bash-completion/completions/hrts
+    check "ldconfig -p lists libhrts.so.$major (the trigger ran)" \
+        sh -c 'ldconfig -p | grep -E "^[[:space:]]+libhrts\.so\.$1 "' _ "$major"
+    check "compiled against the installed copy with the system's pkg-config" \
+        build_app app-sys -u PKG_CONFIG_PATH -u PKG_CONFIG_LIBDIR -u PKG_CONFIG_SYSROOT_DIR
+    check "runs against the installed $installed_dir/libhrts.so.$major" \
+        runs_against "$tmp/app-sys" "$installed_dir" -u LD_LIBRARY_PATH
+
+    check "dpkg -r hrts" remove_package
+    installed=no
+    check "dpkg -s hrts: not installed" sh -c 's=$(dpkg-query -W -f="\${Status}" hrts 2>/dev/null) || exit 0
+        echo "status: $s"; case "$s" in *" not-installed") ;; *) exit 1 ;; esac'
+    check "dpkg's status of hrts as before (${status_before:-none})" test "$(hrts_status)" = "$status_before"
+    check "no /var/lib/dpkg/info/hrts.*" sh -c '! ls -d /var/lib/dpkg/info/hrts.* 2>/dev/null'
+    check "ldconfig -p no longer lists libhrts.so.$major" \
+        sh -c '! ldconfig -p | grep -E "^[[:space:]]+libhrts\.so\.$1 "' _ "$major"
+    usr_list > "$tmp/usr-after.txt"
+    check "the list of /usr as before ($(wc -l < "$tmp/usr-before.txt") entries)" \
+        diff "$tmp/usr-before.txt" "$tmp/usr-after.txt"
+}
+if [ "$(id -u)" -eq 0 ]; then
+    start=$SECONDS
+    echo "packaging: dpkg -i $(basename "$deb") on this machine, used, then removed"
+    install_check
+    echo "packaging: install check: $((SECONDS - start)) s"
+else
+    echo "packaging: not root: the install check (dpkg -i, use, dpkg -r) is skipped, and not counted"
+fi
 
 finish
