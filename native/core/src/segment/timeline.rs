@@ -204,18 +204,7 @@ impl SharedBase {
             return Unverified::Whole;
         }
         if self.mode == Mode::Frozen {
-            let prev_count = count.wrapping_sub(1) & 0xffff_ffff;
-            let (prev, p_written, p_check) = load_line(&h.slots[seq_slot(seen) ^ 1]);
-            if validate::line(
-                &prev,
-                p_written,
-                p_check,
-                prev_count,
-                self.mode,
-                &self.rules,
-            )
-            .is_ok()
-            {
+            if let Ok(prev) = self.previous_line(seen) {
                 return Unverified::Stamp(self.exact_ns(counter, &base_of(&prev)));
             }
         }
@@ -426,20 +415,10 @@ impl SharedBase {
         // The inactive slot holds the line before the last move or tie, unless a
         // writer died writing it: when its checksum and count say it is that
         // line, continue from it (in frozen mode it is the same timeline).
-        let (prev, p_written, p_check) = load_line(&h.slots[seq_slot(held) ^ 1]);
-        let prev_count = count.wrapping_sub(1) & 0xffff_ffff;
-        if validate::line(
-            &prev,
-            p_written,
-            p_check,
-            prev_count,
-            self.mode,
-            &self.rules,
-        )
-        .is_ok()
-        {
-            return prev;
-        }
+        let prev = match self.previous_line(held) {
+            Ok(prev) => return prev,
+            Err(prev) => prev,
+        };
         // Nothing to trust: pair anew, in a new generation.
         let (counter, ns) = pair_counter_with_calendar(self.source, &self.calendar);
         self.fresh_line(
@@ -448,6 +427,18 @@ impl SharedBase {
             line.generation.max(prev.generation).wrapping_add(1).max(1),
             None,
         )
+    }
+
+    /// The line in the inactive slot of seqlock word `word`: `Ok` if it is the
+    /// line published just before the active one (its checksum holds and it was
+    /// written under the previous count), else `Err` with its words as stored.
+    fn previous_line(&self, word: u64) -> std::result::Result<Line, Line> {
+        let (prev, written, check) = load_line(&self.header().slots[seq_slot(word) ^ 1]);
+        let count = (word >> 32).wrapping_sub(1) & 0xffff_ffff;
+        match validate::line(&prev, written, check, count, self.mode, &self.rules) {
+            Ok(()) => Ok(prev),
+            Err(_) => Err(prev),
+        }
     }
 
     /// A line paired with the calendar at (`counter`, `ns`): the calibrated
