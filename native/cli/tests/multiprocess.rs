@@ -408,14 +408,7 @@ fn eight_processes_under_a_100_ppm_fast_clock_share_one_tracked_line() {
     let mut offsets = Vec::new();
     for i in 1..=8 {
         let text = std::fs::read_to_string(dir.join(format!("track.{i}"))).unwrap();
-        for line in text.lines().filter(|l| !l.starts_with('#')) {
-            let elapsed: f64 = line.split_whitespace().next().unwrap().parse().unwrap();
-            let offset: i64 = line
-                .split("  offset ")
-                .nth(1)
-                .and_then(|r| r.split(' ').next())
-                .and_then(|v| v.parse().ok())
-                .unwrap_or_else(|| panic!("no offset in {line:?}"));
+        for (elapsed, offset) in text.lines().filter_map(common::track_sample) {
             // Converged after the first ties (the rate is learned in one).
             if elapsed > 4.0 {
                 offsets.push(offset.unsigned_abs());

@@ -553,15 +553,7 @@ mod with_writers {
                 .spawn()
                 .unwrap(),
         );
-        let mut line = String::new();
-        BufReader::new(server.0.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let addr = line
-            .trim_end()
-            .strip_prefix("listening on http://")
-            .unwrap_or_else(|| panic!("{line:?}"))
-            .to_string();
+        let addr = common::served_address(&mut server.0);
         assert!(!addr.ends_with(":0"), "the real port: {addr}");
         // Before any writer: no segment, no process.
         let (status, _, body) = http(&addr, "GET", "/metrics");

@@ -141,15 +141,7 @@ fn serve_keeps_answering_scrapers_through_slow_and_stalled_clients() {
     ])
     .stdout(Stdio::piped());
     let mut server = Reaped(c.spawn().unwrap());
-    let mut line = String::new();
-    BufReader::new(server.0.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line
-        .trim_end()
-        .strip_prefix("listening on http://")
-        .unwrap()
-        .to_string();
+    let addr = common::served_address(&mut server.0);
     let pid = server.0.id();
 
     // The document the stalled client will ask for: 6,000 metrics.

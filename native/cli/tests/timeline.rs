@@ -378,17 +378,8 @@ fn a_process_with_a_100_ppm_fast_clock_cannot_drag_the_line() {
     for t in trackers {
         let out = t.wait_with_output().unwrap();
         assert!(out.status.success());
-        for line in String::from_utf8(out.stdout).unwrap().lines() {
-            if line.starts_with('#') {
-                continue;
-            }
-            let elapsed: f64 = line.split_whitespace().next().unwrap().parse().unwrap();
-            let offset: i64 = line
-                .split("  offset ")
-                .nth(1)
-                .and_then(|r| r.split(' ').next())
-                .and_then(|v| v.parse().ok())
-                .unwrap_or_else(|| panic!("no offset in {line:?}"));
+        let text = String::from_utf8(out.stdout).unwrap();
+        for (elapsed, offset) in text.lines().filter_map(common::track_sample) {
             if elapsed > 5.0 {
                 offsets.push(offset.unsigned_abs());
             }

@@ -72,3 +72,33 @@ pub fn spawn_writer_holder(seg: &Segment) -> std::process::Child {
     assert_eq!(line, "holding\n");
     holder
 }
+
+/// A data line of `hrts track` output: its elapsed seconds and its offset
+/// from CLOCK_REALTIME, ns; `None` for a comment line.
+pub fn track_sample(line: &str) -> Option<(f64, i64)> {
+    if line.starts_with('#') {
+        return None;
+    }
+    let elapsed: f64 = line.split_whitespace().next().unwrap().parse().unwrap();
+    let offset: i64 = line
+        .split("  offset ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no offset in {line:?}"));
+    Some((elapsed, offset))
+}
+
+/// The HOST:PORT a started `hrts stats serve` (stdout piped) says it listens
+/// on, from its first line.
+pub fn served_address(server: &mut std::process::Child) -> String {
+    use std::io::{BufRead, BufReader};
+    let mut line = String::new();
+    BufReader::new(server.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    line.trim_end()
+        .strip_prefix("listening on http://")
+        .unwrap_or_else(|| panic!("{line:?}"))
+        .to_string()
+}
