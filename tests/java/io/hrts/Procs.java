@@ -1,9 +1,14 @@
 package io.hrts;
 
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertTrue;
+
 import java.io.ByteArrayOutputStream;
+import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -29,6 +34,27 @@ final class Procs {
 
     static String cTest() {
         return ChildJvm.prop("hrts.test.cTest");
+    }
+
+    private static String testingCli;
+
+    /**
+     * The hrts CLI with the {@code testing} feature ({@code hrts debug ...}), built once per test
+     * JVM as tests/fuzz/run.sh builds it (target/debug/hrts).
+     */
+    static synchronized String testingCli() throws Exception {
+        if (testingCli == null) {
+            String root = ChildJvm.prop("hrts.test.repoRoot");
+            ProcessBuilder pb = new ProcessBuilder("cargo", "build", "-q", "-p", "hrts-cli", "--features", "testing")
+                    .directory(new File(root)).redirectErrorStream(true);
+            Process p = pb.start();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertTrue("cargo build of the testing CLI ended", p.waitFor(900, TimeUnit.SECONDS));
+            assertEquals("cargo build -p hrts-cli --features testing: " + out, 0, p.exitValue());
+            String target = System.getenv().getOrDefault("CARGO_TARGET_DIR", root + "/target");
+            testingCli = Paths.get(target, "debug", "hrts").toString();
+        }
+        return testingCli;
     }
 
     /** The command line of a child JVM running {@link TestMains} with the test classpath. */

@@ -40,7 +40,6 @@ import org.junit.Test;
 public class SharedStatsTest {
     private static final AtomicInteger SEQ = new AtomicInteger();
     private static String cShared;
-    private static String testingCli;
 
     private String segment;
     private final List<Child> children = new ArrayList<>();
@@ -59,25 +58,6 @@ public class SharedStatsTest {
             cShared = out;
         }
         return cShared;
-    }
-
-    /**
-     * The hrts CLI with the {@code testing} feature ({@code hrts debug stats-record}, the Rust
-     * writer), built once per test JVM as tests/fuzz/run.sh builds it (target/debug/hrts).
-     */
-    private static synchronized String testingCli() throws Exception {
-        if (testingCli == null) {
-            String root = ChildJvm.prop("hrts.test.repoRoot");
-            ProcessBuilder pb = new ProcessBuilder("cargo", "build", "-q", "-p", "hrts-cli", "--features", "testing")
-                    .directory(new File(root)).redirectErrorStream(true);
-            Process p = pb.start();
-            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            assertTrue("cargo build of the testing CLI ended", p.waitFor(900, TimeUnit.SECONDS));
-            assertEquals("cargo build -p hrts-cli --features testing: " + out, 0, p.exitValue());
-            String target = System.getenv().getOrDefault("CARGO_TARGET_DIR", root + "/target");
-            testingCli = Paths.get(target, "debug", "hrts").toString();
-        }
-        return testingCli;
     }
 
     @Before
@@ -347,7 +327,7 @@ public class SharedStatsTest {
      */
     @Test
     public void javaWritersAreNamedByTheirMainClassTheEnvironmentOrTheProperties() throws Exception {
-        String cli = testingCli();
+        String cli = Procs.testingCli();
         Child plain = new Child(Procs.javaMain("stats-record", "1"));
         Child fromEnv = new Child(Procs.javaMain("stats-record", "2"), Map.of("HRTS_STATS_PROGRAM", "from-env"));
         List<String> named = Procs.javaMain("stats-record", "3");
@@ -379,7 +359,7 @@ public class SharedStatsTest {
     @Test
     public void writersInThreeLanguagesReadFromCJavaAndTheCli() throws Exception {
         String c = cShared();
-        String cli = testingCli();
+        String cli = Procs.testingCli();
         List<Child> writers = new ArrayList<>();
         writers.add(new Child(Arrays.asList(c, "record", "1")));
         writers.add(new Child(Procs.javaMain("stats-record", "2")));

@@ -4,10 +4,8 @@ import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertTrue;
 
 import java.io.BufferedReader;
-import java.io.File;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -25,24 +23,6 @@ import org.junit.Test;
  * generation. Real processes, a segment of the test's own.
  */
 public class StalledWriterTest {
-
-    private static String testingCli;
-
-    /** The hrts CLI with the {@code testing} feature, built as tests/fuzz/run.sh builds it. */
-    private static synchronized String testingCli() throws Exception {
-        if (testingCli == null) {
-            String root = ChildJvm.prop("hrts.test.repoRoot");
-            ProcessBuilder pb = new ProcessBuilder("cargo", "build", "-q", "-p", "hrts-cli", "--features", "testing")
-                    .directory(new File(root)).redirectErrorStream(true);
-            Process p = pb.start();
-            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            assertTrue("cargo build of the testing CLI ended", p.waitFor(900, TimeUnit.SECONDS));
-            assertEquals("cargo build -p hrts-cli --features testing: " + out, 0, p.exitValue());
-            String target = System.getenv().getOrDefault("CARGO_TARGET_DIR", root + "/target");
-            testingCli = Paths.get(target, "debug", "hrts").toString();
-        }
-        return testingCli;
-    }
 
     /** A child with HRTS_SEGMENT set, its first line checked. */
     private static final class Child {
@@ -88,7 +68,7 @@ public class StalledWriterTest {
 
     @Test
     public void aStoppedWriterCostsCRustAndJavaReadersNothing() throws Exception {
-        String cli = testingCli();
+        String cli = Procs.testingCli();
         String segment = "/hrts-stall-junit-" + ProcessHandle.current().pid();
         List<Child> readers = new ArrayList<>();
         Child holder = null;
