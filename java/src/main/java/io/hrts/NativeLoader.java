@@ -156,16 +156,25 @@ public final class NativeLoader {
         return Collections.unmodifiableList(out);
     }
 
+    /** The jar's build properties, read once: loading consults them twice (version, library). */
     private static Properties buildProperties() {
-        Properties p = new Properties();
-        try (InputStream in = NativeLoader.class.getResourceAsStream(VERSION_RESOURCE)) {
-            if (in != null) {
-                p.load(in);
+        return BuildProperties.VALUES;
+    }
+
+    private static final class BuildProperties {
+        static final Properties VALUES = read();
+
+        private static Properties read() {
+            Properties p = new Properties();
+            try (InputStream in = NativeLoader.class.getResourceAsStream(VERSION_RESOURCE)) {
+                if (in != null) {
+                    p.load(in);
+                }
+            } catch (IOException e) {
+                // unknown: callers fall back
             }
-        } catch (IOException e) {
-            // unknown: callers fall back
+            return p;
         }
-        return p;
     }
 
     /**
