@@ -37,11 +37,10 @@ const _: fn() = || {
 /// after a reboot. Another segment persists into its own default file
 /// (`<state dir>/hrts/<name>.seq`).
 fn config_for(mut env: Config, name: Option<&str>) -> Config {
-    if let Some(name) = name.filter(|&n| n != env.name) {
-        env.name = name.to_string();
-        env.seq_file = None;
+    match name {
+        Some(name) => env.with_name(name),
+        None => env,
     }
-    env
 }
 
 /// The segment behind a handle.

@@ -4,8 +4,8 @@
 //! become usage errors (exit 2) printed the one way every error is.
 
 use crate::commands::{
-    self, eval::EvalArgs, merge::MergeArgs, seq::CountArgs, stats::StatsArgs, sync::SyncArgs,
-    test_loop::TestArgs, trace::TraceArgs, track::TrackArgs,
+    self, daemon::DaemonArgs, eval::EvalArgs, merge::MergeArgs, seq::CountArgs, stats::StatsArgs,
+    sync::SyncArgs, test_loop::TestArgs, trace::TraceArgs, track::TrackArgs,
 };
 use crate::exit::{self, CliError};
 use clap::{CommandFactory, Parser, Subcommand};
@@ -66,6 +66,10 @@ pub enum Command {
     Trace(TraceArgs),
     Merge(MergeArgs),
     Stats(StatsArgs),
+    /// Keep the host page (DIR/time, default /run/hrts/time): the one writer of a timeline every
+    /// user and container of this host reads; mode and tie interval from HRTS_MODE,
+    /// HRTS_TIE_INTERVAL_MS...
+    Daemon(DaemonArgs),
     /// Print a shell completion script, e.g. `hrts completions bash >
     /// ~/.local/share/bash-completion/completions/hrts`
     Completions {
@@ -126,6 +130,7 @@ impl Cli {
             Command::Trace(args) => commands::trace::run(&args, segment),
             Command::Merge(args) => commands::merge::run(&args),
             Command::Stats(args) => commands::stats::run(&args, segment),
+            Command::Daemon(args) => commands::daemon::run(&args),
             Command::Completions { shell } => {
                 let mut out = Vec::new();
                 clap_complete::generate(shell, &mut Cli::command(), "hrts", &mut out);
@@ -164,7 +169,22 @@ pub fn version() -> String {
 /// Every environment variable hrts reads (the library, the statistics and the
 /// traces), for the help: name and meaning.
 pub const ENVIRONMENT: &[(&str, &str)] = &[
-    (env::SEGMENT, "the segment's name, e.g. /hrts-myapp"),
+    (
+        env::SEGMENT,
+        "the segment's name, e.g. /hrts-myapp (never the host page)",
+    ),
+    (
+        env::HOST,
+        "off: never use the host page of `hrts daemon` (default on: use it when valid)",
+    ),
+    (
+        env::HOST_DIR,
+        "the host page's directory (default /run/hrts)",
+    ),
+    (
+        env::HOST_USER,
+        "the service user whose host page is trusted besides root's (default hrts)",
+    ),
     (
         env::GROUP,
         "share a segment this process creates with this group (name or gid)",

@@ -75,12 +75,13 @@ pub mod storage;
 mod testutil;
 
 pub use error::{panic_message, Error, ErrorKind, Result};
+pub use segment::host::ServiceState;
 pub use segment::info::{pace_text, EvaluationSummary, SegmentInfo, TrackingState};
 pub use segment::layout::LAYOUT_VERSION;
 pub use segment::timeline::{Base, BaseInfo, TimeStamp};
 pub use segment::{
-    default_name as default_segment_name, resolve_group, Calendar, Config, Mode, OpenOptions,
-    Opened, SharedBase, Sharing, TrackingConfig,
+    default_name as default_segment_name, resolve_group, Access, Calendar, Config, DaemonRound,
+    HostConfig, HostDaemon, Mode, OpenOptions, Opened, SharedBase, Sharing, TrackingConfig,
 };
 pub use stamps::itc::{ItcFormat, ItcStamper};
 
@@ -88,7 +89,8 @@ pub use stamps::itc::{ItcFormat, ItcStamper};
 pub mod env {
     pub use crate::clock::eligibility::OVERRIDE_ENV as SOURCE;
     pub use crate::segment::config::{
-        ENV_CALENDAR_CLOCK as CALENDAR_CLOCK, ENV_GROUP as GROUP, ENV_MAX_SLEW_PPM as MAX_SLEW_PPM,
+        ENV_CALENDAR_CLOCK as CALENDAR_CLOCK, ENV_GROUP as GROUP, ENV_HOST as HOST,
+        ENV_HOST_DIR as HOST_DIR, ENV_HOST_USER as HOST_USER, ENV_MAX_SLEW_PPM as MAX_SLEW_PPM,
         ENV_MODE as MODE, ENV_SEGMENT as SEGMENT, ENV_SEQ_FILE as SEQ_FILE,
         ENV_SEQ_INTERVAL as SEQ_INTERVAL, ENV_STEP_THRESHOLD_MS as STEP_THRESHOLD_MS,
         ENV_TIE_INTERVAL_MS as TIE_INTERVAL_MS, ENV_WRAP_THRESHOLD as WRAP_THRESHOLD,

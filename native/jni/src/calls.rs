@@ -47,9 +47,11 @@ pub(crate) fn open(
     .and_then(|opts| opts.apply(&mut cfg))
     .map_err(|e| invalid(e.message()))?;
     if let Some(bytes) = name {
-        cfg.name = String::from_utf8(bytes).map_err(|_| {
+        let name = String::from_utf8(bytes).map_err(|_| {
             Failure::invalid_argument("hrts: the segment name is not valid UTF-8".to_string())
         })?;
+        cfg.name = name;
+        cfg.host = None;
     }
     process::init_global(&cfg)?;
     Ok(())

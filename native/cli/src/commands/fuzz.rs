@@ -97,6 +97,7 @@ pub fn fuzz(base: &SharedBase, rounds: u64, seed: u64) -> Result<(), CliError> {
     let name = base.name().to_string();
     let mut cfg = Config::from_env()?;
     cfg.name = name.clone();
+    cfg.host = None;
     cfg.ready_timeout = Duration::from_millis(20);
     // A fresh open that finds the page gone makes a new one: a short calibration
     // and no reliability evaluation keep such rounds near 10 ms, not 200 (what is

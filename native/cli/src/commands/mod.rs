@@ -1,6 +1,7 @@
 //! One module per command (with the options it takes); this one opens the
 //! segment they share and prints for them.
 
+pub mod daemon;
 #[cfg(feature = "testing")]
 pub mod debug;
 pub mod echo;
@@ -34,6 +35,7 @@ pub fn open(segment: Option<&str>) -> Result<SharedBase, CliError> {
     let mut cfg = Config::from_env()?;
     if let Some(name) = segment {
         cfg.name = name.to_string();
+        cfg.host = None;
     }
     Ok(SharedBase::open(&cfg)?)
 }

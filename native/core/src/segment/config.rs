@@ -15,6 +15,36 @@ pub const ENV_GROUP: &str = "HRTS_GROUP";
 /// Environment variable setting the wrap threshold, in counter ticks.
 pub const ENV_WRAP_THRESHOLD: &str = "HRTS_WRAP_THRESHOLD";
 
+/// Environment variable turning the host page off (`off`) or on (`on`, the
+/// default): with it on and no explicit segment name, a process uses the host
+/// page `hrts daemon` keeps, if there is a valid one.
+pub const ENV_HOST: &str = "HRTS_HOST";
+/// Environment variable naming the host page's directory (default `/run/hrts`).
+pub const ENV_HOST_DIR: &str = "HRTS_HOST_DIR";
+/// Environment variable naming the service user whose host page is trusted
+/// besides root's (a name or a uid; default `hrts`).
+pub const ENV_HOST_USER: &str = "HRTS_HOST_USER";
+
+/// Where to look for the host page, and whose page to trust.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostConfig {
+    pub dir: PathBuf,
+    pub user: String,
+}
+
+impl HostConfig {
+    /// `HRTS_HOST_DIR` and `HRTS_HOST_USER`, or their defaults.
+    pub fn from_env() -> HostConfig {
+        let var = |v: &str| std::env::var(v).ok().filter(|s| !s.trim().is_empty());
+        HostConfig {
+            dir: var(ENV_HOST_DIR)
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from(crate::storage::host::DEFAULT_DIR)),
+            user: var(ENV_HOST_USER).unwrap_or_else(|| crate::storage::host::DEFAULT_USER.into()),
+        }
+    }
+}
+
 /// The calendar clock read once when a base is set: nanoseconds since the Unix epoch.
 /// Injectable so tests can make the calendar jump without touching the machine's clock.
 pub type Calendar = Arc<dyn Fn() -> u64 + Send + Sync>;
@@ -247,6 +277,24 @@ impl OpenOptions {
 }
 
 /// A positive whole number from an environment variable, if it is set.
+/// `HRTS_HOST`: on unless it says `off`.
+fn host_enabled() -> Result<bool> {
+    match std::env::var(ENV_HOST) {
+        Err(_) => Ok(true),
+        Ok(v) => match v.trim().to_ascii_lowercase().as_str() {
+            "" | "on" | "1" | "yes" => Ok(true),
+            "off" | "0" | "no" => Ok(false),
+            _ => Err(Error::new(
+                ErrorKind::InvalidArgument,
+                format!(
+                    "{ENV_HOST}={v:?} is neither on (the default: use the host page of `hrts \
+                     daemon` when there is one) nor off"
+                ),
+            )),
+        },
+    }
+}
+
 fn env_number(var: &str, unit: &str, range: std::ops::RangeInclusive<u64>) -> Result<Option<u64>> {
     let Ok(v) = std::env::var(var) else {
         return Ok(None);
@@ -331,6 +379,9 @@ pub struct Config {
     pub mode: Mode,
     /// How a tracking segment this process creates follows the calendar.
     pub tracking: TrackingConfig,
+    /// The host page to use instead of the segment `name` when it exists and
+    /// is valid; `None`: the segment `name` (an explicit name, or `HRTS_HOST=off`).
+    pub host: Option<HostConfig>,
 }
 
 impl std::fmt::Debug for Config {
@@ -342,6 +393,7 @@ impl std::fmt::Debug for Config {
             .field("wrap_threshold", &self.wrap_threshold)
             .field("mode", &self.mode)
             .field("tracking", &self.tracking)
+            .field("host", &self.host)
             .finish_non_exhaustive()
     }
 }
@@ -367,18 +419,29 @@ impl Config {
             seq_interval: DEFAULT_INTERVAL,
             mode: Mode::Tracking,
             tracking: TrackingConfig::default(),
+            host: None,
         }
     }
 
-    /// Defaults overridden by `HRTS_SEGMENT`, `HRTS_GROUP`, `HRTS_WRAP_THRESHOLD`,
-    /// `HRTS_SEQ_FILE`, `HRTS_SEQ_INTERVAL`, `HRTS_MODE`, `HRTS_TIE_INTERVAL_MS`,
+    /// Uses the segment `name` and never the host page (an explicit name).
+    pub fn with_name(mut self, name: &str) -> Config {
+        if name != self.name {
+            self.seq_file = None;
+        }
+        self.name = name.to_string();
+        self.host = None;
+        self
+    }
+
+    /// Defaults overridden by `HRTS_SEGMENT`, `HRTS_HOST`, `HRTS_HOST_DIR`,
+    /// `HRTS_HOST_USER`, `HRTS_GROUP`, `HRTS_WRAP_THRESHOLD`, `HRTS_SEQ_FILE`, `HRTS_SEQ_INTERVAL`, `HRTS_MODE`, `HRTS_TIE_INTERVAL_MS`,
     /// `HRTS_MAX_SLEW_PPM`, `HRTS_STEP_THRESHOLD_MS` and `HRTS_CALENDAR_CLOCK`.
     pub fn from_env() -> Result<Config> {
-        let name = std::env::var(ENV_SEGMENT)
-            .ok()
-            .filter(|s| !s.is_empty())
-            .unwrap_or_else(default_name);
-        let mut cfg = Config::named(&name);
+        let explicit = std::env::var(ENV_SEGMENT).ok().filter(|s| !s.is_empty());
+        let mut cfg = Config::named(&explicit.clone().unwrap_or_else(default_name));
+        if explicit.is_none() && host_enabled()? {
+            cfg.host = Some(HostConfig::from_env());
+        }
         cfg.sharing = crate::storage::sharing_from_env(ENV_GROUP)?;
         cfg.calendar = calendar_from_env()?;
         if let Ok(v) = std::env::var(ENV_WRAP_THRESHOLD) {

@@ -54,6 +54,11 @@ impl TrackingState {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SegmentInfo {
     pub name: String,
+    /// Which timeline the handle uses: `host service /run/hrts/time`, or
+    /// `per-user segment /hrts-0` (with why a host page was refused, if so).
+    pub timeline: String,
+    /// A host page: its service's state in words (running, or gone for how long).
+    pub service: Option<String>,
     pub layout_version: u32,
     /// The minor version of the layout the segment's creator wrote (this
     /// library reads any minor of its `layout_version`).
@@ -108,8 +113,13 @@ impl SegmentInfo {
     /// Values never contain line breaks.
     pub fn fields(&self) -> Vec<(&'static str, String)> {
         let mut f = vec![
+            ("timeline", self.timeline.replace(['\n', '\r'], " ")),
             ("segment", self.name.clone()),
             ("layout version", self.layout_version.to_string()),
+            (
+                "service",
+                self.service.clone().unwrap_or_else(|| "none".into()),
+            ),
             ("source", self.source.name().to_string()),
             ("reason", self.reason.replace(['\n', '\r'], " ")),
             ("frequency", self.frequency.to_string()),
@@ -189,6 +199,8 @@ impl SharedBase {
         let h = self.header();
         SegmentInfo {
             name: self.name.clone(),
+            timeline: self.timeline(),
+            service: self.service().map(|s| s.text(crate::os::realtime_ns())),
             layout_version: h.layout_version.load(Relaxed),
             layout_minor: self.minor_area().layout_minor.load(Relaxed),
             source: self.source,

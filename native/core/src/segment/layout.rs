@@ -257,6 +257,30 @@ pub struct MinorArea {
 /// layer's last 64 bytes.
 pub const MINOR_FIELDS_OFFSET: usize = MINOR_OFFSET + std::mem::size_of::<MinorArea>();
 
+/// The host page only (`hrts daemon`, see `segment::host`): the service's
+/// signs of life, in the room for minor fields; zero in per-user segments.
+/// Diagnostics: no stamp reads them, and no check word covers them.
+#[repr(C)]
+pub struct HostArea {
+    /// The daemon's pid (in its own pid namespace) while it runs, else 0.
+    pub daemon_pid: AtomicU32,
+    pub _reserved: AtomicU32,
+    /// `CLOCK_REALTIME` (ns) when the running daemon started.
+    pub daemon_started_ns: AtomicU64,
+    /// `CLOCK_REALTIME` (ns) at the daemon's latest round: a reader that finds
+    /// it old knows how long the service has been gone or stopped.
+    pub heartbeat_ns: AtomicU64,
+    /// Time between the daemon's rounds, ns.
+    pub round_ns: AtomicU64,
+    /// Daemons that adopted the page after the one that made it.
+    pub restarts: AtomicU64,
+}
+
+/// Where the host page keeps its [`HostArea`].
+pub const HOST_AREA_OFFSET: usize = MINOR_FIELDS_OFFSET;
+
+const _: () = assert!(HOST_AREA_OFFSET + std::mem::size_of::<HostArea>() <= SEGMENT_SIZE - 64);
+const _: () = assert!(HOST_AREA_OFFSET.is_multiple_of(8));
 const _: () = assert!(EXTENSION_OFFSET.is_multiple_of(64));
 const _: () = assert!(MINOR_OFFSET.is_multiple_of(8));
 const _: () = assert!(MINOR_FIELDS_OFFSET <= SEGMENT_SIZE - 64);

@@ -9,6 +9,7 @@
 //! crash.
 
 pub(crate) mod config;
+pub(crate) mod host;
 pub(crate) mod info;
 mod init;
 pub(crate) mod layout;
@@ -22,7 +23,8 @@ pub(crate) use init::load_reason;
 
 pub use crate::storage::resolve_group;
 pub use crate::storage::{Opened, Sharing};
-pub use config::{default_name, Calendar, Config, Mode, OpenOptions, TrackingConfig};
+pub use config::{default_name, Calendar, Config, HostConfig, Mode, OpenOptions, TrackingConfig};
+pub use host::{Access, DaemonRound, HostDaemon};
 
 use crate::clock::convert::Scale;
 use crate::clock::source::SourceId;
@@ -68,6 +70,15 @@ pub struct SharedBase {
     pub(crate) image: validate::HeaderImage,
     /// Frozen mode: this process's registration as attached (lock held until drop).
     pub(crate) presence: Option<presence::Presence>,
+    /// Whose page this is and what this handle may do with it (see `host`).
+    pub(crate) access: Access,
+    /// A host page: its file (kept open for as long as it is mapped).
+    pub(crate) host_file: Option<std::fs::File>,
+    /// A host page reader: the per-user segment that keeps its unique stamps'
+    /// and sequence numbers' state (the host page is read-only).
+    pub(crate) user: Option<Box<SharedBase>>,
+    /// A per-user segment opened because the host page was refused: why.
+    pub(crate) host_refused: Option<String>,
 }
 
 impl std::fmt::Debug for SharedBase {
@@ -87,8 +98,26 @@ impl SharedBase {
         SharedBase::open(&Config::from_env()?)
     }
 
-    /// Creates the segment `cfg.name`, or attaches to it if it exists.
+    /// The host page `hrts daemon` keeps when `cfg.host` asks for it and a
+    /// valid one exists (see `host`); else creates the segment `cfg.name`, or
+    /// attaches to it if it exists.
     pub fn open(cfg: &Config) -> Result<SharedBase> {
+        let Some(host) = &cfg.host else {
+            return SharedBase::open_segment(cfg);
+        };
+        let refused = match SharedBase::open_host_reader(cfg, host) {
+            Ok(Ok(base)) => return Ok(base),
+            Ok(Err(refused)) => refused,
+            Err(e) => return Err(e),
+        };
+        let mut base = SharedBase::open_segment(cfg)?;
+        base.host_refused = refused;
+        Ok(base)
+    }
+
+    /// Creates the segment `cfg.name`, or attaches to it if it exists (never
+    /// the host page).
+    pub(crate) fn open_segment(cfg: &Config) -> Result<SharedBase> {
         let args = storage::OpenArgs {
             name: &cfg.name,
             sharing: cfg.sharing,
@@ -99,12 +128,18 @@ impl SharedBase {
             init::initialise(header_of(page), extension_of(page), cfg)
         };
         let (page, opened) = storage::open(&SPEC, &args, &init)?;
-        SharedBase::from_ready(page, cfg, opened)
+        SharedBase::from_ready(page, cfg, opened, Access::User)
     }
 
     /// Validates a ready segment and builds the process-local handle from the
     /// values recorded in it, never from this process's own measurements.
-    fn from_ready(page: shm::Page, cfg: &Config, opened: Opened) -> Result<SharedBase> {
+    /// `cfg.name` names it in messages.
+    pub(crate) fn from_ready(
+        page: shm::Page,
+        cfg: &Config,
+        opened: Opened,
+        access: Access,
+    ) -> Result<SharedBase> {
         let h = header_of(&page);
         let magic = h.magic.load(Acquire);
         if !check_identity(magic, h.layout_version.load(Relaxed), &cfg.name)? {
@@ -121,12 +156,17 @@ impl SharedBase {
             ));
         }
         let checked = validate::header(h, &cfg.name)?;
-        let presence = (checked.mode == Mode::Frozen).then(|| {
+        let per_user = access == Access::User;
+        let presence = (per_user && checked.mode == Mode::Frozen).then(|| {
             let deadline = crate::os::monotonic_ns() + cfg.ready_timeout.as_nanos() as u64;
             presence::Presence::join(&cfg.name, cfg.sharing, deadline)
         });
         let freq_hz = checked.freq_hz;
-        let role = role::RoleLock::new(role_fd(&cfg.name, &page));
+        let role = role::RoleLock::new(match access {
+            Access::User => role_fd(&cfg.name, &page),
+            // Set by the daemon's constructor, which holds the page's file.
+            Access::HostWriter | Access::HostReader => -1,
+        });
         let quick_checked = minor_of(&page).layout_minor.load(Acquire) >= 1;
         let mut base = SharedBase {
             page,
@@ -154,11 +194,19 @@ impl SharedBase {
             rules: checked.rules,
             image: checked.image,
             presence,
+            access,
+            host_file: None,
+            user: None,
+            host_refused: None,
         };
+        if access == Access::HostWriter {
+            // The daemon checks and repairs once it holds the role's lock.
+            return Ok(base);
+        }
         base.check_on_attach()?;
         use presence::Attendance;
         let alone = base.presence.as_ref().is_some_and(|p| !p.others_attached());
-        if presence::repair_on_attach(base.mode, opened, !alone) {
+        if per_user && presence::repair_on_attach(base.mode, opened, !alone) {
             // The last process has gone: pair anew, keeping the calibration.
             base.set_base_info()?;
         }
@@ -172,8 +220,13 @@ impl SharedBase {
         header_of(&self.page)
     }
 
+    /// Unique stamps' and sequence numbers' state: the page's own, or for a
+    /// host page reader its per-user segment's.
     pub(crate) fn extension(&self) -> &Extension {
-        extension_of(&self.page)
+        match &self.user {
+            Some(user) => user.extension(),
+            None => extension_of(&self.page),
+        }
     }
 
     pub(crate) fn minor_area(&self) -> &MinorArea {
@@ -275,7 +328,7 @@ fn margin_ticks(source: SourceId, shift_ns: u64, freq_hz: u64) -> u64 {
     (ns * freq_hz as u128 / 1_000_000_000) as u64
 }
 
-fn header_of(page: &shm::Page) -> &Header {
+pub(crate) fn header_of(page: &shm::Page) -> &Header {
     // SAFETY: the page is page-aligned (shmat), SEGMENT_SIZE bytes long for its
     // whole life (a System V segment cannot be resized) and stays attached as long
     // as the borrow; Header is all atomics, valid for any bit pattern, and every
@@ -283,7 +336,7 @@ fn header_of(page: &shm::Page) -> &Header {
     unsafe { &*(page.as_ptr() as *const Header) }
 }
 
-fn minor_of(page: &shm::Page) -> &MinorArea {
+pub(crate) fn minor_of(page: &shm::Page) -> &MinorArea {
     // SAFETY: MINOR_OFFSET is 8-byte aligned inside the page-aligned attachment
     // and the area ends before the page does (checked at compile time); it is
     // all atomics, valid for any bit pattern.
@@ -292,7 +345,7 @@ fn minor_of(page: &shm::Page) -> &MinorArea {
 
 /// The page's bytes from `MINOR_FIELDS_OFFSET` to the storage layer's part,
 /// as words: where later minor versions put their fields.
-fn minor_fields_of(page: &shm::Page) -> &[std::sync::atomic::AtomicU64] {
+pub(crate) fn minor_fields_of(page: &shm::Page) -> &[std::sync::atomic::AtomicU64] {
     // SAFETY: MINOR_FIELDS_OFFSET is 8-byte aligned and the range ends 64 bytes
     // before the page does (checked at compile time); any bit pattern is a valid
     // AtomicU64 and every access goes through atomics.
@@ -304,7 +357,7 @@ fn minor_fields_of(page: &shm::Page) -> &[std::sync::atomic::AtomicU64] {
     }
 }
 
-fn extension_of(page: &shm::Page) -> &Extension {
+pub(crate) fn extension_of(page: &shm::Page) -> &Extension {
     // SAFETY: EXTENSION_OFFSET is 64-byte aligned inside the page-aligned
     // attachment and the Extension fits in the page (checked at compile time); it
     // is all atomics, valid for any bit pattern.

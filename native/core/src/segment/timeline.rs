@@ -27,6 +27,7 @@ use crate::clock::convert::SHIFT;
 use crate::clock::source::{self, SourceId};
 use crate::error::{Error, ErrorKind, Result};
 use crate::segment::config::{Calendar, Mode};
+use crate::segment::host::Access;
 use crate::segment::layout::*;
 #[cfg(any(test, feature = "testing"))]
 use crate::segment::role::RoleLock;
@@ -289,6 +290,11 @@ impl SharedBase {
         if reset {
             return Some(self.exact_ns(base.counter.wrapping_add(self.rules.limit), base));
         }
+        if self.access == Access::HostReader {
+            // Read-only: no mark. The daemon, the only writer, builds each line
+            // no lower than the old one up to the counter at its publication.
+            return Some(self.exact_ns(counter, base));
+        }
         if !seq_stale(w) {
             let reach = h.reach.load(Acquire);
             if (counter.wrapping_sub(reach) as i64) <= 0 {
@@ -333,7 +339,9 @@ impl SharedBase {
         h.writer_start_time.store(start, Relaxed);
         Some(Held {
             word: mine,
-            stale: seq_stale(seen),
+            // The daemon: readers stamp from the old line up to the publication
+            // without marking it, as if every tie found the mark.
+            stale: seq_stale(seen) || self.access == Access::HostWriter,
             _guard: guard,
         })
     }
@@ -494,11 +502,15 @@ impl SharedBase {
         let window = self.backstep_limit as i64;
         let limit = self.rules.limit.min(i64::MAX as u64) as i64;
         let idle = rel(x) > limit || rel(x) < -(self.backstep_limit as i64);
-        let mut exposed = (self.threshold.min(i64::MAX as u64) as i64).max(if held.stale {
-            rel(x)
-        } else {
+        let sole = self.access == Access::HostWriter;
+        // A page others write: stamps may have used the old line up to its
+        // threshold. The host page: only up to the counter now (see below).
+        let fast = if sole {
             i64::MIN
-        });
+        } else {
+            self.threshold.min(i64::MAX as u64) as i64
+        };
+        let mut exposed = fast.max(if held.stale { rel(x) } else { i64::MIN });
         // The reach stamps beside this holder may use without a mark: what an
         // earlier holder of this line announced (a holder that died, its
         // stamps may have used), never more than a window past now (damage).
@@ -518,6 +530,16 @@ impl SharedBase {
         let (at, cal) = self.sample(read);
         let t = loop {
             let publish = read(self.source);
+            if sole {
+                // Readers go on using the old line until the publication, a
+                // moment after this read: cover a window past it.
+                let end = rel(publish).saturating_add(window);
+                if end > reach {
+                    reach = end;
+                    h.reach.store(base.wrapping_add(reach as u64), Release);
+                }
+                exposed = exposed.max(reach);
+            }
             let t = tracking::tie(
                 &old,
                 &self.rules,
@@ -580,6 +602,36 @@ impl SharedBase {
         true
     }
 
+    /// The daemon's round on the host page: a tie (tracking), or a move once
+    /// half the threshold has passed (frozen), each validating and repairing
+    /// what it reads; in between, a damaged header or line is repaired at
+    /// once. Returns whether a line was published.
+    pub(crate) fn keep_round(&self) -> bool {
+        let h = self.header();
+        let seen = h.seq.load(Acquire);
+        let counter = source::read_ordered(self.source);
+        if self.mode == Mode::Tracking {
+            return match self.acquire_writer(seen) {
+                Some(held) => self.tie_held(held, &source::read_ordered).is_some(),
+                None => false,
+            };
+        }
+        let base = self.base();
+        if counter.wrapping_sub(base.counter) > self.threshold / 2 {
+            return self.try_move(counter, seen);
+        }
+        if self.validate().is_ok() {
+            return false;
+        }
+        match self.acquire_writer(seen) {
+            Some(held) => {
+                let good = self.verified_active(&held);
+                self.publish_retrying(&held, &good)
+            }
+            None => false,
+        }
+    }
+
     /// Forces a base move (frozen) or a tie (tracking) at the current counter
     /// value (tests, diagnostics). Returns whether this call moved it.
     #[cfg(any(test, feature = "testing"))]
@@ -602,6 +654,9 @@ impl SharedBase {
     /// backward, which tracking itself never does). The calibration and, in
     /// tracking mode, the learned frequency are kept.
     pub fn set_base_info(&self) -> Result<BaseInfo> {
+        if self.access == Access::HostReader {
+            return Err(crate::segment::host::read_only(&self.name, "a reset"));
+        }
         let held = self.acquire_writer_waiting()?;
         let old = self.verified_active(&held);
         let (counter, ns) = pair_counter_with_calendar(self.source, &self.calendar);

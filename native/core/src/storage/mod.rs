@@ -9,6 +9,7 @@
 //! foreign, other-version or half-made object is refused, replaced or relinked
 //! by one set of rules.
 
+pub mod host;
 pub mod shm;
 
 pub use shm::{Page, Sharing};

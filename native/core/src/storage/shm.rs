@@ -502,6 +502,9 @@ pub struct Page {
     ptr: NonNull<u8>,
     id: PageId,
     size: usize,
+    /// A file mapped with `mmap` (the host page, see `storage::host`), not a
+    /// System V attachment: unmapped with `munmap`, and `id` names nothing.
+    mapped: bool,
 }
 
 // SAFETY: the page is plain shared memory accessed only through atomics.
@@ -784,7 +787,44 @@ impl Page {
         let id = PageId::of(shmid, &ds, ns);
         let ptr = NonNull::new(ptr.cast::<u8>())
             .ok_or_else(|| Error::new(ErrorKind::Os, "shmat returned a null address"))?;
-        Ok(Page { ptr, id, size })
+        Ok(Page {
+            ptr,
+            id,
+            size,
+            mapped: false,
+        })
+    }
+
+    /// Maps `size` bytes of the open file `fd` from offset 0, shared, read-only
+    /// unless `writable`. A read-only mapping faults on any store, so a reader
+    /// cannot change the page whatever its code does.
+    pub fn map_file(fd: libc::c_int, size: usize, writable: bool, what: &str) -> Result<Page> {
+        let prot = if writable {
+            libc::PROT_READ | libc::PROT_WRITE
+        } else {
+            libc::PROT_READ
+        };
+        // SAFETY: the kernel picks the address, so no existing memory is
+        // affected; `fd` is open and the callers checked that the file has
+        // `size` bytes (a later truncation by its owner would fault a reader:
+        // the page's directory is writable only by the service that owns it).
+        let ptr = unsafe { libc::mmap(std::ptr::null_mut(), size, prot, libc::MAP_SHARED, fd, 0) };
+        if ptr == libc::MAP_FAILED {
+            return Err(Error::os(format!("mmap of {what}"), ""));
+        }
+        let ptr = NonNull::new(ptr.cast::<u8>())
+            .ok_or_else(|| Error::new(ErrorKind::Os, "mmap returned a null address"))?;
+        Ok(Page {
+            ptr,
+            id: PageId {
+                shmid: -1,
+                cpid: 0,
+                ctime: 0,
+                ns: IpcNamespace::UNKNOWN,
+            },
+            size,
+            mapped: true,
+        })
     }
 
     pub fn id(&self) -> PageId {
@@ -803,6 +843,9 @@ impl Page {
     /// How many attachments the page has now (every attached process counts
     /// once per handle), as the kernel counts them; `None` if it cannot say.
     pub fn attachments(&self) -> Option<u64> {
+        if self.mapped {
+            return None;
+        }
         // shmatt_t is an unsigned long: u64 on every 64-bit target hrts builds for.
         #[allow(clippy::useless_conversion)]
         ipc_stat(self.id.shmid)
@@ -813,6 +856,12 @@ impl Page {
 
 impl Drop for Page {
     fn drop(&mut self) {
+        if self.mapped {
+            // SAFETY: `ptr` and `size` are exactly what mmap was given and
+            // returned; nothing borrows the page once its owner is dropped.
+            unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.size) };
+            return;
+        }
         // SAFETY: `ptr` is exactly what shmat returned; nothing borrows the page
         // once its owner is dropped.
         unsafe { libc::shmdt(self.ptr.as_ptr().cast()) };

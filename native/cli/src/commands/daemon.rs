@@ -1,0 +1,166 @@
+//! `hrts daemon`: the host's one writer. It makes (or adopts) the host page,
+//! ties or moves it on its own timer, repairs it, and logs what it does to
+//! stderr (the journal under systemd). `SIGTERM` or `SIGINT` stop it cleanly:
+//! the page stays, readers keep stamping on its line, and the next daemon
+//! adopts it without a seam.
+
+use crate::exit::CliError;
+use hrts_core::{Config, Error, ErrorKind, HostConfig, HostDaemon};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Options of `hrts daemon`.
+#[derive(clap::Args, Debug)]
+pub struct DaemonArgs {
+    /// The host page's directory (default: $HRTS_HOST_DIR, else /run/hrts); the page is DIR/time
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// Stay in the foreground, logging to stderr (systemd, containers); without it the daemon
+    /// detaches once the page is ready, logs to DIR/daemon.log and its pid is printed
+    #[arg(long)]
+    pub foreground: bool,
+}
+
+pub fn run(args: &DaemonArgs) -> Result<(), CliError> {
+    let dir = args
+        .dir
+        .clone()
+        .unwrap_or_else(|| HostConfig::from_env().dir);
+    if !args.foreground {
+        return detach(&dir);
+    }
+    let mut cfg = Config::from_env()?;
+    cfg.host = None;
+    let stop = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
+        signal_hook::flag::register(signal, Arc::clone(&stop))?;
+    }
+    let daemon = HostDaemon::start(&dir, &cfg)?;
+    announce(&daemon);
+    keep(&daemon, &stop);
+    log(&format!(
+        "stopping: {} stays; readers stamp on its line until a daemon adopts it",
+        daemon.path().display()
+    ));
+    daemon.stop();
+    Ok(())
+}
+
+fn log(line: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "hrts daemon: {line}");
+}
+
+fn announce(daemon: &HostDaemon) {
+    let base = daemon.base();
+    let info = base.info();
+    match daemon.replaced() {
+        None => log(&format!(
+            "adopted {} (generation {}, {} restarts): no step, no new generation",
+            daemon.path().display(),
+            info.base.generation,
+            base.service().map_or(0, |s| s.restarts)
+        )),
+        Some(why) => log(&format!("made {} ({why})", daemon.path().display())),
+    }
+    log(&format!(
+        "counter {} at {} Hz, {} mode, a round every {:.1} ms, pid {}",
+        info.source.name(),
+        info.frequency,
+        info.tracking.mode.name(),
+        daemon.round_interval().as_secs_f64() * 1e3,
+        std::process::id()
+    ));
+}
+
+/// Rounds at a steady pace until `stop` is set, logging what changes.
+fn keep(daemon: &HostDaemon, stop: &AtomicBool) {
+    let every = daemon.round_interval();
+    let mut last = daemon.round();
+    let mut next = Instant::now() + every;
+    while !stop.load(Ordering::Relaxed) {
+        let now = Instant::now();
+        if now < next {
+            std::thread::sleep((next - now).min(Duration::from_millis(50)));
+            continue;
+        }
+        // After a stop (SIGSTOP, a suspended host) the next round is due at once.
+        next = (next + every).max(now);
+        let r = daemon.round();
+        if r.repairs != last.repairs {
+            log(&format!(
+                "repaired a damaged header or line ({} repairs so far)",
+                r.repairs
+            ));
+        }
+        if r.steps != last.steps {
+            log(&format!(
+                "stepped forward with the system clock (calendar ahead by {} ns; generation {})",
+                r.offset_ns, r.generation
+            ));
+        } else if r.generation != last.generation {
+            log(&format!("new generation {}", r.generation));
+        }
+        last = r;
+    }
+}
+
+/// Starts `hrts daemon --foreground` in a new session, its log in
+/// `dir/daemon.log`, and returns once it keeps the page (or says why not).
+fn detach(dir: &Path) -> Result<(), CliError> {
+    use std::os::unix::process::CommandExt;
+    std::fs::create_dir_all(dir)?;
+    let log_path = dir.join("daemon.log");
+    let log_file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&log_path)?;
+    let mut cmd = std::process::Command::new(std::env::current_exe()?);
+    cmd.args(["daemon", "--foreground", "--dir"])
+        .arg(dir)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(log_file);
+    // SAFETY: setsid is async-signal-safe, as a pre_exec closure must be.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        })
+    };
+    let mut child = cmd.spawn()?;
+    let page = dir.join("time");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Err(failed(format!(
+                "hrts daemon exited at start ({status}); see {}",
+                log_path.display()
+            )));
+        }
+        let started = std::fs::read_to_string(&log_path)
+            .is_ok_and(|l| l.contains(&format!("pid {}", child.id())));
+        if started && page.exists() {
+            return super::print(&format!(
+                "hrts daemon: running as pid {}, keeping {}; log {}\n",
+                child.id(),
+                page.display(),
+                log_path.display()
+            ));
+        }
+        if Instant::now() > deadline {
+            return Err(failed(format!(
+                "hrts daemon (pid {}) did not get ready in 60 s; see {}",
+                child.id(),
+                log_path.display()
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn failed(message: String) -> CliError {
+    CliError::Core(Error::new(ErrorKind::Os, message))
+}

@@ -1,0 +1,338 @@
+//! The host page's two sides (see `storage::host` for the file).
+//!
+//! **Readers** map it read-only: they never take the writer role, never tie,
+//! move, mark or repair; past the fast path's range they use the exact wide
+//! computation on the line as it is, which keeps its last learned slope. Their
+//! unique stamps and sequence numbers keep their state in the per-user segment
+//! (the host page has no room anyone may write) but take "now" from the host
+//! line, so every user's stamps lie on one line.
+//!
+//! **The daemon** is the page's only writer: it ties (tracking) or moves
+//! (frozen) on its own timer, well inside the fast path's range, validates and
+//! repairs the page, and writes its signs of life. Because no reader can give
+//! a stamp from a counter it has not read yet, a tie must only be no lower
+//! than the old line up to the counter at its publication; the daemon reads
+//! the counter once more just before it publishes and builds its line to that
+//! point (see `timeline::tie_held`).
+
+use super::config::{Config, HostConfig, Mode};
+use super::layout::*;
+use super::{init, role, SharedBase};
+use crate::error::{Error, ErrorKind, Result};
+use crate::storage::host::{self as file, DaemonLock};
+use crate::storage::Opened;
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::Duration;
+
+/// Whose page a handle maps and what it may do with it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// A per-user segment: this process may move, tie and repair it.
+    User,
+    /// The host page, mapped read-only: this process never writes it.
+    HostReader,
+    /// The host page as `hrts daemon` keeps it: its only writer.
+    HostWriter,
+}
+
+impl SharedBase {
+    /// The host page `host` names, for a reader. `Ok(Err(None))`: there is
+    /// none; `Ok(Err(Some(why)))`: there is one and it was refused (the caller
+    /// falls back to the per-user segment and keeps why for `hrts info`).
+    pub(crate) fn open_host_reader(
+        cfg: &Config,
+        host: &HostConfig,
+    ) -> Result<std::result::Result<SharedBase, Option<String>>> {
+        let trusted = file::trusted_uids(&host.user);
+        let hp = match file::open_reader(&host.dir, &trusted, &SPEC) {
+            Ok(Some(hp)) => hp,
+            Ok(None) => return Ok(Err(None)),
+            Err(e) => return Ok(Err(Some(e.message().to_string()))),
+        };
+        let path = file::page_path(&host.dir);
+        let mut page_cfg = cfg.clone();
+        page_cfg.name = path.display().to_string();
+        page_cfg.host = None;
+        let mut base = match SharedBase::from_ready(
+            hp.page,
+            &page_cfg,
+            Opened::Attached,
+            Access::HostReader,
+        ) {
+            Ok(base) => base,
+            Err(e) => {
+                return Ok(Err(Some(format!(
+                    "host page {} refused: {}",
+                    path.display(),
+                    e.message()
+                ))))
+            }
+        };
+        base.host_file = Some(hp.file);
+        let mut user_cfg = cfg.clone();
+        user_cfg.host = None;
+        base.user = Some(Box::new(SharedBase::open_segment(&user_cfg)?));
+        Ok(Ok(base))
+    }
+
+    /// Which timeline this handle stamps from, as `hrts info` says it:
+    /// `host service /run/hrts/time` or `per-user segment /hrts-0`, the
+    /// latter with the reason a host page was refused, if one was.
+    pub fn timeline(&self) -> String {
+        match (self.access, &self.host_refused) {
+            (Access::User, None) => format!("per-user segment {}", self.name),
+            (Access::User, Some(why)) => format!("per-user segment {} ({why})", self.name),
+            _ => format!("host service {}", self.name),
+        }
+    }
+
+    /// How this handle may use its page.
+    pub fn access(&self) -> Access {
+        self.access
+    }
+
+    /// A host page's service, as the page records it; `None` for a
+    /// per-user segment.
+    pub fn service(&self) -> Option<ServiceState> {
+        if self.access == Access::User {
+            return None;
+        }
+        let a = host_area(&self.page);
+        Some(ServiceState {
+            pid: a.daemon_pid.load(Relaxed),
+            started_ns: a.daemon_started_ns.load(Relaxed),
+            heartbeat_ns: a.heartbeat_ns.load(Relaxed),
+            round_ns: a.round_ns.load(Relaxed),
+            restarts: a.restarts.load(Relaxed),
+        })
+    }
+}
+
+/// What the host page says of its daemon.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ServiceState {
+    /// Its pid in its own pid namespace; 0 once it stopped cleanly.
+    pub pid: u32,
+    pub started_ns: u64,
+    /// `CLOCK_REALTIME` at its latest round, ns.
+    pub heartbeat_ns: u64,
+    /// Time between its rounds, ns.
+    pub round_ns: u64,
+    pub restarts: u64,
+}
+
+impl ServiceState {
+    /// How long ago (ns, at `now_ns`) the service last kept the page, if it
+    /// missed more than three rounds (it is gone, stopped or stuck); `None`
+    /// while it keeps it.
+    pub fn gone_for(&self, now_ns: u64) -> Option<u64> {
+        let age = now_ns.saturating_sub(self.heartbeat_ns);
+        (self.pid == 0 || age > 3 * self.round_ns.max(1_000_000)).then_some(age)
+    }
+
+    /// One line for `hrts info`.
+    pub fn text(&self, now_ns: u64) -> String {
+        match self.gone_for(now_ns) {
+            None => format!(
+                "running (pid {}, last round {:.1} ms ago, {} restarts)",
+                self.pid,
+                now_ns.saturating_sub(self.heartbeat_ns) as f64 / 1e6,
+                self.restarts
+            ),
+            Some(age) => format!(
+                "gone for {:.1} s ({}); stamps free-run on its last line",
+                age as f64 / 1e9,
+                if self.pid == 0 {
+                    "stopped cleanly"
+                } else {
+                    "killed, stopped or stuck"
+                }
+            ),
+        }
+    }
+}
+
+fn host_area(page: &crate::storage::Page) -> &HostArea {
+    // SAFETY: HOST_AREA_OFFSET is 8-byte aligned and the area ends before the
+    // storage layer's last 64 bytes (checked at compile time); it is all
+    // atomics, valid for any bit pattern. A reader's mapping is read-only and
+    // only the daemon stores to it.
+    unsafe { &*(page.as_ptr().add(HOST_AREA_OFFSET) as *const HostArea) }
+}
+
+/// `hrts daemon`'s hold on the host page: the only handle that writes it.
+pub struct HostDaemon {
+    base: SharedBase,
+    _lock: DaemonLock,
+    path: PathBuf,
+    adopted: bool,
+    replaced: Option<String>,
+    round: Duration,
+}
+
+/// What one round of the daemon did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DaemonRound {
+    /// A tie (tracking) or move (frozen) was published.
+    pub published: bool,
+    /// The line's generation after the round.
+    pub generation: u64,
+    /// Calendar minus line measured by the round's tie, ns (tracking).
+    pub offset_ns: i64,
+    /// Damaged lines or header fields repaired, in all (the page's count).
+    pub repairs: u64,
+    /// Steps (tracking), in all.
+    pub steps: u64,
+}
+
+impl HostDaemon {
+    /// Takes `dir`'s daemon lock, then adopts the page there if it is whole
+    /// and this user's (its line, generation and calibration unchanged), or
+    /// makes a new one from `cfg` (calibration, pace check, mode, tie rules)
+    /// and renames it into place.
+    pub fn start(dir: &Path, cfg: &Config) -> Result<HostDaemon> {
+        let lock = file::lock_daemon(dir)?;
+        let path = file::page_path(dir);
+        let mut page_cfg = cfg.clone();
+        page_cfg.name = path.display().to_string();
+        page_cfg.host = None;
+        let mut replaced = None;
+        let adoptable = match file::open_writer(dir, &SPEC)? {
+            Ok(hp) => {
+                match SharedBase::from_ready(
+                    hp.page,
+                    &page_cfg,
+                    Opened::Attached,
+                    Access::HostWriter,
+                ) {
+                    Ok(base) => Some((hp.file, base)),
+                    Err(e) => {
+                        replaced = Some(e.message().to_string());
+                        None
+                    }
+                }
+            }
+            Err(why) => {
+                replaced = Some(why);
+                None
+            }
+        };
+        let adopted = adoptable.is_some();
+        let (file, mut base) = match adoptable {
+            Some(found) => found,
+            None => {
+                let init = |page: &crate::storage::Page| {
+                    init::initialise_minor(super::minor_of(page), super::minor_fields_of(page));
+                    init::initialise(super::header_of(page), super::extension_of(page), &page_cfg)
+                };
+                let made = file::create(dir, &SPEC, &init)?;
+                let base = SharedBase::from_ready(
+                    made.page,
+                    &page_cfg,
+                    Opened::Created,
+                    Access::HostWriter,
+                )?;
+                (made.file, base)
+            }
+        };
+        // SAFETY: the descriptor is open; F_DUPFD_CLOEXEC makes a new
+        // descriptor of the same open file description, which the role's lock
+        // then owns (and closes).
+        let role_fd = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 0) };
+        if role_fd < 0 {
+            return Err(Error::os(format!("dup of {}", path.display()), ""));
+        }
+        base.role = role::RoleLock::new(role_fd);
+        base.host_file = Some(file);
+        let ticks_ns = (base.threshold as u128 * 1_000_000_000 / base.freq_hz.max(1) as u128)
+            .min(u64::MAX as u128) as u64;
+        let range_ns = match base.mode {
+            Mode::Tracking => ticks_ns.min(base.header().tie_interval_ns.load(Relaxed)),
+            Mode::Frozen => ticks_ns,
+        };
+        // Two rounds per range: one missed round still leaves every stamp on
+        // the fast path. At most a second apart, so `hrts info` sees the
+        // service alive.
+        let round = Duration::from_nanos((range_ns / 2).clamp(500_000, 1_000_000_000));
+        let a = host_area(&base.page);
+        if adopted {
+            a.restarts.fetch_add(1, Relaxed);
+        } else {
+            a.restarts.store(0, Relaxed);
+        }
+        a.daemon_pid.store(crate::os::pid(), Relaxed);
+        a.daemon_started_ns.store(crate::os::realtime_ns(), Relaxed);
+        a.round_ns.store(round.as_nanos() as u64, Relaxed);
+        a.heartbeat_ns.store(crate::os::realtime_ns(), Relaxed);
+        let daemon = HostDaemon {
+            base,
+            _lock: lock,
+            path,
+            adopted,
+            replaced,
+            round,
+        };
+        daemon.round();
+        Ok(daemon)
+    }
+
+    /// The handle (the daemon stamps from the page it keeps).
+    pub fn base(&self) -> &SharedBase {
+        &self.base
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether an existing page was adopted (else a new one was made).
+    pub fn adopted(&self) -> bool {
+        self.adopted
+    }
+
+    /// Why a new page was made: there was none, or the old one was refused.
+    pub fn replaced(&self) -> Option<&str> {
+        self.replaced.as_deref()
+    }
+
+    /// Time between rounds.
+    pub fn round_interval(&self) -> Duration {
+        self.round
+    }
+
+    /// One round: validate (and repair), then tie or move, then the sign of life.
+    pub fn round(&self) -> DaemonRound {
+        let published = self.base.keep_round();
+        let h = self.base.header();
+        host_area(&self.base.page)
+            .heartbeat_ns
+            .store(crate::os::realtime_ns(), Relaxed);
+        DaemonRound {
+            published,
+            generation: self.base.base().generation,
+            offset_ns: h.last_offset_ns.load(Relaxed) as i64,
+            repairs: h.repairs.load(Relaxed),
+            steps: h.steps.load(Relaxed),
+        }
+    }
+
+    /// A clean stop: the page stays (readers keep stamping on its line, and
+    /// the next daemon adopts it); it records that no daemon runs.
+    pub fn stop(self) {
+        host_area(&self.base.page).daemon_pid.store(0, Relaxed);
+    }
+}
+
+/// The error a host page reader gets for what only the daemon may do.
+pub(crate) fn read_only(name: &str, what: &str) -> Error {
+    Error::new(
+        ErrorKind::Permission,
+        format!(
+            "{what} is not possible here: this process reads the host page {name}, which only \
+             `hrts daemon` writes; restart the daemon to re-pair it, or set HRTS_HOST=off (or \
+             HRTS_SEGMENT) to use a per-user segment"
+        ),
+    )
+}

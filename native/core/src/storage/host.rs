@@ -1,0 +1,309 @@
+//! The host page: one time page for the whole host, kept by `hrts daemon` in a
+//! file on tmpfs (default `/run/hrts/time`). The service maps it read-write;
+//! every other process maps it read-only, so nothing but the service can
+//! change the host's timeline (the way the vDSO's data page, ClockBound's and
+//! fbclock's pages are kept).
+//!
+//! Trust is the file's owner: root or the configured service user. The file is
+//! opened without following symbolic links and must be a regular file of the
+//! page's size, writable by its owner only. The daemon makes a new page under
+//! a temporary name and renames it into place once it is ready, so a reader
+//! never sees one half made. One daemon per directory: it holds an exclusive
+//! `flock` on `daemon.lock` for its life (the kernel drops it when the daemon
+//! dies, whatever its pid namespace).
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::storage::{check_identity, shm::Page, state_code, Spec, STATE_READY};
+use std::fs::{File, OpenOptions};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+/// Where the service keeps the host page unless `HRTS_HOST_DIR` says otherwise.
+pub const DEFAULT_DIR: &str = "/run/hrts";
+/// The page's file name in that directory.
+pub const PAGE_FILE: &str = "time";
+/// The daemon's lock file in that directory.
+pub const LOCK_FILE: &str = "daemon.lock";
+/// The user, besides root, whose host page readers trust, by default.
+pub const DEFAULT_USER: &str = "hrts";
+
+/// The page file in `dir`.
+pub fn page_path(dir: &Path) -> PathBuf {
+    dir.join(PAGE_FILE)
+}
+
+/// The uids whose host page this process trusts: root, and `user` (a name or
+/// a uid) if it exists.
+pub fn trusted_uids(user: &str) -> Vec<u32> {
+    let mut v = vec![0];
+    if let Some(uid) = uid_of(user) {
+        if uid != 0 {
+            v.push(uid);
+        }
+    }
+    v
+}
+
+fn uid_of(user: &str) -> Option<u32> {
+    if let Ok(uid) = user.trim().parse::<u32>() {
+        return Some(uid);
+    }
+    let cname = std::ffi::CString::new(user.trim()).ok()?;
+    // SAFETY: zeroed is a valid bit pattern for struct passwd (pointers null).
+    let mut pw: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut buf = vec![0 as libc::c_char; 16 * 1024];
+    let mut result: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: all pointers are valid for the call; `buf` outlives it and its
+    // length is passed, so getpwnam_r writes only inside it.
+    let rc = unsafe {
+        libc::getpwnam_r(
+            cname.as_ptr(),
+            &mut pw,
+            buf.as_mut_ptr(),
+            buf.len(),
+            &mut result,
+        )
+    };
+    (rc == 0 && !result.is_null()).then_some(pw.pw_uid)
+}
+
+/// A host page file, open and mapped.
+pub struct HostPage {
+    pub file: File,
+    pub page: Page,
+}
+
+fn refused(path: &Path, why: impl std::fmt::Display, kind: ErrorKind) -> Error {
+    Error::new(
+        kind,
+        format!(
+            "host page {} refused: {why}; only `hrts daemon` (as root or the service user, \
+             HRTS_HOST_USER) may make it: remove the file, or set HRTS_HOST=off to use the \
+             per-user segment",
+            path.display()
+        ),
+    )
+}
+
+/// Opens the host page in `dir` read-only for a reader. `Ok(None)`: there is
+/// none (no service runs on this host). Everything that makes it untrustworthy
+/// is an error saying what: a symbolic link, not a regular file, an owner
+/// outside `trusted`, writable by others, another size, not an hrts page, not
+/// ready.
+pub fn open_reader(dir: &Path, trusted: &[u32], spec: &Spec) -> Result<Option<HostPage>> {
+    let path = page_path(dir);
+    let file =
+        match OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+            .open(&path)
+        {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => return Ok(None),
+            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+                return Err(refused(
+                    &path,
+                    "it is a symbolic link",
+                    ErrorKind::Permission,
+                ))
+            }
+            Err(e) => return Err(Error::from_io(
+                format!("opening host page {}", path.display()),
+                &e,
+                "the service makes it readable by everyone; check its directory's mode, or set \
+                 HRTS_HOST=off",
+            )),
+        };
+    check_file(&path, &file, trusted, spec)?;
+    let page = Page::map_file(
+        file.as_raw_fd(),
+        spec.size,
+        false,
+        &path.display().to_string(),
+    )?;
+    check_page(&path, &page, spec)?;
+    Ok(Some(HostPage { file, page }))
+}
+
+fn check_file(path: &Path, file: &File, trusted: &[u32], spec: &Spec) -> Result<()> {
+    let md = file
+        .metadata()
+        .map_err(|e| Error::from_io(format!("fstat of {}", path.display()), &e, ""))?;
+    if !md.file_type().is_file() {
+        return Err(refused(
+            path,
+            "it is not a regular file",
+            ErrorKind::Foreign,
+        ));
+    }
+    if !trusted.contains(&md.uid()) {
+        return Err(refused(
+            path,
+            format_args!(
+                "it is owned by uid {}, not by root or the service user (uids {trusted:?})",
+                md.uid()
+            ),
+            ErrorKind::Permission,
+        ));
+    }
+    if md.mode() & 0o022 != 0 {
+        return Err(refused(
+            path,
+            format_args!("its mode {:04o} lets others write it", md.mode() & 0o7777),
+            ErrorKind::Permission,
+        ));
+    }
+    if md.size() != spec.size as u64 {
+        return Err(refused(
+            path,
+            format_args!("it has {} bytes, a host page has {}", md.size(), spec.size),
+            ErrorKind::Truncated,
+        ));
+    }
+    Ok(())
+}
+
+fn check_page(path: &Path, page: &Page, spec: &Spec) -> Result<()> {
+    let word = |off: usize| {
+        // SAFETY: `off` is 8-byte aligned and inside the mapped page, which
+        // lives as long as `page`; any bit pattern is a valid AtomicU64.
+        unsafe { &*(page.as_ptr().add(off) as *const std::sync::atomic::AtomicU64) }
+            .load(std::sync::atomic::Ordering::Acquire)
+    };
+    use crate::storage::shm::{REC_MAGIC, REC_STATE, REC_VERSION};
+    let name = path.display().to_string();
+    if !check_identity(spec, word(REC_MAGIC), word(REC_VERSION) as u32, &name)? {
+        return Err(refused(path, "it is not an hrts page", ErrorKind::Foreign));
+    }
+    if state_code(word(REC_STATE)) != STATE_READY {
+        return Err(refused(path, "it is not ready", ErrorKind::Corrupt));
+    }
+    Ok(())
+}
+
+/// The daemon's proof that it is the only one for `dir`: an exclusive `flock`
+/// on `dir/daemon.lock`, held while this value lives.
+pub struct DaemonLock(#[allow(dead_code)] File);
+
+/// Takes the daemon lock of `dir` (creating the directory and the lock file
+/// if needed), or says which other daemon has it.
+pub fn lock_daemon(dir: &Path) -> Result<DaemonLock> {
+    std::fs::create_dir_all(dir).map_err(|e| {
+        Error::from_io(
+            format!("creating {}", dir.display()),
+            &e,
+            "run the daemon as a user who may write there, or give it another --dir",
+        )
+    })?;
+    let path = dir.join(LOCK_FILE);
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o644)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(&path)
+        .map_err(|e| Error::from_io(format!("opening {}", path.display()), &e, ""))?;
+    // SAFETY: the descriptor is open for the call; LOCK_NB never blocks.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        let e = std::io::Error::last_os_error();
+        if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
+            return Err(Error::new(
+                ErrorKind::Timeout,
+                format!(
+                    "another hrts daemon keeps {} (it holds the lock on {}); stop it first, or \
+                     give this one another --dir",
+                    page_path(dir).display(),
+                    path.display()
+                ),
+            ));
+        }
+        return Err(Error::from_io(
+            format!("flock of {}", path.display()),
+            &e,
+            "",
+        ));
+    }
+    Ok(DaemonLock(file))
+}
+
+/// The daemon's page: the existing one in `dir` (`Ok(Some)`) if it is this
+/// user's, of the page's size, an hrts page and ready; `Ok(None)` if there is
+/// none or it cannot be adopted (the caller makes a new one and says why).
+pub fn open_writer(dir: &Path, spec: &Spec) -> Result<std::result::Result<HostPage, String>> {
+    let path = page_path(dir);
+    let file = match OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(&path)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(Err("there was none".into()))
+        }
+        Err(e) => return Ok(Err(format!("it could not be opened ({e})"))),
+    };
+    // SAFETY: geteuid cannot fail.
+    let me = unsafe { libc::geteuid() };
+    if let Err(e) = check_file(&path, &file, &[me], spec) {
+        return Ok(Err(e.message().to_string()));
+    }
+    let page = Page::map_file(
+        file.as_raw_fd(),
+        spec.size,
+        true,
+        &path.display().to_string(),
+    )?;
+    if let Err(e) = check_page(&path, &page, spec) {
+        return Ok(Err(e.message().to_string()));
+    }
+    Ok(Ok(HostPage { file, page }))
+}
+
+/// Makes a new page in `dir`: a zeroed file under a temporary name, `init`
+/// run on its read-write mapping, then renamed over `time` (so readers see
+/// either the old page or the whole new one). Readable by everyone, writable
+/// by this user only.
+pub fn create(dir: &Path, spec: &Spec, init: &dyn Fn(&Page) -> Result<()>) -> Result<HostPage> {
+    let path = page_path(dir);
+    let tmp = dir.join(format!(".{PAGE_FILE}.{}", std::process::id()));
+    let _ = std::fs::remove_file(&tmp);
+    let made = (|| {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .mode(0o644)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&tmp)
+            .map_err(|e| Error::from_io(format!("creating {}", tmp.display()), &e, ""))?;
+        // The umask may have taken bits away: readers need o+r.
+        file.set_permissions(std::fs::Permissions::from_mode(0o644))
+            .map_err(|e| Error::from_io(format!("chmod of {}", tmp.display()), &e, ""))?;
+        file.set_len(spec.size as u64)
+            .map_err(|e| Error::from_io(format!("sizing {}", tmp.display()), &e, ""))?;
+        let page = Page::map_file(
+            file.as_raw_fd(),
+            spec.size,
+            true,
+            &tmp.display().to_string(),
+        )?;
+        init(&page)?;
+        std::fs::rename(&tmp, &path).map_err(|e| {
+            Error::from_io(
+                format!("renaming {} to {}", tmp.display(), path.display()),
+                &e,
+                "",
+            )
+        })?;
+        Ok(HostPage { file, page })
+    })();
+    if made.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    made
+}
