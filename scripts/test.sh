@@ -86,6 +86,9 @@ if [ -z "${HRTS_TEST_ISOLATED:-}" ] && [ "$(id -u)" -eq 0 ] && command -v unshar
         exec "$@"' hrts-test "$0" "$@"
 fi
 export HRTS_TEST_ISOLATED=${HRTS_TEST_ISOLATED:-no}
+# A host page of `hrts daemon` on this machine must not stand in for the per-user
+# segments the tests make; the host page's own tests turn it on for their processes.
+export HRTS_HOST=off
 
 START=$SECONDS
 STAGE=setup

@@ -15,27 +15,17 @@
 //! the counter once more just before it publishes and builds its line to that
 //! point (see `timeline::tie_held`).
 
+use super::access::Access;
 use super::config::{Config, HostConfig, Mode};
 use super::layout::*;
 use super::{init, role, SharedBase};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::storage::host::{self as file, DaemonLock};
 use crate::storage::Opened;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Duration;
-
-/// Whose page a handle maps and what it may do with it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Access {
-    /// A per-user segment: this process may move, tie and repair it.
-    User,
-    /// The host page, mapped read-only: this process never writes it.
-    HostReader,
-    /// The host page as `hrts daemon` keeps it: its only writer.
-    HostWriter,
-}
 
 impl SharedBase {
     /// The host page `host` names, for a reader. `Ok(Err(None))`: there is
@@ -323,16 +313,4 @@ impl HostDaemon {
     pub fn stop(self) {
         host_area(&self.base.page).daemon_pid.store(0, Relaxed);
     }
-}
-
-/// The error a host page reader gets for what only the daemon may do.
-pub(crate) fn read_only(name: &str, what: &str) -> Error {
-    Error::new(
-        ErrorKind::Permission,
-        format!(
-            "{what} is not possible here: this process reads the host page {name}, which only \
-             `hrts daemon` writes; restart the daemon to re-pair it, or set HRTS_HOST=off (or \
-             HRTS_SEGMENT) to use a per-user segment"
-        ),
-    )
 }

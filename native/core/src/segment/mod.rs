@@ -8,6 +8,7 @@
 //! a foreign, truncated, other-version or corrupt object is an error, never a
 //! crash.
 
+pub(crate) mod access;
 pub(crate) mod config;
 pub(crate) mod host;
 pub(crate) mod info;
@@ -23,8 +24,9 @@ pub(crate) use init::load_reason;
 
 pub use crate::storage::resolve_group;
 pub use crate::storage::{Opened, Sharing};
+pub use access::Access;
 pub use config::{default_name, Calendar, Config, HostConfig, Mode, OpenOptions, TrackingConfig};
-pub use host::{Access, DaemonRound, HostDaemon};
+pub use host::{DaemonRound, HostDaemon};
 
 use crate::clock::convert::Scale;
 use crate::clock::source::SourceId;

@@ -26,8 +26,8 @@
 use crate::clock::convert::SHIFT;
 use crate::clock::source::{self, SourceId};
 use crate::error::{Error, ErrorKind, Result};
+use crate::segment::access::{self, Access};
 use crate::segment::config::{Calendar, Mode};
-use crate::segment::host::Access;
 use crate::segment::layout::*;
 #[cfg(any(test, feature = "testing"))]
 use crate::segment::role::RoleLock;
@@ -655,7 +655,7 @@ impl SharedBase {
     /// tracking mode, the learned frequency are kept.
     pub fn set_base_info(&self) -> Result<BaseInfo> {
         if self.access == Access::HostReader {
-            return Err(crate::segment::host::read_only(&self.name, "a reset"));
+            return Err(access::read_only(&self.name, "a reset"));
         }
         let held = self.acquire_writer_waiting()?;
         let old = self.verified_active(&held);
