@@ -867,6 +867,21 @@ int hrts_get_segment_name(char *buf,
                           size_t len);
 
 /**
+ * Copies which timeline the process stamps from into `buf` as a
+ * NUL-terminated string, worded as `hrts info`'s `timeline` line: `host
+ * service /run/hrts/time` (the page `hrts daemon` keeps, mapped read-only) or
+ * `per-user segment /hrts-1000`, followed by why a host page was refused if
+ * one was. If `len` is too small, returns `HRTS_E_BUFFER_TOO_SMALL` (the
+ * message gives the size needed) and writes nothing; 1024 bytes suffice
+ * unless the host directory's path is very long.
+ *
+ * # Safety
+ * `buf` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing `len` bytes.
+ */
+int hrts_get_timeline(char *buf,
+                      size_t len);
+
+/**
  * This thread's last error message: the message of the most recent failing
  * hrts call on this thread ("" if none failed yet), like errno it is not
  * cleared by a successful call. Never NULL. The string belongs to hrts and

@@ -209,6 +209,7 @@ static void check_null_pointers(void) {
       {"hrts_itc_to_epoch_nanoseconds", hrts_itc_to_epoch_nanoseconds(1, NULL)},
       {"hrts_itc_max_events_per_tick", hrts_itc_max_events_per_tick(NULL)},
       {"hrts_get_segment_name", hrts_get_segment_name(NULL, 64)},
+      {"hrts_get_timeline", hrts_get_timeline(NULL, 64)},
       {"hrts_get_mode", hrts_get_mode(NULL)},
       {"hrts_get_tracking_state", hrts_get_tracking_state(NULL)},
       {"hrts_get_offset_nanoseconds", hrts_get_offset_nanoseconds(NULL)},
@@ -244,6 +245,15 @@ static void check_segment_name(void) {
   char small[4];
   int rc = hrts_get_segment_name(small, sizeof small);
   check(rc == HRTS_E_BUFFER_TOO_SMALL, "a too-small buffer gives HRTS_E_BUFFER_TOO_SMALL",
+        hrts_status_name(rc));
+  /* An explicit HRTS_SEGMENT is never the host page. */
+  char timeline[1024], expect[300];
+  if (!check_ok(hrts_get_timeline(timeline, sizeof timeline), "hrts_get_timeline")) return;
+  snprintf(expect, sizeof expect, "per-user segment %s", want ? want : "");
+  check(strcmp(timeline, expect) == 0, "the timeline is the per-user segment HRTS_SEGMENT names",
+        timeline);
+  rc = hrts_get_timeline(small, sizeof small);
+  check(rc == HRTS_E_BUFFER_TOO_SMALL, "hrts_get_timeline: a too-small buffer is refused",
         hrts_status_name(rc));
 }
 

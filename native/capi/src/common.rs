@@ -136,25 +136,42 @@ pub(crate) unsafe fn segment_name<'a>(
     buf: *mut c_char,
     len: usize,
 ) -> c_int {
+    // SAFETY: `buf` is NULL or valid for `len` bytes, by the caller's contract.
+    unsafe { copy_text(function, "the name", || Ok(base()?.name().to_string()), buf, len) }
+}
+
+/// Copies `text` into `buf` as a NUL-terminated string, or fails with
+/// `HRTS_E_BUFFER_TOO_SMALL` (saying the size needed) and writes nothing.
+///
+/// # Safety
+/// `buf` must be NULL or valid for writing `len` bytes.
+pub(crate) unsafe fn copy_text(
+    function: &str,
+    what: &str,
+    text: impl FnOnce() -> Result<String, Failure>,
+    buf: *mut c_char,
+    len: usize,
+) -> c_int {
     status_call(|| {
         let buf = required(buf, "buf", function)?;
-        let name = base()?.name().as_bytes();
-        if len < name.len() + 1 {
+        let text = text()?;
+        let bytes = text.as_bytes();
+        if len < bytes.len() + 1 {
             return Err(Failure::new(
                 HrtsStatus::E_BUFFER_TOO_SMALL,
                 format!(
-                    "{function}: the buffer holds {len} bytes, the name needs {}",
-                    name.len() + 1
+                    "{function}: the buffer holds {len} bytes, {what} needs {}",
+                    bytes.len() + 1
                 ),
             ));
         }
         let dst = buf.as_ptr().cast::<u8>();
-        // SAFETY: `buf` is valid for `len` bytes (contract) and len > name.len(),
-        // so both writes stay inside it; the name is our own String, which cannot
-        // overlap caller memory.
+        // SAFETY: `buf` is valid for `len` bytes (contract) and len > bytes.len(),
+        // so both writes stay inside it; the text is our own String, which
+        // cannot overlap caller memory.
         unsafe {
-            std::ptr::copy_nonoverlapping(name.as_ptr(), dst, name.len());
-            dst.add(name.len()).write(0);
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst, bytes.len());
+            dst.add(bytes.len()).write(0);
         }
         Ok(())
     })

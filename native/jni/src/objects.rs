@@ -112,6 +112,11 @@ pub(crate) fn segment_info<'local>(
     info: &SegmentInfo,
 ) -> jni::errors::Result<JObject<'local>> {
     let class = env.find_class(jni_str!("io/hrts/SegmentInfo"))?;
+    let timeline = JString::from_str(env, &info.timeline)?;
+    let service = match &info.service {
+        Some(s) => JString::from_str(env, s)?,
+        None => JString::null(),
+    };
     let name = JString::from_str(env, &info.name)?;
     let source = JString::from_str(env, info.source.name())?;
     let reason = JString::from_str(env, &info.reason)?;
@@ -130,6 +135,8 @@ pub(crate) fn segment_info<'local>(
         &class,
         jni_sig!(
             (
+                timeline: JString,
+                service: JString,
                 name: JString,
                 layout_version: jlong,
                 source: JString,
@@ -159,6 +166,8 @@ pub(crate) fn segment_info<'local>(
             ) -> void
         ),
         &[
+            JValue::Object(&timeline),
+            JValue::Object(&service),
             JValue::Object(&name),
             JValue::Long(info.layout_version.into()),
             JValue::Object(&source),

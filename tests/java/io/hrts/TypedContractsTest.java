@@ -95,7 +95,7 @@ public class TypedContractsTest {
             assertEquals(cli.get("shift"), Integer.toString(before.getShift()));
             assertEquals(cli.get("wrap threshold ticks"), Long.toUnsignedString(before.getWrapThresholdTicks()));
             assertEquals(cli.get("layout version"), Long.toString(before.getLayoutVersion()));
-            assertTrue(before.toString(), before.toString().startsWith("SegmentInfo{segment="));
+            assertTrue(before.toString(), before.toString().startsWith("SegmentInfo{timeline=per-user segment "));
             return;
         }
     }

@@ -17,6 +17,8 @@ import java.util.Objects;
  * exceed {@link Long#MAX_VALUE} (in practice only {@link #getBaseCounter()} can).
  */
 public final class SegmentInfo {
+    private final String timeline;
+    private final String service;
     private final String name;
     private final long layoutVersion;
     private final String source;
@@ -88,6 +90,20 @@ public final class SegmentInfo {
             long evaluationPacePpb, long creatorPid, long creatorUid, long createdEpochNs, long generation,
             long baseCounter, long baseNs, long mult, int shift, long wrapThresholdTicks, long moves, long offsetNs,
             TrackingState tracking) {
+        this("per-user segment " + name, null, name, layoutVersion, source, reason, frequency, calibrationSpreadPpb,
+                calibrationElapsedNs, calibrations, evaluated, evaluationMonotonic, evaluationMaxShiftNs, evaluationCpus,
+                evaluationPace, evaluationPacePpb, creatorPid, creatorUid, createdEpochNs, generation, baseCounter,
+                baseNs, mult, shift, wrapThresholdTicks, moves, offsetNs, tracking);
+    }
+
+    SegmentInfo(String timeline, String service, String name, long layoutVersion, String source, String reason,
+            long frequency, long calibrationSpreadPpb, long calibrationElapsedNs, long calibrations, boolean evaluated,
+            boolean evaluationMonotonic, long evaluationMaxShiftNs, int evaluationCpus, int evaluationPace,
+            long evaluationPacePpb, long creatorPid, long creatorUid, long createdEpochNs, long generation,
+            long baseCounter, long baseNs, long mult, int shift, long wrapThresholdTicks, long moves, long offsetNs,
+            TrackingState tracking) {
+        this.timeline = timeline.replace('\n', ' ').replace('\r', ' ');
+        this.service = service;
         this.name = name;
         this.layoutVersion = layoutVersion;
         this.source = source;
@@ -116,6 +132,27 @@ public final class SegmentInfo {
         this.moves = moves;
         this.offsetNs = offsetNs;
         this.tracking = Objects.requireNonNull(tracking, "tracking");
+    }
+
+    /**
+     * Which timeline this process stamps from, as {@code hrts info} words it: {@code host service
+     * /run/hrts/time} (the page {@code hrts daemon} keeps, mapped read-only), or {@code per-user
+     * segment /hrts-1000}, followed by why a host page was refused if one was.
+     *
+     * @return the timeline in words
+     */
+    public String getTimeline() {
+        return timeline;
+    }
+
+    /**
+     * The host page's service, as {@code hrts info} words it: running (its pid and last round) or
+     * gone for how long; empty for a per-user segment.
+     *
+     * @return the service's state in words, or empty
+     */
+    public java.util.Optional<String> getService() {
+        return java.util.Optional.ofNullable(service);
     }
 
     /** @return the segment's name, e.g. {@code /hrts-1000} */
@@ -279,8 +316,10 @@ public final class SegmentInfo {
      */
     public Map<String, String> asMap() {
         Map<String, String> m = new LinkedHashMap<>();
+        m.put("timeline", timeline);
         m.put("segment", name);
         m.put("layout version", u(layoutVersion));
+        m.put("service", service == null ? "none" : service);
         m.put("source", source);
         m.put("reason", reason);
         m.put("frequency", u(frequency));
