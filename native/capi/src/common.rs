@@ -137,7 +137,15 @@ pub(crate) unsafe fn segment_name<'a>(
     len: usize,
 ) -> c_int {
     // SAFETY: `buf` is NULL or valid for `len` bytes, by the caller's contract.
-    unsafe { copy_text(function, "the name", || Ok(base()?.name().to_string()), buf, len) }
+    unsafe {
+        copy_text(
+            function,
+            "the name",
+            || Ok(base()?.name().to_string()),
+            buf,
+            len,
+        )
+    }
 }
 
 /// Copies `text` into `buf` as a NUL-terminated string, or fails with

@@ -314,3 +314,196 @@ impl HostDaemon {
         host_area(&self.base.page).daemon_pid.store(0, Relaxed);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::TestName;
+    use crate::ErrorKind;
+
+    /// A host directory of this test's own, removed on drop.
+    struct HostDir(PathBuf);
+
+    impl HostDir {
+        fn new(tag: &str) -> HostDir {
+            let dir =
+                std::env::temp_dir().join(format!("hrts-hosttest-{}-{tag}", crate::os::pid()));
+            let _ = std::fs::remove_dir_all(&dir);
+            HostDir(dir)
+        }
+        /// A reader's configuration: the host page here, else the segment `t`.
+        fn reader(&self, t: &TestName) -> Config {
+            let mut cfg = t.cfg();
+            cfg.host = Some(HostConfig {
+                dir: self.0.clone(),
+                user: "0".into(),
+            });
+            cfg
+        }
+        fn daemon(&self, t: &TestName, tie_ms: u64) -> Config {
+            let mut cfg = t.cfg();
+            cfg.tracking.interval = Duration::from_millis(tie_ms);
+            cfg
+        }
+    }
+
+    impl Drop for HostDir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    #[test]
+    fn readers_map_the_daemons_page_read_only_and_never_write_it() {
+        let (dir, t) = (HostDir::new("ro"), TestName::new("hostro"));
+        let daemon = HostDaemon::start(&dir.0, &dir.daemon(&t, 10)).unwrap();
+        assert!(!daemon.adopted());
+        let reader = SharedBase::open(&dir.reader(&t)).unwrap();
+        assert_eq!(reader.access(), Access::HostReader);
+        let path = dir.0.join("time");
+        assert_eq!(
+            reader.timeline(),
+            format!("host service {}", path.display())
+        );
+        // The kernel's own word: the mapping of the page is read-only, shared.
+        let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+        let mine: Vec<&str> = maps
+            .lines()
+            .filter(|l| l.ends_with(&format!(" {}", path.display())))
+            .collect();
+        assert!(mine.iter().any(|l| l.contains(" r--s ")), "{mine:?}");
+        // Stamps from both sides lie on one line.
+        let a = daemon.base().now_ns_ordered();
+        let b = reader.now_ns_ordered();
+        let c = daemon.base().now_ns_ordered();
+        assert!(a <= b + 1_000 && b <= c + 1_000, "{a} {b} {c}");
+        // What only the service may do is refused with a message.
+        let e = reader.set_base_info().unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Permission);
+        assert!(e.message().contains("hrts daemon"), "{}", e.message());
+        // Unique stamps keep their state in the per-user segment.
+        let (u1, u2) = (reader.next_unique(), reader.next_unique());
+        assert!(u2 > u1);
+        let user = SharedBase::open_segment(&t.cfg()).unwrap();
+        assert_eq!(user.last_unique(), u2);
+        // Ties are the daemon's: the reader's stamps never moved the line.
+        let before = reader.info().tracking.ties;
+        for _ in 0..3 {
+            std::thread::sleep(Duration::from_millis(12));
+            reader.now_ns();
+        }
+        assert_eq!(reader.info().tracking.ties, before);
+        daemon.round();
+        assert!(reader.info().tracking.ties > before);
+    }
+
+    #[test]
+    fn a_second_daemon_is_refused_and_a_restart_adopts_the_line() {
+        let (dir, t) = (HostDir::new("adopt"), TestName::new("hostadopt"));
+        let first = HostDaemon::start(&dir.0, &dir.daemon(&t, 10)).unwrap();
+        let e = HostDaemon::start(&dir.0, &dir.daemon(&t, 10))
+            .err()
+            .expect("a second daemon on the same directory");
+        assert!(
+            e.message().contains("another hrts daemon"),
+            "{}",
+            e.message()
+        );
+        for _ in 0..5 {
+            std::thread::sleep(Duration::from_millis(5));
+            first.round();
+        }
+        let generation = first.base().base().generation;
+        let reader = SharedBase::open(&dir.reader(&t)).unwrap();
+        let before = reader.now_ns_ordered();
+        first.stop();
+        let second = HostDaemon::start(&dir.0, &dir.daemon(&t, 10)).unwrap();
+        assert!(second.adopted(), "{:?}", second.replaced());
+        assert_eq!(second.base().base().generation, generation);
+        assert_eq!(reader.service().unwrap().restarts, 1);
+        assert!(reader.now_ns_ordered() >= before);
+    }
+
+    #[test]
+    fn without_its_daemon_a_reader_past_the_range_stamps_the_exact_wide_value() {
+        let (dir, t) = (HostDir::new("wide"), TestName::new("hostwide"));
+        let mut cfg = dir.daemon(&t, 10);
+        cfg.wrap_threshold = Some(1_000); // a microsecond or so of ticks
+        let daemon = HostDaemon::start(&dir.0, &cfg).unwrap();
+        let reader = SharedBase::open(&dir.reader(&t)).unwrap();
+        std::thread::sleep(Duration::from_millis(20)); // no rounds: the daemon is "gone"
+        let line = reader.base();
+        let mut last = 0;
+        for _ in 0..1_000 {
+            let counter = reader.ticks();
+            let ns = reader.ns_at(counter);
+            assert_eq!(ns, reader.exact_ns(counter, &line));
+            let stamp = reader.now_ns_ordered();
+            assert!(stamp >= ns && stamp >= last);
+            last = stamp;
+        }
+        assert_eq!(reader.base(), line, "a reader moved or tied the line");
+        assert!(reader
+            .service()
+            .unwrap()
+            .gone_for(crate::os::realtime_ns())
+            .is_some());
+        drop(daemon);
+    }
+
+    #[test]
+    fn an_untrustworthy_page_is_refused_and_the_reader_says_why() {
+        use std::os::unix::fs::PermissionsExt;
+        let (dir, t) = (HostDir::new("refuse"), TestName::new("hostrefuse"));
+        let daemon = HostDaemon::start(&dir.0, &dir.daemon(&t, 10)).unwrap();
+        let page = dir.0.join("time");
+        let good = std::fs::read(&page).unwrap();
+        daemon.stop();
+        let cases: [(&str, &dyn Fn(), &str); 4] = [
+            (
+                "writable by others",
+                &|| {
+                    std::fs::set_permissions(&page, std::fs::Permissions::from_mode(0o666)).unwrap()
+                },
+                "lets others write it",
+            ),
+            (
+                "truncated",
+                &|| std::fs::write(&page, [1u8; 100]).unwrap(),
+                "100 bytes",
+            ),
+            (
+                "foreign",
+                &|| std::fs::write(&page, [7u8; 4096]).unwrap(),
+                "not an hrts page",
+            ),
+            (
+                "a symbolic link",
+                &|| {
+                    let real = dir.0.join("real");
+                    std::fs::write(&real, &good).unwrap();
+                    std::os::unix::fs::symlink(&real, &page).unwrap();
+                },
+                "symbolic link",
+            ),
+        ];
+        for (what, damage, words) in cases {
+            let _ = std::fs::remove_file(&page);
+            std::fs::write(&page, &good).unwrap();
+            std::fs::set_permissions(&page, std::fs::Permissions::from_mode(0o644)).unwrap();
+            let _ = std::fs::remove_file(&page);
+            if what != "a symbolic link" {
+                std::fs::write(&page, &good).unwrap();
+            }
+            damage();
+            let base = SharedBase::open(&dir.reader(&t)).unwrap();
+            assert_eq!(base.access(), Access::User, "{what}");
+            let timeline = base.timeline();
+            assert!(
+                timeline.starts_with(&format!("per-user segment {} (host page", t.0))
+                    && timeline.contains(words),
+                "{what}: {timeline}"
+            );
+        }
+    }
+}

@@ -13,7 +13,7 @@
 //! dies, whatever its pid namespace).
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::storage::{check_identity, shm::Page, state_code, Spec, STATE_READY};
+use crate::storage::{shm::Page, state_code, Spec, STATE_READY};
 use std::fs::{File, OpenOptions};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
@@ -173,9 +173,24 @@ fn check_page(path: &Path, page: &Page, spec: &Spec) -> Result<()> {
             .load(std::sync::atomic::Ordering::Acquire)
     };
     use crate::storage::shm::{REC_MAGIC, REC_STATE, REC_VERSION};
-    let name = path.display().to_string();
-    if !check_identity(spec, word(REC_MAGIC), word(REC_VERSION) as u32, &name)? {
-        return Err(refused(path, "it is not an hrts page", ErrorKind::Foreign));
+    let (magic, version) = (word(REC_MAGIC), word(REC_VERSION) as u32);
+    if magic != spec.magic {
+        return Err(refused(
+            path,
+            format_args!("it is not an hrts page (magic {magic:#x})"),
+            ErrorKind::Foreign,
+        ));
+    }
+    if version != spec.version {
+        return Err(refused(
+            path,
+            format_args!(
+                "its layout version {version} is not this library's {}: run the daemon of \
+                 the hrts version the programs use",
+                spec.version
+            ),
+            ErrorKind::Version,
+        ));
     }
     if state_code(word(REC_STATE)) != STATE_READY {
         return Err(refused(path, "it is not ready", ErrorKind::Corrupt));
