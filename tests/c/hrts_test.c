@@ -614,7 +614,7 @@ static int stamp_for(const char *ms_arg) {
    while another process damages it, and counts stamps more than 1 ms away from
    CLOCK_REALTIME (read right before and after each stamp), stamps that went
    backwards, failed calls, and stamps that used over 1 ms of the thread's CPU time (one
-   that waited for a writer would; a preempted one does not). Prints "attached" first,
+   that waited for a writer would; a preempted one does not). Prints "attached (timeline: T)" first,
    then "reader c: stamps N off M backwards B errors E slow S longest L" (L: the longest
    wall-clock bracket, ns, preemption included). Exit 0 unless it could not start.
    It also stops early once the file HRTS_FUZZ_STOP names exists (looked for every
@@ -631,7 +631,9 @@ static int fuzz_read(const char *ms_arg) {
     fprintf(stderr, "hrts_test fuzz-read: %s\n", hrts_last_error());
     return 1;
   }
-  printf("attached\n");
+  char timeline[1024] = "";
+  hrts_get_timeline(timeline, sizeof timeline);
+  printf("attached (timeline: %s)\n", timeline);
   fflush(stdout);
   uint64_t stop = realtime_ns() + (uint64_t)ms * 1000000u;
   uint64_t slow = 0, longest = 0;

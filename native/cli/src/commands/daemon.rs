@@ -38,6 +38,15 @@ pub fn run(args: &DaemonArgs) -> Result<(), CliError> {
     for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
         signal_hook::flag::register(signal, Arc::clone(&stop))?;
     }
+    #[cfg(feature = "testing")]
+    if let Some(us) = std::env::var("HRTS_TEST_DAEMON_PAUSE_US")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        // Test builds only: hold the role this long in every tie, so that a
+        // test's signals land in the middle of one.
+        hrts_core::set_daemon_pause_for_test(us);
+    }
     let daemon = HostDaemon::start(&dir, &cfg)?;
     announce(&daemon);
     keep(&daemon, &stop);

@@ -324,7 +324,7 @@ fn spawn_now(exe: &std::path::Path, name: &str, c: &mut Counts) {
 /// bracket, ns (preemption included). It stops early once the file HRTS_FUZZ_STOP
 /// names exists (looked for every 65536 stamps).
 pub fn fuzz_read(base: &SharedBase, ms: u64) -> Result<(), CliError> {
-    println!("attached");
+    println!("attached (timeline: {})", base.timeline());
     std::io::stdout().flush()?;
     let stop = hrts_core::clock::realtime_ns() + ms * 1_000_000;
     let (mut count, mut off, mut backwards, mut last) = (0u64, 0u64, 0u64, 0u64);

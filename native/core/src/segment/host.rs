@@ -152,6 +152,26 @@ fn host_area(page: &crate::storage::Page) -> &HostArea {
     unsafe { &*(page.as_ptr().add(HOST_AREA_OFFSET) as *const HostArea) }
 }
 
+/// Test hook: how long (µs) the daemon holds the writer role before each tie,
+/// move or repair, so that a test's `SIGKILL` or `SIGSTOP` lands in the
+/// middle of one.
+#[cfg(any(test, feature = "testing"))]
+static PAUSE_US: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Test hook: sets the daemon's pause inside every tie, move or repair (µs).
+#[cfg(any(test, feature = "testing"))]
+pub fn set_pause_for_test(us: u64) {
+    PAUSE_US.store(us, Relaxed);
+}
+
+#[cfg(any(test, feature = "testing"))]
+pub(crate) fn pause_for_test() {
+    let us = PAUSE_US.load(Relaxed);
+    if us > 0 {
+        std::thread::sleep(Duration::from_micros(us));
+    }
+}
+
 /// `hrts daemon`'s hold on the host page: the only handle that writes it.
 pub struct HostDaemon {
     base: SharedBase,

@@ -337,6 +337,10 @@ impl SharedBase {
             .start_time
             .get_or_init(|| crate::os::process_start_time(crate::os::pid()).unwrap_or(0));
         h.writer_start_time.store(start, Relaxed);
+        #[cfg(any(test, feature = "testing"))]
+        if self.access == Access::HostWriter {
+            crate::segment::host::pause_for_test();
+        }
         Some(Held {
             word: mine,
             // The daemon: readers stamp from the old line up to the publication

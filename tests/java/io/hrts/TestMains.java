@@ -172,13 +172,13 @@ public final class TestMains {
      * process damages the segment, counting stamps more than 1 ms from the system clock
      * (read right before and after each stamp), backward steps, exceptions, and stamps that
      * used over 1 ms of the thread's CPU time (one that waited for a writer would; a preempted
-     * one does not). Prints "attached", then "reader java: stamps N off M backwards B errors E
+     * one does not). Prints "attached (timeline: T)", then "reader java: stamps N off M backwards B errors E
      * slow S longest L" (L: the longest wall-clock bracket, ns, preemption included). It stops
      * early once the file HRTS_FUZZ_STOP names exists (looked for every 65536 stamps).
      */
     static void fuzzRead(long ms) {
         HighResTimestamp.open();
-        System.out.println("attached");
+        System.out.println("attached (timeline: " + HighResTimestamp.getSegmentInfo().getTimeline() + ")");
         System.out.flush();
         long count = 0;
         long off = 0;
