@@ -25,7 +25,10 @@ mod storage {
 #[path = "../src/segment/layout.rs"]
 mod layout;
 
-use layout::{Extension, Header, MinorArea, Slot, EXTENSION_OFFSET, MINOR_OFFSET, SEGMENT_SIZE};
+use layout::{
+    Extension, Header, HostArea, MinorArea, Slot, EXTENSION_OFFSET, HOST_AREA_OFFSET, MINOR_OFFSET,
+    SEGMENT_SIZE,
+};
 use std::mem::{offset_of, size_of};
 
 // ---------------------------------------------------------------- the document
@@ -193,6 +196,7 @@ fn the_time_page_tables_match_the_layout() {
             ("header", 0, header),
             ("extension", EXTENSION_OFFSET, size_of::<Extension>()),
             ("minor", MINOR_OFFSET, size_of::<MinorArea>()),
+            ("host", HOST_AREA_OFFSET, size_of::<HostArea>()),
             ("tag", tag, 8),
         ],
     );
@@ -297,6 +301,21 @@ fn the_time_page_tables_match_the_layout() {
         &[
             minor(field!(MinorArea, layout_minor)),
             minor(field!(MinorArea, _reserved)),
+        ],
+    );
+    let host = |f: (&'static str, usize, usize)| (f.0, HOST_AREA_OFFSET + f.1, f.2);
+    check(
+        &doc,
+        "Host area",
+        HOST_AREA_OFFSET,
+        HOST_AREA_OFFSET + size_of::<HostArea>(),
+        &[
+            host(field!(HostArea, daemon_pid)),
+            host(field!(HostArea, _reserved)),
+            host(field!(HostArea, daemon_started_ns)),
+            host(field!(HostArea, heartbeat_ns)),
+            host(field!(HostArea, round_ns)),
+            host(field!(HostArea, restarts)),
         ],
     );
 }
