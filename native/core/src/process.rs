@@ -23,7 +23,7 @@ pub fn global() -> Result<&'static SharedBase> {
 /// has the same name and an error otherwise.
 pub fn init_global(cfg: &crate::Config) -> Result<&'static SharedBase> {
     let base = GLOBAL.get_or_try_init(|| SharedBase::open(cfg))?;
-    if base.name() != cfg.name {
+    if !base.opened_as(cfg) {
         return Err(crate::Error::new(
             crate::ErrorKind::InvalidArgument,
             format!(

@@ -78,6 +78,17 @@ impl SharedBase {
         }
     }
 
+    /// Whether opening `cfg` would give this handle's timeline: the segment
+    /// `cfg.name`, or the host page when `cfg` allows it and this handle
+    /// reads it (its per-user state in `cfg.name`).
+    pub fn opened_as(&self, cfg: &Config) -> bool {
+        match (&self.user, &cfg.host) {
+            (Some(user), Some(_)) => user.name == cfg.name,
+            (None, _) => self.access == Access::User && self.name == cfg.name,
+            (Some(_), None) => false,
+        }
+    }
+
     /// How this handle may use its page.
     pub fn access(&self) -> Access {
         self.access
