@@ -25,7 +25,7 @@ if ! command -v cargo >/dev/null 2>&1 && [ -x "$HOME/.cargo/bin/cargo" ]; then
 fi
 
 ALL_STAGES=(bootstrap version fmt clippy msrv docs cargo cross c packaging c-stats prometheus junit
-            junit-jdk25 trace fuzz adapters consumer maven-consumer doc-examples)
+            junit-jdk25 trace fuzz host adapters consumer maven-consumer doc-examples)
 declare -A DESCRIPTION
 describe() { DESCRIPTION[$1]=$2; }
 describe bootstrap      "installs what the machine lacks (scripts/bootstrap.sh)"
@@ -44,6 +44,7 @@ describe junit          "JUnit through the packaged jar, every packed platform's
 describe junit-jdk25    "the same JUnit tests and the jar's self-test on JDK 25, no warning from java -jar (./gradlew junitOnJdk)"
 describe trace          "traces across 4 network namespaces with skewed clocks: sync and merge, root (tests/trace/run.sh)"
 describe fuzz           "100,000 damages of a live segment with C, Rust and Java readers (tests/fuzz/run.sh)"
+describe host           "hrts daemon SIGKILLed in 100 ties and moves and SIGSTOPped 20 times for 5 s inside a tie, with C, Rust and Java readers on its host page (tests/host/run.sh)"
 describe adapters       "the Log4j2, Micrometer and OpenTelemetry adapters' tests (./gradlew :hrts-<adapter>:test)"
 describe consumer       "publishToMavenLocal, the published files, and a Gradle project using them (tests/consumer)"
 describe maven-consumer "Maven projects using the published artifacts: hrts alone, and the Micrometer adapter alone (tests/consumer-maven*)"
@@ -262,6 +263,11 @@ stage_trace() {
 stage_fuzz() {
     need_test_programs
     run_counted tests/fuzz/run.sh 100000
+}
+
+stage_host() {
+    need_test_programs
+    run_counted tests/host/run.sh
 }
 
 stage_adapters() {
