@@ -187,7 +187,7 @@ pub unsafe extern "C" fn hrts_get_unique_nanoseconds(out: *mut u64) -> c_int {
     // SAFETY: `out` is NULL or valid for one write, by this function's contract.
     unsafe {
         out_call(out, "hrts_get_unique_nanoseconds", || {
-            Ok(base()?.next_unique())
+            Ok(base()?.next_unique()?)
         })
     }
 }

@@ -383,7 +383,7 @@ pub unsafe extern "C" fn hrts_segment_unique_nanoseconds(
     // SAFETY: `seg` and `out` as this function's contract says.
     unsafe {
         segment_out_call(seg, out, "hrts_segment_unique_nanoseconds", |b| {
-            Ok(b.next_unique())
+            Ok(b.next_unique()?)
         })
     }
 }

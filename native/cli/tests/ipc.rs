@@ -271,7 +271,7 @@ fn a_page_whose_mode_was_changed_with_ipc_set_is_refused_never_replaced() {
     ipc_set_mode(id, 0o640);
     let n = 200_000;
     let child = spawn_numbers(seg.command(), "unique", n);
-    let mine: Vec<u64> = (0..n).map(|_| base.next_unique()).collect();
+    let mine: Vec<u64> = (0..n).map(|_| base.next_unique().unwrap()).collect();
     let out = child.wait_with_output().unwrap();
     let shm_id = format!("shm id {id}");
     let words = [

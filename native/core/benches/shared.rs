@@ -56,7 +56,7 @@ mod x86 {
         {
             let iters: u64 = line.trim().parse().expect("iteration count");
             for _ in 0..iters {
-                black_box(base.next_unique());
+                black_box(base.next_unique().unwrap());
             }
             println!("done");
             std::io::stdout().flush().unwrap();
@@ -196,7 +196,9 @@ mod x86 {
         g.bench_function("segment_now_ns_ordered_frozen", |b| {
             b.iter(|| frozen.now_ns_ordered())
         });
-        g.bench_function("segment_next_unique", |b| b.iter(|| base.next_unique()));
+        g.bench_function("segment_next_unique", |b| {
+            b.iter(|| base.next_unique().unwrap())
+        });
         g.finish();
 
         let mut g = c.benchmark_group("tie");
@@ -224,18 +226,18 @@ mod x86 {
 
         let mut g = c.benchmark_group("unique");
         g.throughput(Throughput::Elements(1));
-        g.bench_function("1_thread", |b| b.iter(|| base.next_unique()));
+        g.bench_function("1_thread", |b| b.iter(|| base.next_unique().unwrap()));
         g.bench_function("2_threads", |b| {
             b.iter_custom(|iters| {
                 let start = Instant::now();
                 std::thread::scope(|s| {
                     s.spawn(|| {
                         (0..iters).for_each(|_| {
-                            black_box(base.next_unique());
+                            black_box(base.next_unique().unwrap());
                         })
                     });
                     (0..iters).for_each(|_| {
-                        black_box(base.next_unique());
+                        black_box(base.next_unique().unwrap());
                     });
                 });
                 // Two threads did `iters` each: time per stamp of the pair.
@@ -256,7 +258,7 @@ mod x86 {
                 to_child.flush().unwrap();
                 let start = Instant::now();
                 (0..iters).for_each(|_| {
-                    black_box(base.next_unique());
+                    black_box(base.next_unique().unwrap());
                 });
                 let mut done = [0u8; 5];
                 from_child.read_exact(&mut done).unwrap();

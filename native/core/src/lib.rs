@@ -76,7 +76,7 @@ mod testutil;
 
 pub use error::{panic_message, Error, ErrorKind, Result};
 #[cfg(any(test, feature = "testing"))]
-pub use segment::host::set_pause_for_test as set_daemon_pause_for_test;
+pub use segment::access::set_pause_for_test as set_daemon_pause_for_test;
 pub use segment::host::ServiceState;
 pub use segment::info::{pace_text, EvaluationSummary, SegmentInfo, TrackingState};
 pub use segment::layout::LAYOUT_VERSION;

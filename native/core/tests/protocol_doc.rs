@@ -487,7 +487,7 @@ fn the_name_record_and_the_page_hold_what_the_document_says() {
     )
     .unwrap()
     .unwrap();
-    let unique = base.next_unique();
+    let unique = base.next_unique().unwrap();
     let number = base.next_sequence().unwrap();
     let mut bytes = vec![0u8; SEGMENT_SIZE];
     for (i, b) in bytes.iter_mut().enumerate() {

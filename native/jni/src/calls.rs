@@ -128,9 +128,11 @@ pub(crate) fn ticks_to_nanos(b: &SharedBase, ticks: jlong) -> jlong {
 
 /// A unique stamp: strictly increasing across every thread of every process
 /// attached to the segment.
+/// A host page reader opens its per-user segment for this on the first call;
+/// that can fail.
 #[inline(always)]
-pub(crate) fn unique(b: &SharedBase) -> jlong {
-    to_jlong(b.next_unique())
+pub(crate) fn unique() -> Result<jlong, Failure> {
+    Ok(to_jlong(base()?.next_unique()?))
 }
 
 /// The base's generation (bumped by every setBaseInfo / `hrts reset` and by a
@@ -247,8 +249,8 @@ mod tests {
         }
         assert_eq!(gen, generation(b));
 
-        let u1 = unique(b);
-        let u2 = unique(b);
+        let u1 = unique().unwrap();
+        let u2 = unique().unwrap();
         assert!(u2 > u1);
         let i1 = itc_next().unwrap();
         let i2 = itc_next().unwrap();

@@ -108,7 +108,7 @@ pub fn ticks_to_nanos<'local>(
 /// `static native long unique()`.
 #[jni_mangle("io.hrts.Native")]
 pub fn unique<'local>(mut env: EnvUnowned<'local>, _class: JClass<'local>) -> jlong {
-    stamp(&mut env, calls::unique)
+    direct(&mut env, calls::unique)
 }
 
 /// `static native long generation()`.

@@ -120,13 +120,13 @@ fn unique_dump(
     threads: u32,
     dir: &std::path::Path,
 ) -> Result<(), CliError> {
-    let stamps: Vec<Vec<u64>> = std::thread::scope(|s| {
+    let stamps: Result<Vec<Vec<u64>>, hrts_core::Error> = std::thread::scope(|s| {
         let workers: Vec<_> = (0..threads)
             .map(|_| {
                 s.spawn(|| {
                     (0..per_thread)
                         .map(|_| base.next_unique())
-                        .collect::<Vec<u64>>()
+                        .collect::<Result<Vec<u64>, _>>()
                 })
             })
             .collect();
@@ -134,10 +134,10 @@ fn unique_dump(
         // of memory, which aborts anyway.
         workers
             .into_iter()
-            .map(|w| w.join().unwrap_or_default())
+            .map(|w| w.join().unwrap_or_else(|_| Ok(Vec::new())))
             .collect()
     });
-    for (t, list) in stamps.iter().enumerate() {
+    for (t, list) in stamps?.iter().enumerate() {
         let bytes: Vec<u8> = list.iter().flat_map(|v| v.to_le_bytes()).collect();
         let path = dir.join(format!("{}-{t}.u64", std::process::id()));
         std::fs::write(&path, bytes).map_err(|e| {

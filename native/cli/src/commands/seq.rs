@@ -31,7 +31,7 @@ pub fn run(base: &SharedBase, count: u64) -> Result<(), CliError> {
 pub fn unique(base: &SharedBase, count: u64) -> Result<(), CliError> {
     let mut out = std::io::stdout().lock();
     for _ in 0..count {
-        writeln!(out, "{}", base.next_unique())?;
+        writeln!(out, "{}", base.next_unique()?)?;
     }
     out.flush()?;
     Ok(())

@@ -25,3 +25,23 @@ pub(crate) fn read_only(name: &str, what: &str) -> Error {
         ),
     )
 }
+
+/// Test hook: how long (µs) the daemon holds the writer role before each tie,
+/// move or repair, so that a test's `SIGKILL` or `SIGSTOP` lands in the
+/// middle of one.
+#[cfg(any(test, feature = "testing"))]
+static PAUSE_US: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Test hook: sets the daemon's pause inside every tie, move or repair (µs).
+#[cfg(any(test, feature = "testing"))]
+pub fn set_pause_for_test(us: u64) {
+    PAUSE_US.store(us, std::sync::atomic::Ordering::Relaxed);
+}
+
+#[cfg(any(test, feature = "testing"))]
+pub(crate) fn pause_for_test() {
+    let us = PAUSE_US.load(std::sync::atomic::Ordering::Relaxed);
+    if us > 0 {
+        std::thread::sleep(std::time::Duration::from_micros(us));
+    }
+}

@@ -63,8 +63,29 @@ impl SharedBase {
         base.host_file = Some(hp.file);
         let mut user_cfg = cfg.clone();
         user_cfg.host = None;
-        base.user = Some(Box::new(SharedBase::open_segment(&user_cfg)?));
+        base.seq_file = user_cfg
+            .seq_file
+            .clone()
+            .unwrap_or_else(|| super::config::default_seq_file(&user_cfg.name));
+        base.user = Some(UserState {
+            cfg: user_cfg,
+            segment: once_cell::sync::OnceCell::new(),
+        });
         Ok(Ok(base))
+    }
+
+    /// The segment that keeps unique stamps' and sequence numbers' state:
+    /// this one, or for a host page reader its per-user segment, opened on
+    /// first use (so a reader that never asks for them needs none: in an IPC
+    /// namespace of its own, the per-user segment may be out of reach).
+    pub(crate) fn state_segment(&self) -> Result<&SharedBase> {
+        match &self.user {
+            None => Ok(self),
+            Some(u) => u
+                .segment
+                .get_or_try_init(|| SharedBase::open_segment(&u.cfg).map(Box::new))
+                .map(|b| &**b),
+        }
     }
 
     /// Which timeline this handle stamps from, as `hrts info` says it:
@@ -83,7 +104,7 @@ impl SharedBase {
     /// reads it (its per-user state in `cfg.name`).
     pub fn opened_as(&self, cfg: &Config) -> bool {
         match (&self.user, &cfg.host) {
-            (Some(user), Some(_)) => user.name == cfg.name,
+            (Some(user), Some(_)) => user.cfg.name == cfg.name,
             (None, _) => self.access == Access::User && self.name == cfg.name,
             (Some(_), None) => false,
         }
@@ -111,6 +132,13 @@ impl SharedBase {
     }
 }
 
+/// A host page reader's per-user state: where it is, and the segment once
+/// opened.
+pub(crate) struct UserState {
+    cfg: Config,
+    segment: once_cell::sync::OnceCell<Box<SharedBase>>,
+}
+
 /// What the host page says of its daemon.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ServiceState {
@@ -126,11 +154,13 @@ pub struct ServiceState {
 
 impl ServiceState {
     /// How long ago (ns, at `now_ns`) the service last kept the page, if it
-    /// missed more than three rounds (it is gone, stopped or stuck); `None`
-    /// while it keeps it.
+    /// missed more than three rounds and a quarter second (it is gone,
+    /// stopped or stuck); `None` while it keeps it.
     pub fn gone_for(&self, now_ns: u64) -> Option<u64> {
+        // Three rounds, and never under a quarter second: a busy host may
+        // delay a running daemon's round by a scheduling slice or two.
         let age = now_ns.saturating_sub(self.heartbeat_ns);
-        (self.pid == 0 || age > 3 * self.round_ns.max(1_000_000)).then_some(age)
+        (self.pid == 0 || age > (3 * self.round_ns).max(250_000_000)).then_some(age)
     }
 
     /// One line for `hrts info`.
@@ -161,26 +191,6 @@ fn host_area(page: &crate::storage::Page) -> &HostArea {
     // atomics, valid for any bit pattern. A reader's mapping is read-only and
     // only the daemon stores to it.
     unsafe { &*(page.as_ptr().add(HOST_AREA_OFFSET) as *const HostArea) }
-}
-
-/// Test hook: how long (µs) the daemon holds the writer role before each tie,
-/// move or repair, so that a test's `SIGKILL` or `SIGSTOP` lands in the
-/// middle of one.
-#[cfg(any(test, feature = "testing"))]
-static PAUSE_US: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
-/// Test hook: sets the daemon's pause inside every tie, move or repair (µs).
-#[cfg(any(test, feature = "testing"))]
-pub fn set_pause_for_test(us: u64) {
-    PAUSE_US.store(us, Relaxed);
-}
-
-#[cfg(any(test, feature = "testing"))]
-pub(crate) fn pause_for_test() {
-    let us = PAUSE_US.load(Relaxed);
-    if us > 0 {
-        std::thread::sleep(Duration::from_micros(us));
-    }
 }
 
 /// `hrts daemon`'s hold on the host page: the only handle that writes it.
@@ -413,7 +423,7 @@ mod tests {
         assert_eq!(e.kind(), ErrorKind::Permission);
         assert!(e.message().contains("hrts daemon"), "{}", e.message());
         // Unique stamps keep their state in the per-user segment.
-        let (u1, u2) = (reader.next_unique(), reader.next_unique());
+        let (u1, u2) = (reader.next_unique().unwrap(), reader.next_unique().unwrap());
         assert!(u2 > u1);
         let user = SharedBase::open_segment(&t.cfg()).unwrap();
         assert_eq!(user.last_unique(), u2);

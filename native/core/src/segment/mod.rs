@@ -77,8 +77,9 @@ pub struct SharedBase {
     /// A host page: its file (kept open for as long as it is mapped).
     pub(crate) host_file: Option<std::fs::File>,
     /// A host page reader: the per-user segment that keeps its unique stamps'
-    /// and sequence numbers' state (the host page is read-only).
-    pub(crate) user: Option<Box<SharedBase>>,
+    /// and sequence numbers' state (the host page is read-only), opened on
+    /// first use.
+    pub(crate) user: Option<host::UserState>,
     /// A per-user segment opened because the host page was refused: why.
     pub(crate) host_refused: Option<String>,
 }
@@ -222,13 +223,10 @@ impl SharedBase {
         header_of(&self.page)
     }
 
-    /// Unique stamps' and sequence numbers' state: the page's own, or for a
-    /// host page reader its per-user segment's.
+    /// The page's unique stamps' and sequence numbers' state (unused in the
+    /// host page: see [`SharedBase::state_segment`]).
     pub(crate) fn extension(&self) -> &Extension {
-        match &self.user {
-            Some(user) => user.extension(),
-            None => extension_of(&self.page),
-        }
+        extension_of(&self.page)
     }
 
     pub(crate) fn minor_area(&self) -> &MinorArea {

@@ -612,7 +612,7 @@ fn a_page_of_a_newer_minor_version_is_opened_and_its_new_fields_left_alone() {
     reader.validate().unwrap();
     let off = reader.now_ns() as i64 - crate::os::realtime_ns() as i64;
     assert!(off.abs() < 1_000_000, "{off} ns off");
-    assert!(reader.next_unique() < reader.next_unique());
+    assert!(reader.next_unique().unwrap() < reader.next_unique().unwrap());
     reader.force_move();
     reader.set_base_info().unwrap();
     reader.validate().unwrap();

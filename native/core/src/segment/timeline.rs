@@ -339,7 +339,7 @@ impl SharedBase {
         h.writer_start_time.store(start, Relaxed);
         #[cfg(any(test, feature = "testing"))]
         if self.access == Access::HostWriter {
-            crate::segment::host::pause_for_test();
+            access::pause_for_test();
         }
         Some(Held {
             word: mine,

@@ -191,9 +191,9 @@ impl SharedBase {
     /// The next sequence number, shared by every process of the segment, never
     /// repeated (see the module docs).
     pub fn next_sequence(&self) -> Result<u64> {
-        if let Some(user) = &self.user {
+        if self.user.is_some() {
             // A host page reader: the numbers are the per-user segment's.
-            return user.next_sequence();
+            return self.state_segment()?.next_sequence();
         }
         let ext = self.extension();
         loop {
@@ -206,9 +206,6 @@ impl SharedBase {
 
     /// The sequence file of this segment.
     pub fn seq_file(&self) -> &Path {
-        if let Some(user) = &self.user {
-            return user.seq_file();
-        }
         &self.seq_file
     }
 

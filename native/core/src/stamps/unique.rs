@@ -1,6 +1,7 @@
 //! Unique stamps: epoch nanoseconds that no two callers, in any thread of any
 //! process attached to the segment, ever receive twice.
 
+use crate::error::Result;
 use crate::segment::SharedBase;
 use std::sync::atomic::Ordering::{Acquire, Relaxed};
 
@@ -17,9 +18,12 @@ impl SharedBase {
     /// callers land in the same nanosecond (or a clock tick is coarser). A last
     /// stamp more than a day ahead of the timeline is treated
     /// as damage and replaced by the timeline.
+    ///
+    /// A host page reader keeps this state in its per-user segment (opened on
+    /// the first call): the error is that segment's, if it cannot be opened.
     #[inline]
-    pub fn next_unique(&self) -> u64 {
-        let last = &self.extension().last_unique;
+    pub fn next_unique(&self) -> Result<u64> {
+        let last = &self.state_segment()?.extension().last_unique;
         let now = self.now_ns_ordered();
         let mut prev = last.load(Relaxed);
         loop {
@@ -29,7 +33,7 @@ impl SharedBase {
                 now
             };
             match last.compare_exchange_weak(prev, next, Acquire, Relaxed) {
-                Ok(_) => return next,
+                Ok(_) => return Ok(next),
                 Err(seen) => prev = seen,
             }
         }
@@ -37,7 +41,8 @@ impl SharedBase {
 
     /// The last unique stamp issued through this segment (0 if none).
     pub fn last_unique(&self) -> u64 {
-        self.extension().last_unique.load(Relaxed)
+        self.state_segment()
+            .map_or(0, |s| s.extension().last_unique.load(Relaxed))
     }
 }
 
@@ -57,7 +62,9 @@ mod tests {
             .map(|i| {
                 let base = if i % 2 == 0 { a.clone() } else { b.clone() };
                 std::thread::spawn(move || {
-                    (0..50_000).map(|_| base.next_unique()).collect::<Vec<_>>()
+                    (0..50_000)
+                        .map(|_| base.next_unique().unwrap())
+                        .collect::<Vec<_>>()
                 })
             })
             .collect();
@@ -89,16 +96,16 @@ mod tests {
             base.extension()
                 .last_unique
                 .store(junk, std::sync::atomic::Ordering::SeqCst);
-            let u = base.next_unique();
+            let u = base.next_unique().unwrap();
             assert!(u.abs_diff(base.now_ns()) < 1_000_000_000, "{junk}: {u}");
-            assert!(base.next_unique() > u);
+            assert!(base.next_unique().unwrap() > u);
         }
         // Legitimately ahead (a backward reset): still strictly increasing.
         let ahead = base.now_ns() + 3_600_000_000_000;
         base.extension()
             .last_unique
             .store(ahead, std::sync::atomic::Ordering::SeqCst);
-        assert_eq!(base.next_unique(), ahead + 1);
+        assert_eq!(base.next_unique().unwrap(), ahead + 1);
     }
 
     #[test]
@@ -106,7 +113,7 @@ mod tests {
         let t = TestName::new("uniquenow");
         let base = SharedBase::open(&t.cfg()).unwrap();
         let before = base.now_ns_ordered();
-        let u = base.next_unique();
+        let u = base.next_unique().unwrap();
         let after = base.now_ns_ordered();
         assert!(before <= u && u <= after.max(before + 1));
     }

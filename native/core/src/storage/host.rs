@@ -116,56 +116,61 @@ pub fn open_reader(dir: &Path, trusted: &[u32], spec: &Spec) -> Result<Option<Ho
                  HRTS_HOST=off",
             )),
         };
-    check_file(&path, &file, trusted, spec)?;
+    let refuse = |(kind, why): Refusal| refused(&path, why, kind);
+    check_file(&path, &file, trusted, spec).map_err(refuse)?;
     let page = Page::map_file(
         file.as_raw_fd(),
         spec.size,
         false,
         &path.display().to_string(),
     )?;
-    check_page(&path, &page, spec)?;
+    check_page(&page, spec).map_err(refuse)?;
     Ok(Some(HostPage { file, page }))
 }
 
-fn check_file(path: &Path, file: &File, trusted: &[u32], spec: &Spec) -> Result<()> {
-    let md = file
-        .metadata()
-        .map_err(|e| Error::from_io(format!("fstat of {}", path.display()), &e, ""))?;
+/// Why a page file cannot be trusted: its kind and the reason in words.
+type Refusal = (ErrorKind, String);
+
+fn check_file(
+    path: &Path,
+    file: &File,
+    trusted: &[u32],
+    spec: &Spec,
+) -> std::result::Result<(), Refusal> {
+    let md = file.metadata().map_err(|e| {
+        (
+            ErrorKind::Os,
+            format!("fstat of {} failed: {e}", path.display()),
+        )
+    })?;
     if !md.file_type().is_file() {
-        return Err(refused(
-            path,
-            "it is not a regular file",
-            ErrorKind::Foreign,
-        ));
+        return Err((ErrorKind::Foreign, "it is not a regular file".into()));
     }
     if !trusted.contains(&md.uid()) {
-        return Err(refused(
-            path,
-            format_args!(
+        return Err((
+            ErrorKind::Permission,
+            format!(
                 "it is owned by uid {}, not by root or the service user (uids {trusted:?})",
                 md.uid()
             ),
-            ErrorKind::Permission,
         ));
     }
     if md.mode() & 0o022 != 0 {
-        return Err(refused(
-            path,
-            format_args!("its mode {:04o} lets others write it", md.mode() & 0o7777),
+        return Err((
             ErrorKind::Permission,
+            format!("its mode {:04o} lets others write it", md.mode() & 0o7777),
         ));
     }
     if md.size() != spec.size as u64 {
-        return Err(refused(
-            path,
-            format_args!("it has {} bytes, a host page has {}", md.size(), spec.size),
+        return Err((
             ErrorKind::Truncated,
+            format!("it has {} bytes, a host page has {}", md.size(), spec.size),
         ));
     }
     Ok(())
 }
 
-fn check_page(path: &Path, page: &Page, spec: &Spec) -> Result<()> {
+fn check_page(page: &Page, spec: &Spec) -> std::result::Result<(), Refusal> {
     let word = |off: usize| {
         // SAFETY: `off` is 8-byte aligned and inside the mapped page, which
         // lives as long as `page`; any bit pattern is a valid AtomicU64.
@@ -175,25 +180,23 @@ fn check_page(path: &Path, page: &Page, spec: &Spec) -> Result<()> {
     use crate::storage::shm::{REC_MAGIC, REC_STATE, REC_VERSION};
     let (magic, version) = (word(REC_MAGIC), word(REC_VERSION) as u32);
     if magic != spec.magic {
-        return Err(refused(
-            path,
-            format_args!("it is not an hrts page (magic {magic:#x})"),
+        return Err((
             ErrorKind::Foreign,
+            format!("it is not an hrts page (magic {magic:#x})"),
         ));
     }
     if version != spec.version {
-        return Err(refused(
-            path,
-            format_args!(
-                "its layout version {version} is not this library's {}: run the daemon of \
-                 the hrts version the programs use",
+        return Err((
+            ErrorKind::Version,
+            format!(
+                "its layout version {version} is not this library's {}: run the daemon of the \
+                 hrts version the programs use",
                 spec.version
             ),
-            ErrorKind::Version,
         ));
     }
     if state_code(word(REC_STATE)) != STATE_READY {
-        return Err(refused(path, "it is not ready", ErrorKind::Corrupt));
+        return Err((ErrorKind::Corrupt, "it is not ready".into()));
     }
     Ok(())
 }
@@ -264,8 +267,8 @@ pub fn open_writer(dir: &Path, spec: &Spec) -> Result<std::result::Result<HostPa
     };
     // SAFETY: geteuid cannot fail.
     let me = unsafe { libc::geteuid() };
-    if let Err(e) = check_file(&path, &file, &[me], spec) {
-        return Ok(Err(e.message().to_string()));
+    if let Err((_, why)) = check_file(&path, &file, &[me], spec) {
+        return Ok(Err(why));
     }
     let page = Page::map_file(
         file.as_raw_fd(),
@@ -273,8 +276,8 @@ pub fn open_writer(dir: &Path, spec: &Spec) -> Result<std::result::Result<HostPa
         true,
         &path.display().to_string(),
     )?;
-    if let Err(e) = check_page(&path, &page, spec) {
-        return Ok(Err(e.message().to_string()));
+    if let Err((_, why)) = check_page(&page, spec) {
+        return Ok(Err(why));
     }
     Ok(Ok(HostPage { file, page }))
 }
