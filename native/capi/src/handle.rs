@@ -36,7 +36,7 @@ const _: fn() = || {
 /// segments persisting into one file would hand out each other's numbers
 /// after a reboot. Another segment persists into its own default file
 /// (`<state dir>/hrts/<name>.seq`).
-fn config_for(mut env: Config, name: Option<&str>) -> Config {
+fn config_for(env: Config, name: Option<&str>) -> Config {
     match name {
         Some(name) => env.with_name(name),
         None => env,
