@@ -7,7 +7,8 @@
 //! gives the role back (a late tie) when its stdin ends: a test SIGSTOPs it in
 //! between. `hrts debug tie-loop MS` forces ties for MS milliseconds (a process
 //! that holds the role most of the time, to be caught with a real SIGSTOP);
-//! `hrts debug role` prints who holds the role.
+//! `hrts debug role` prints who holds the role. `hrts debug host-probe` and
+//! `hrts debug offsets MS` are the host page's tests' reader (see `host_probe`).
 
 use crate::exit::CliError;
 use hrts_core::SharedBase;
@@ -55,6 +56,13 @@ pub enum DebugCommand {
         ms: u64,
     },
     StatsRecord(super::stats::record::RecordArgs),
+    /// Try every way of changing the host page without changing it; print what was refused
+    HostProbe,
+    /// Measure |stamp - CLOCK_REALTIME| once a millisecond for MS milliseconds; print p50/p99/max
+    Offsets {
+        #[arg(value_parser = super::units::whole)]
+        ms: u64,
+    },
 }
 
 /// Runs `hrts debug ...`.
@@ -75,6 +83,8 @@ pub fn run(args: &DebugArgs, segment: Option<&str>) -> Result<(), CliError> {
         DebugCommand::Fuzz { rounds, seed } => super::fuzz::fuzz(&open()?, *rounds, *seed),
         DebugCommand::FuzzRead { ms } => super::fuzz::fuzz_read(&open()?, *ms),
         DebugCommand::StatsRecord(spec) => super::stats::record::run(spec, segment),
+        DebugCommand::HostProbe => super::host_probe::host_probe(),
+        DebugCommand::Offsets { ms } => super::host_probe::offsets(&open()?, *ms),
     }
 }
 

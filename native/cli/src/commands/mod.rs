@@ -8,6 +8,8 @@ pub mod echo;
 pub mod eval;
 #[cfg(feature = "testing")]
 mod fuzz;
+#[cfg(feature = "testing")]
+mod host_probe;
 pub mod info;
 mod loop_header;
 pub mod merge;
