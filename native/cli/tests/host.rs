@@ -337,10 +337,11 @@ impl Drop for TestUser {
 /// `hrts ARGS` in new pid, IPC and mount namespaces, as a container would
 /// run it: the host page's directory bind-mounted read-only over itself, and
 /// a `/dev/shm` of its own, as a container's IPC namespace comes with one.
-/// (Every host reader also opens its per-user segment, for unique stamps and
-/// sequence numbers; with the host's `/dev/shm` that segment's page would be
-/// in the host's IPC namespace, and the reader would be refused altogether,
-/// as ipc.rs shows for segments.)
+/// (A host reader opens its per-user segment for unique stamps and sequence
+/// numbers; with the host's `/dev/shm` that segment's page would be in the
+/// host's IPC namespace and those would be refused, as ipc.rs shows for
+/// segments, while its stamps still come from the host page: see
+/// `ipc_namespace_beside_the_hosts_dev_shm`.)
 fn in_namespaces(host: &HostDir) -> Command {
     let mut c = Command::new("unshare");
     c.args([
@@ -360,6 +361,30 @@ fn in_namespaces(host: &HostDir) -> Command {
     ]);
     on_host(&mut c, &host.dir);
     c
+}
+
+/// A process in an IPC namespace of its own that shares the host's
+/// `/dev/shm` (where root's per-user segment names a page of the host's IPC
+/// namespace): it stamps the host line all the same; only what needs its
+/// per-user segment (unique stamps) is refused, with the reason.
+fn ipc_namespace_beside_the_hosts_dev_shm(host: &HostDir, timeline: &str) {
+    let ns = || {
+        let mut c = Command::new("unshare");
+        c.args(["--ipc", hrts()]);
+        on_host(&mut c, &host.dir);
+        c
+    };
+    let info = run_ok(ns(), &["info"]);
+    assert!(info.starts_with(&format!("{timeline}\n")), "{info}");
+    let now: u64 = run_ok(ns(), &["now"]).trim().parse().unwrap();
+    assert!(now.abs_diff(hrts_core::clock::realtime_ns()) < 1_000_000_000);
+    let unique = run(ns(), &["unique"]);
+    assert_eq!(unique.status.code(), Some(3), "{}", text(&unique.stderr));
+    assert!(
+        text(&unique.stderr).contains("another IPC namespace"),
+        "{}",
+        text(&unique.stderr)
+    );
 }
 
 /// Runs `c` with `args`; it must not be killed by a signal.
@@ -540,6 +565,7 @@ fn another_user_and_a_namespaced_process_read_the_host_timeline_and_cannot_chang
         }
         ping("stopped", who);
     }
+    ipc_namespace_beside_the_hosts_dev_shm(&host, &timeline);
     let after = std::fs::read(&page).unwrap();
     signal(daemon.pid(), libc::SIGCONT);
     assert!(
@@ -551,8 +577,8 @@ fn another_user_and_a_namespaced_process_read_the_host_timeline_and_cannot_chang
         assert_eq!(r.violations, 0, "{who}, daemon {phase}: {r:?}");
     }
     // The daemon goes on with the same line. (`hrts info` calls it gone
-    // once it missed three rounds, 3 ms here: a loaded machine can delay a
-    // sleeping daemon that long, so it gets a few looks.)
+    // once it missed three rounds and 250 ms: a loaded machine can delay a
+    // sleeping daemon, so it gets a few looks.)
     let ties = |i: &BTreeMap<String, String>| i["ties"].parse::<u64>().unwrap();
     let mut again = key_values(&run_ok(host.hrts(), &["info"]));
     for _ in 0..20 {
@@ -590,7 +616,11 @@ impl Stamper {
         let mut out = BufReader::new(child.stdout.take().unwrap());
         let mut line = String::new();
         out.read_line(&mut line).unwrap();
-        assert_eq!(line.trim(), "attached");
+        // It says which timeline it stamps: the host page, always, here.
+        assert!(
+            line.starts_with("attached (timeline: host service "),
+            "{line}"
+        );
         Stamper { child, out }
     }
 
@@ -880,15 +910,9 @@ fn planted_linked_truncated_foreign_and_writable_pages_are_refused_and_said_so()
             "{what}: {first}"
         );
         assert!(first.contains(&page), "{what}: {first}");
-        if *what == "a foreign file" {
-            // The refusal is the segment check's message, which names the
-            // file but not the host page (see the commit message).
-            assert!(first.contains("not an hrts"), "{what}: {first}");
-        } else {
-            let refused = format!("host page {page} refused: {why}");
-            assert!(first.contains(&refused), "{what}: {first}");
-            assert!(first.contains("HRTS_HOST=off"), "{what}: {first}");
-        }
+        let refused = format!("host page {page} refused: {why}");
+        assert!(first.contains(&refused), "{what}: {first}");
+        assert!(first.contains("HRTS_HOST=off"), "{what}: {first}");
         assert_eq!(key_values(&info)["segment"], own, "{what}");
         // It stamps, on its per-user segment's line (near the system clock).
         let now: u64 = run_ok(host.hrts(), &["now"]).trim().parse().unwrap();
@@ -898,8 +922,7 @@ fn planted_linked_truncated_foreign_and_writable_pages_are_refused_and_said_so()
 
     // A daemon finds a foreign or truncated page: it makes a new one and says why.
     for (what, bytes, why) in [
-        // (The segment check's words: see above.)
-        ("foreign", noise(4096), "not an hrts"),
+        ("foreign", noise(4096), "it is not an hrts page"),
         (
             "truncated",
             valid[..100].to_vec(),
