@@ -30,12 +30,15 @@ fi
 # Prometheus server (and lints the exposition with its promtool).
 # pkg-config, libssl-dev: cargo-c's build (below); dpkg-dev: cargo-deb's Depends
 # (dpkg-shlibdeps) and the packaging stage's dpkg-architecture; lintian: the packaging
-# stage lints the .deb.
+# stage lints the .deb. systemd: systemd-analyze, with which the daemon-unit stage
+# verifies the unit (no running systemd needed), and systemd-sysusers, which the
+# package's postinst runs when the packaging stage installs it; util-linux (setpriv,
+# unshare) and passwd (useradd): the daemon-unit stage runs the unit's command as its user.
 if [ "$scope" = selftest ]; then
     pkgs=(gradle)
 else
     pkgs=(gradle junit4 libhamcrest-java python3 faketime maven prometheus
-          pkg-config libssl-dev dpkg-dev lintian
+          pkg-config libssl-dev dpkg-dev lintian systemd util-linux passwd
           gcc-aarch64-linux-gnu gcc-powerpc64le-linux-gnu
           libc6-dev-arm64-cross libc6-dev-ppc64el-cross qemu-user-static)
 fi

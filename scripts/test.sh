@@ -24,8 +24,8 @@ if ! command -v cargo >/dev/null 2>&1 && [ -x "$HOME/.cargo/bin/cargo" ]; then
     export PATH="$HOME/.cargo/bin:$PATH"
 fi
 
-ALL_STAGES=(bootstrap version fmt clippy msrv docs cargo cross c packaging c-stats prometheus junit
-            junit-jdk25 trace fuzz host adapters consumer maven-consumer doc-examples)
+ALL_STAGES=(bootstrap version fmt clippy msrv docs cargo cross c packaging daemon-unit c-stats
+            prometheus junit junit-jdk25 trace fuzz host adapters consumer maven-consumer doc-examples)
 declare -A DESCRIPTION
 describe() { DESCRIPTION[$1]=$2; }
 describe bootstrap      "installs what the machine lacks (scripts/bootstrap.sh)"
@@ -38,6 +38,7 @@ describe cargo          "Rust tests, with the testing feature's multi-process ho
 describe cross          "aarch64 and ppc64le under qemu-user (scripts/cross-test.sh)"
 describe c              "the C ABI through include/hrts.h (tests/c/run.sh)"
 describe packaging      "cargo cinstall into a temporary prefix (SONAME, stripped, pkg-config) and the .deb: its fields and files, extracted and used, lintian, and (root) installed with dpkg -i, used and removed without a trace (tests/packaging/run.sh)"
+describe daemon-unit    "the systemd unit: systemd-analyze verify, and (root) its ExecStart run as systemd would, as its user in a runtime directory of its own: starts, serves, refuses a second daemon, stops on SIGTERM, adopts the page on restart (tests/daemon-unit/run.sh)"
 describe c-stats        "C statistics: the ABI, the macros, shared snapshots and timers (tests/c/stats/run.sh)"
 describe prometheus     "a real Prometheus server scraping hrts stats serve on loopback (tests/stats-shared/prometheus.sh)"
 describe junit          "JUnit through the packaged jar, every packed platform's library checked (./gradlew :test)"
@@ -199,6 +200,7 @@ stage_cargo() {
 stage_cross()      { run_counted scripts/cross-test.sh; }
 stage_c()          { run_counted tests/c/run.sh; }
 stage_packaging()  { run_counted tests/packaging/run.sh; }
+stage_daemon-unit() { run_counted tests/daemon-unit/run.sh; }
 stage_c-stats()    { run_counted tests/c/stats/run.sh; }
 stage_prometheus() { run_counted tests/stats-shared/prometheus.sh; }
 

@@ -7,18 +7,23 @@
 #    alone and run against the installed library.
 # 2. The Debian package (packaging/deb/build.sh): its control fields and file list
 #    (dpkg-deb -I/-c), then, extracted with `dpkg-deb -x` (never installed on this
-#    machine), its hrts --version, manual page and completion, and app.c built with
-#    pkg-config against the extracted tree.
+#    machine), its hrts --version, manual page and completion, the systemd unit and the
+#    sysusers file as committed, and app.c built with pkg-config against the extracted
+#    tree.
 # 3. lintian on the .deb (info and pedantic tags too): every tag it reports must be
 #    listed, with its reason, in packaging/deb/lintian-expected.txt.
 # 4. As root only: the .deb installed on this machine with `dpkg -i` (refused if a
 #    package hrts is installed already), the installed hrts --version, now and info,
 #    its manual page and completion, app.c built with the system's pkg-config and run
-#    against /usr/lib/<multiarch>, ld.so.cache; then `dpkg -r` (and -P) and nothing
-#    left: the list of /usr and hrts's dpkg status as before. A trap removes the package
-#    whatever fails. (Under scripts/test.sh as root, /tmp and /dev/shm are the
-#    namespace's own, /usr and /var/lib/dpkg the machine's.) Without root: skipped,
-#    counted neither way.
+#    against /usr/lib/<multiarch>, ld.so.cache; the service user hrts made by the
+#    postinst (systemd-sysusers), the unit installed neither enabled nor started, and
+#    `systemd-analyze verify` on it as installed; then `dpkg -P` and nothing left: the
+#    list of /usr, hrts's dpkg status and the unit's state in /etc/systemd and
+#    /var/lib/systemd as before. A trap removes the package whatever fails, and the
+#    user hrts if the install made it (Debian's packages leave their system users on
+#    purge; this test does not). (Under scripts/test.sh as root, /tmp and /dev/shm are
+#    the namespace's own, /usr, /etc and /var/lib/dpkg the machine's.) Without root:
+#    skipped, counted neither way.
 #
 # Programs run on a segment of their own (/hrts-pkg-<pid>, and /hrts-pkg-<pid>-inst for
 # the installed command), removed at the end with `hrts unlink`, with their state under
@@ -66,8 +71,15 @@ mkdir -p "$tmp/state"
 hrts_bin="$target/release/hrts"
 inst_segment="$segment-inst"
 installed=no  # yes once `dpkg -i` has been tried: the package must go again
-remove_package() {
-    if [ -n "$(dpkg-query -W -f='${Conffiles}' hrts 2>/dev/null)" ]; then dpkg -P hrts; else dpkg -r hrts; fi
+made_user=    # hrts, when the install made the service user: removed at the end
+# Purged, not only removed: the postrm then also forgets the unit's state
+# (deb-systemd-helper's mask and enablement records).
+remove_package() { dpkg -P hrts; }
+remove_user() {
+    [ -n "$made_user" ] || return 0
+    userdel "$made_user" || return 1
+    if getent group "$made_user" >/dev/null; then groupdel "$made_user" || return 1; fi
+    made_user=
 }
 cleanup() {
     local h s
@@ -80,6 +92,10 @@ cleanup() {
     if [ "$installed" = yes ]; then
         echo "packaging: removing the package hrts (a check stopped before its removal)"
         remove_package >/dev/null 2>&1 || echo "packaging: could not remove hrts: run dpkg -P hrts" >&2
+    fi
+    if [ -n "$made_user" ]; then
+        echo "packaging: removing the user $made_user that the install made"
+        remove_user >/dev/null 2>&1 || echo "packaging: could not remove the user $made_user: run userdel $made_user" >&2
     fi
     rm -rf "$tmp"
 }
@@ -189,6 +205,9 @@ check "Package: hrts" field_is Package hrts
 check "Version: $version-1" field_is Version "$version-1"
 check "Architecture: $arch" field_is Architecture "$arch"
 check "Depends names libc6" field_is Depends '.*libc6.*'
+# The postinst runs systemd-sysusers (the service user).
+check "Depends: systemd-standalone-sysusers | systemd | systemd-sysusers" \
+    field_is Depends '.*systemd-standalone-sysusers \| systemd \| systemd-sysusers.*'
 check "Section, Priority, Maintainer, Description" \
     sh -c 'grep -q "^ Section: " "$1" && grep -q "^ Priority: " "$1" && grep -q "^ Maintainer: " "$1" && grep -q "^ Description: " "$1"' _ "$tmp/control.txt"
 
@@ -204,7 +223,8 @@ has_entry() {
 }
 l="usr/lib/$multiarch"
 for f in usr/bin/hrts usr/share/man/man1/hrts.1.gz usr/share/bash-completion/completions/hrts \
-         "$l/libhrts.so.$version" "$l/pkgconfig/hrts.pc" usr/include/hrts.h usr/share/doc/hrts/copyright; do
+         "$l/libhrts.so.$version" "$l/pkgconfig/hrts.pc" usr/include/hrts.h usr/share/doc/hrts/copyright \
+         usr/lib/systemd/system/hrts.service usr/lib/sysusers.d/hrts.conf usr/share/doc/hrts/daemon.md; do
     check "holds /$f" has_entry "$f"
 done
 check "holds /$l/libhrts.so.$major -> libhrts.so.$version" has_entry "$l/libhrts.so.$major" "libhrts.so.$version"
@@ -224,6 +244,17 @@ check "bash completion: valid bash, completes hrts" \
 check "extracted library: SONAME libhrts.so.$major" soname_is "$ext/$l/libhrts.so.$version" "libhrts.so.$major"
 check "extracted library stripped" is_stripped "$ext/$l/libhrts.so.$version"
 check "the package's header is the committed one" cmp include/hrts.h "$ext/usr/include/hrts.h"
+check "the package's unit is packaging/systemd/hrts.service" \
+    cmp packaging/systemd/hrts.service "$ext/usr/lib/systemd/system/hrts.service"
+check "the package's sysusers.d/hrts.conf is packaging/systemd/hrts.sysusers" \
+    cmp packaging/systemd/hrts.sysusers "$ext/usr/lib/sysusers.d/hrts.conf"
+# The maintainer scripts cargo-deb wrote: the postinst makes the user; none enables or
+# starts the unit on install (they do on upgrade only what the unit's state asks).
+dpkg-deb -e "$deb" "$tmp/control"
+check "postinst: systemd-sysusers hrts.conf" grep -E '^[[:space:]]*systemd-sysusers .*hrts\.conf' "$tmp/control/postinst"
+check "no maintainer script starts the unit on install" \
+    sh -c '! cat "$1"/postinst "$1"/prerm "$1"/postrm 2>/dev/null | grep -nE "deb-systemd-invoke (start|restart) |_dh_action=start"' \
+    _ "$tmp/control"
 # pkg-config against the tree as if it were /: PKG_CONFIG_SYSROOT_DIR puts the tree
 # before the .pc file's /usr paths.
 pc_env=(PKG_CONFIG_PATH="$ext/$l/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$ext")
@@ -257,6 +288,11 @@ fi
 
 # ---- 4. installed on this machine, used and removed (root only)
 usr_list() { find /usr 2>/dev/null | LC_ALL=C sort; }
+# What names the unit in systemd's and deb-systemd-helper's state: links, masks, records.
+unit_state() {
+    find /etc/systemd /var/lib/systemd -name 'hrts.service*' 2>/dev/null | LC_ALL=C sort
+    grep -rls 'hrts\.service' /var/lib/systemd/deb-systemd-helper-enabled 2>/dev/null | LC_ALL=C sort || true
+}
 # dpkg's status of hrts: empty when dpkg knows no such package.
 hrts_status() { dpkg-query -W -f='${Status}' hrts 2>/dev/null || true; }
 install_check() {
@@ -270,6 +306,10 @@ install_check() {
             return ;;
     esac
     usr_list > "$tmp/usr-before.txt"
+    unit_state > "$tmp/unit-before.txt"
+    local user_before
+    user_before=$(getent passwd hrts || true)
+    echo "packaging: the user hrts before: ${user_before:-none}"
     installed=yes
     check "dpkg -i $(basename "$deb")" dpkg -i "$deb"
     check "dpkg -s hrts: installed, version $version-1" sh -c \
@@ -296,8 +336,25 @@ install_check() {
         build_app app-sys -u PKG_CONFIG_PATH -u PKG_CONFIG_LIBDIR -u PKG_CONFIG_SYSROOT_DIR
     check "runs against the installed $installed_dir/libhrts.so.$major" \
         runs_against "$tmp/app-sys" "$installed_dir" -u LD_LIBRARY_PATH
+    if [ -z "$user_before" ] && getent passwd hrts >/dev/null; then made_user=hrts; fi
+    check "the service user hrts: a system user without a login (the postinst's systemd-sysusers)" bash -c '
+        IFS=: read -r name _ uid gid _ home shell < <(getent passwd hrts) || { echo "no user hrts"; exit 1; }
+        echo "hrts: uid $uid, gid $gid ($(getent group "$gid" | cut -d: -f1)), home $home, shell $shell"
+        [ "$uid" -lt 1000 ] && [ "$(getent group "$gid" | cut -d: -f1)" = hrts ] &&
+            case "$shell" in */nologin|/bin/false) ;; *) exit 1 ;; esac' _
+    check "the unit installed, neither enabled nor started" sh -c '
+        test -f /usr/lib/systemd/system/hrts.service || { echo "no /usr/lib/systemd/system/hrts.service"; exit 1; }
+        w=$(find /etc/systemd/system -name hrts.service 2>/dev/null)
+        [ -z "$w" ] || { echo "enabled: $w"; exit 1; }
+        if [ -d /run/systemd/system ]; then ! systemctl is-active --quiet hrts; fi'
+    if command -v systemd-analyze >/dev/null 2>&1; then
+        check "systemd-analyze verify the installed unit (its /usr/bin/hrts and hrts(1))" sh -c '
+            out=$(cd / && systemd-analyze verify /usr/lib/systemd/system/hrts.service 2>&1); rc=$?
+            [ -z "$out" ] || echo "$out"
+            [ "$rc" -eq 0 ] && ! echo "$out" | grep -q hrts.service'
+    fi
 
-    check "dpkg -r hrts" remove_package
+    check "dpkg -P hrts" remove_package
     installed=no
     check "dpkg -s hrts: not installed" sh -c 's=$(dpkg-query -W -f="\${Status}" hrts 2>/dev/null) || exit 0
         echo "status: $s"; case "$s" in *" not-installed") ;; *) exit 1 ;; esac'
@@ -308,6 +365,14 @@ install_check() {
     usr_list > "$tmp/usr-after.txt"
     check "the list of /usr as before ($(wc -l < "$tmp/usr-before.txt") entries)" \
         diff "$tmp/usr-before.txt" "$tmp/usr-after.txt"
+    unit_state > "$tmp/unit-after.txt"
+    check "the unit's state in /etc/systemd and /var/lib/systemd as before (no mask, no records)" \
+        diff "$tmp/unit-before.txt" "$tmp/unit-after.txt"
+    if [ -n "$made_user" ]; then
+        # In this shell: remove_user clears made_user, so that the trap does not try again.
+        local what="the user hrts removed again (the install made it; Debian's purge leaves it)"
+        if remove_user > "$tmp/userdel.txt" 2>&1; then ok "$what"; else bad "$what"; sed 's/^/    /' "$tmp/userdel.txt"; fi
+    fi
 }
 if [ "$(id -u)" -eq 0 ]; then
     start=$SECONDS
