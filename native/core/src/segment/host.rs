@@ -484,11 +484,13 @@ mod tests {
             last = stamp;
         }
         assert_eq!(reader.base(), line, "a reader moved or tied the line");
-        assert!(reader
-            .service()
-            .unwrap()
-            .gone_for(crate::os::realtime_ns())
+        // No round since: a second from now it counts as gone; just after
+        // its last round, as running.
+        let service = reader.service().unwrap();
+        assert!(service
+            .gone_for(service.heartbeat_ns + 1_000_000_000)
             .is_some());
+        assert!(service.gone_for(service.heartbeat_ns + 1_000_000).is_none());
         drop(daemon);
     }
 
