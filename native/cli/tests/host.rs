@@ -714,9 +714,11 @@ fn stampers_in_two_pid_namespaces_share_the_line_the_daemon_keeps() {
         assert!(r["stamps"] > 1000, "stamper {i}: {r:?}");
         assert_eq!(r["backwards"], 0, "stamper {i}: {r:?}");
         assert_eq!(r["off"], 0, "stamper {i}: {r:?}");
-        // As in timeline.rs: a vCPU descheduled under a stamp counts as its
-        // CPU time; a stamp that waited for a writer would be slow every time.
-        assert!(r["slow"] <= 3, "stamper {i}: {r:?}");
+        // A vCPU descheduled under a stamp counts as its CPU time (4 stampers
+        // and a daemon share 2 CPUs here): a few in tens of millions. A
+        // stamp that waited for the daemon would be slow at many of its
+        // hundred thousand ties.
+        assert!(r["slow"] <= 20, "stamper {i}: {r:?}");
     }
     assert_eq!(after["generation"], "1");
     assert_eq!(after["repairs"], "0");
