@@ -815,7 +815,8 @@ int hrts_get_mode(uint32_t *out);
 /**
  * The tracking state of the process's segment (mode, tie settings, the
  * slope's correction, tie and step counts; see `hrts_tracking_state`), one
- * snapshot of what `hrts info` shows.
+ * snapshot of what `hrts info` shows. `HRTS_E_CORRUPT` if the tie
+ * statistics were damaged (the next tie or move starts them again).
  *
  * # Safety
  * `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one

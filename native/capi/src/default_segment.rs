@@ -287,7 +287,8 @@ pub unsafe extern "C" fn hrts_get_mode(out: *mut u32) -> c_int {
 
 /// The tracking state of the process's segment (mode, tie settings, the
 /// slope's correction, tie and step counts; see `hrts_tracking_state`), one
-/// snapshot of what `hrts info` shows.
+/// snapshot of what `hrts info` shows. `HRTS_E_CORRUPT` if the tie
+/// statistics were damaged (the next tie or move starts them again).
 ///
 /// # Safety
 /// `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one
@@ -297,7 +298,7 @@ pub unsafe extern "C" fn hrts_get_tracking_state(out: *mut HrtsTrackingState) ->
     // SAFETY: `out` is NULL or valid for one write, by this function's contract.
     unsafe {
         out_call(out, "hrts_get_tracking_state", || {
-            Ok(segment_types::tracking_state_of(base()?))
+            segment_types::tracking_state_of(base()?)
         })
     }
 }

@@ -455,7 +455,7 @@ pub unsafe extern "C" fn hrts_segment_tracking_state(
     // SAFETY: `seg` and `out` as this function's contract says.
     unsafe {
         segment_out_call(seg, out, "hrts_segment_tracking_state", |b| {
-            Ok(segment_types::tracking_state_of(b))
+            segment_types::tracking_state_of(b)
         })
     }
 }

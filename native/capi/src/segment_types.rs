@@ -103,9 +103,22 @@ impl From<TrackingState> for HrtsTrackingState {
 }
 
 /// The tracking state as `hrts_get_tracking_state` and
-/// `hrts_segment_tracking_state` write it.
-pub(crate) fn tracking_state_of(b: &SharedBase) -> HrtsTrackingState {
-    b.tracking_state().into()
+/// `hrts_segment_tracking_state` write it; `HRTS_E_CORRUPT` when its tie
+/// statistics disagree with their check word (damage: the next tie or move
+/// starts them again).
+pub(crate) fn tracking_state_of(b: &SharedBase) -> Result<HrtsTrackingState, Failure> {
+    let t = b.tracking_state();
+    if !t.statistics_valid {
+        return Err(Failure::new(
+            HrtsStatus::E_CORRUPT,
+            format!(
+                "the tie statistics of segment {} are damaged (their check word disagrees); the \
+                 next tie or move starts them again: ask again after it",
+                b.name()
+            ),
+        ));
+    }
+    Ok(t.into())
 }
 
 /// The `hrts_open_options` layout this library was built with: set

@@ -26,8 +26,8 @@ mod storage {
 mod layout;
 
 use layout::{
-    Extension, Header, HostArea, MinorArea, Slot, EXTENSION_OFFSET, HOST_AREA_OFFSET, MINOR_OFFSET,
-    SEGMENT_SIZE,
+    Extension, Header, HostArea, MinorArea, Slot, StatsArea, EXTENSION_OFFSET, HOST_AREA_OFFSET,
+    MINOR_OFFSET, SEGMENT_SIZE, STATS_AREA_OFFSET,
 };
 use std::mem::{offset_of, size_of};
 
@@ -197,6 +197,7 @@ fn the_time_page_tables_match_the_layout() {
             ("extension", EXTENSION_OFFSET, size_of::<Extension>()),
             ("minor", MINOR_OFFSET, size_of::<MinorArea>()),
             ("host", HOST_AREA_OFFSET, size_of::<HostArea>()),
+            ("stats", STATS_AREA_OFFSET, size_of::<StatsArea>()),
             ("tag", tag, 8),
         ],
     );
@@ -317,6 +318,17 @@ fn the_time_page_tables_match_the_layout() {
             host(field!(HostArea, round_ns)),
             host(field!(HostArea, restarts)),
         ],
+    );
+    check(
+        &doc,
+        "Statistics check",
+        STATS_AREA_OFFSET,
+        STATS_AREA_OFFSET + size_of::<StatsArea>(),
+        &[(
+            "stats_check",
+            STATS_AREA_OFFSET + offset_of!(StatsArea, stats_check),
+            8,
+        )],
     );
 }
 

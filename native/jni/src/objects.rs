@@ -163,6 +163,7 @@ pub(crate) fn segment_info<'local>(
                 moves: jlong,
                 offset_ns: jlong,
                 tracking: io.hrts.TrackingState,
+                statistics_valid: jboolean,
             ) -> void
         ),
         &[
@@ -194,6 +195,7 @@ pub(crate) fn segment_info<'local>(
             JValue::Long(info.moves as jlong),
             JValue::Long(info.offset_ns),
             JValue::Object(&tracking),
+            JValue::Bool(info.tracking.statistics_valid),
         ],
     )
 }

@@ -438,6 +438,7 @@ mod tests {
                 last_step_ns: 0,
                 largest_step_ns: 0,
                 repairs: 0,
+                statistics_valid: true,
             },
             generation: 1,
         }

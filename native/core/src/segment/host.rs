@@ -256,7 +256,12 @@ impl HostDaemon {
             None => {
                 let init = |page: &crate::storage::Page| {
                     init::initialise_minor(super::minor_of(page), super::minor_fields_of(page));
-                    init::initialise(super::header_of(page), super::extension_of(page), &page_cfg)
+                    init::initialise(
+                        super::header_of(page),
+                        super::extension_of(page),
+                        super::stats_area_of(page),
+                        &page_cfg,
+                    )
                 };
                 let made = file::create(dir, &SPEC, &init)?;
                 let base = SharedBase::from_ready(

@@ -41,6 +41,11 @@ pub struct TrackingState {
     pub largest_step_ns: i64,
     /// Damaged lines or header fields a tie or move found and repaired.
     pub repairs: u64,
+    /// The tie statistics above (`ties`, `last_offset_ns`, `steps`,
+    /// `last_step_ns`, `largest_step_ns`, `repairs`, and the segment's
+    /// `moves`) agree with their check word; when they do not (the page was
+    /// damaged) they are 0 here and `hrts info` shows them as damaged.
+    pub statistics_valid: bool,
 }
 
 impl TrackingState {
@@ -106,6 +111,17 @@ pub fn pace_text(p: &Pace) -> String {
         Pace::Unknown => "unknown (too few hand-overs between CPUs)".to_string(),
     }
 }
+
+/// The keys of the tie statistics (see [`TrackingState::statistics_valid`]).
+pub const STATISTICS_KEYS: [&str; 7] = [
+    "moves",
+    "ties",
+    "last tie offset ns",
+    "steps",
+    "last step ns",
+    "largest step ns",
+    "repairs",
+];
 
 impl SegmentInfo {
     /// Every fact as (key, value) text, in one canonical order and wording, so
@@ -189,6 +205,13 @@ impl SegmentInfo {
             ]);
         }
         f.push(("repairs", t.repairs.to_string()));
+        if !t.statistics_valid {
+            for (key, value) in &mut f {
+                if STATISTICS_KEYS.contains(key) {
+                    *value = "damaged (the next tie or move starts it again)".into();
+                }
+            }
+        }
         f
     }
 }
@@ -215,7 +238,7 @@ impl SharedBase {
             mult: self.base().mult,
             shift: self.scale.shift,
             wrap_threshold: self.threshold,
-            moves: h.moves.load(Relaxed),
+            moves: self.checked_stats().map_or(0, |s| s.moves),
             base: self.base(),
             evaluation: match h.eval_monotonic.load(Relaxed) {
                 EVAL_NOT_RUN => None,
@@ -249,6 +272,8 @@ impl SharedBase {
     /// and step statistics.
     pub fn tracking_state(&self) -> TrackingState {
         let h = self.header();
+        let stats = self.checked_stats();
+        let s = stats.unwrap_or_default();
         let (line, ..) = self.active_line();
         let m = self.scale.mult as i128;
         let ppb = |x: u64| ((x as i128 - m) * 1_000_000_000 / m) as i64;
@@ -258,17 +283,18 @@ impl SharedBase {
             tie_interval_ns: h.tie_interval_ns.load(Relaxed),
             max_slew_ppb: h.max_slew_ppb.load(Relaxed),
             step_threshold_ns: h.step_ns.load(Relaxed),
-            ties: h.ties.load(Relaxed),
+            ties: s.ties,
             last_tie_ns: if tracking { line.tie_ns } else { 0 },
-            last_offset_ns: h.last_offset_ns.load(Relaxed) as i64,
+            last_offset_ns: s.last_offset_ns,
             pending_ns: line.residual,
             frequency_ppb: ppb(line.freq_mult),
             slew_ppb: ((line.mult as i128 - line.freq_mult as i128) * 1_000_000_000 / m) as i64,
             correction_ppb: ppb(line.mult),
-            steps: h.steps.load(Relaxed),
-            last_step_ns: h.last_step_ns.load(Relaxed) as i64,
-            largest_step_ns: h.largest_step_ns.load(Relaxed) as i64,
-            repairs: h.repairs.load(Relaxed),
+            steps: s.steps,
+            last_step_ns: s.last_step_ns,
+            largest_step_ns: s.largest_step_ns,
+            repairs: s.repairs,
+            statistics_valid: stats.is_some(),
         }
     }
 }

@@ -27,7 +27,12 @@ pub(super) fn initialise_minor(minor: &MinorArea, later: &[AtomicU64]) {
     minor.layout_minor.store(LAYOUT_MINOR, Relaxed);
 }
 
-pub(super) fn initialise(h: &Header, ext: &Extension, cfg: &Config) -> Result<()> {
+pub(super) fn initialise(
+    h: &Header,
+    ext: &Extension,
+    stats: &StatsArea,
+    cfg: &Config,
+) -> Result<()> {
     h.init_started_ns.store(crate::os::monotonic_ns(), Relaxed);
     let (source, reason, cal, eval) = pick_and_calibrate(cfg)?;
     match &eval {
@@ -109,17 +114,7 @@ pub(super) fn initialise(h: &Header, ext: &Extension, cfg: &Config) -> Result<()
         store_line(slot, &line, 0);
     }
     h.seq.store(0, Relaxed);
-    h.moves.store(0, Relaxed);
-    for stat in [
-        &h.ties,
-        &h.steps,
-        &h.last_step_ns,
-        &h.largest_step_ns,
-        &h.repairs,
-        &h.last_offset_ns,
-    ] {
-        stat.store(0, Relaxed);
-    }
+    super::tie_stats::initialise(h, stats);
     // A replaced creator may have left anything here; nobody read it before `ready`.
     for word in [
         &*ext.last_unique,

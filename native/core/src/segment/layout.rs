@@ -27,8 +27,9 @@ pub const LAYOUT_VERSION: u32 = 4;
 /// the page's unused area (after [`MinorArea`]) and readers ignore what they do
 /// not know (docs/PROTOCOL.md, "Layout versions"). 0: the layout as version 4
 /// first defined it, so every version 4 page is a minor 0 page or newer. 1: each
-/// slot's `quick` word (in bytes minor 0 left unused), which stamps check.
-pub const LAYOUT_MINOR: u32 = 1;
+/// slot's `quick` word (in bytes minor 0 left unused), which stamps check. 2:
+/// the tie statistics' check word ([`StatsArea`]).
+pub const LAYOUT_MINOR: u32 = 2;
 /// One page: the whole segment.
 pub const SEGMENT_SIZE: usize = 4096;
 /// Bytes kept for the reason a counter source was chosen.
@@ -280,6 +281,20 @@ pub struct HostArea {
 pub const HOST_AREA_OFFSET: usize = MINOR_FIELDS_OFFSET;
 
 const _: () = assert!(HOST_AREA_OFFSET + std::mem::size_of::<HostArea>() <= SEGMENT_SIZE - 64);
+
+/// Minor 2: the check word of the header's tie statistics (`ties`, `moves`,
+/// `steps`, `last_step_ns`, `largest_step_ns`, `repairs`, `last_offset_ns`),
+/// written by the writer role's holder after them (see `tie_stats`).
+#[repr(C)]
+pub struct StatsArea {
+    pub stats_check: AtomicU64,
+}
+
+/// Where the page keeps its [`StatsArea`]: after the host area.
+pub const STATS_AREA_OFFSET: usize = HOST_AREA_OFFSET + std::mem::size_of::<HostArea>();
+
+const _: () = assert!(STATS_AREA_OFFSET + std::mem::size_of::<StatsArea>() <= SEGMENT_SIZE - 64);
+const _: () = assert!(STATS_AREA_OFFSET.is_multiple_of(8));
 const _: () = assert!(HOST_AREA_OFFSET.is_multiple_of(8));
 const _: () = assert!(EXTENSION_OFFSET.is_multiple_of(64));
 const _: () = assert!(MINOR_OFFSET.is_multiple_of(8));

@@ -16,6 +16,7 @@ mod init;
 pub(crate) mod layout;
 mod presence;
 pub(crate) mod role;
+pub(crate) mod tie_stats;
 pub(crate) mod timeline;
 pub(crate) mod tracking;
 mod validate;
@@ -128,7 +129,12 @@ impl SharedBase {
         };
         let init = |page: &storage::Page| {
             init::initialise_minor(minor_of(page), minor_fields_of(page));
-            init::initialise(header_of(page), extension_of(page), cfg)
+            init::initialise(
+                header_of(page),
+                extension_of(page),
+                stats_area_of(page),
+                cfg,
+            )
         };
         let (page, opened) = storage::open(&SPEC, &args, &init)?;
         SharedBase::from_ready(page, cfg, opened, Access::User)
@@ -355,6 +361,13 @@ pub(crate) fn minor_fields_of(page: &shm::Page) -> &[std::sync::atomic::AtomicU6
             (SEGMENT_SIZE - 64 - MINOR_FIELDS_OFFSET) / 8,
         )
     }
+}
+
+pub(crate) fn stats_area_of(page: &shm::Page) -> &StatsArea {
+    // SAFETY: STATS_AREA_OFFSET is 8-byte aligned and the area ends before the
+    // storage layer's last 64 bytes (checked at compile time); it is an
+    // atomic, valid for any bit pattern.
+    unsafe { &*(page.as_ptr().add(STATS_AREA_OFFSET) as *const StatsArea) }
 }
 
 pub(crate) fn extension_of(page: &shm::Page) -> &Extension {

@@ -641,9 +641,17 @@ fn a_new_page_holds_this_minor_version_and_nothing_after_it() {
     let t = TestName::new("minor0");
     let base = SharedBase::open(&t.cfg()).unwrap();
     let words = base.page_words_for_test();
+    // Zero but for the statistics' check word (minor 2), which a new page's
+    // zero statistics have.
+    let check = STATS_AREA_OFFSET / 8;
     assert!(words[MINOR_FIELDS_OFFSET / 8..(SEGMENT_SIZE - 64) / 8]
         .iter()
-        .all(|w| w.load(SeqCst) == 0));
+        .enumerate()
+        .all(|(i, w)| MINOR_FIELDS_OFFSET / 8 + i == check || w.load(SeqCst) == 0));
+    assert_eq!(
+        words[check].load(SeqCst),
+        super::tie_stats::TieStats::default().check()
+    );
     let minor = base.minor_area();
     assert_eq!(minor.layout_minor.load(SeqCst), LAYOUT_MINOR);
     let dirty = MinorArea {

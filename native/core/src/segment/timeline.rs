@@ -416,14 +416,14 @@ impl SharedBase {
         let h = self.header();
         if !self.image.matches(h) {
             self.image.restore(h);
-            h.repairs.fetch_add(1, Relaxed);
+            self.update_stats(|s| s.repairs += 1);
         }
         let count = held >> 32;
         let (line, written, check) = load_line(&h.slots[seq_slot(held)]);
         if validate::line(&line, written, check, count, self.mode, &self.rules).is_ok() {
             return line;
         }
-        h.repairs.fetch_add(1, Relaxed);
+        self.update_stats(|s| s.repairs += 1);
         // The inactive slot holds the line before the last move or tie, unless a
         // writer died writing it: when its checksum and count say it is that
         // line, continue from it (in frozen mode it is the same timeline).
@@ -571,18 +571,21 @@ impl SharedBase {
                 Err(_) => return None,
             }
         };
-        drop(held);
-        h.ties.fetch_add(1, Relaxed);
-        h.moves.fetch_add(1, Relaxed);
-        h.last_offset_ns.store(t.offset as u64, Relaxed);
-        if matches!(t.kind, TieKind::Step | TieKind::CounterReset) {
-            h.steps.fetch_add(1, Relaxed);
-            h.last_step_ns.store(t.jump as u64, Relaxed);
-            let largest = h.largest_step_ns.load(Relaxed) as i64;
-            if t.jump.unsigned_abs() > largest.unsigned_abs() {
-                h.largest_step_ns.store(t.jump as u64, Relaxed);
+        // Published: the role is free, but its lock is still this thread's
+        // until `held` goes, so no other holder writes the statistics now.
+        self.update_stats(|s| {
+            s.ties += 1;
+            s.moves += 1;
+            s.last_offset_ns = t.offset;
+            if matches!(t.kind, TieKind::Step | TieKind::CounterReset) {
+                s.steps += 1;
+                s.last_step_ns = t.jump;
+                if t.jump.unsigned_abs() > s.largest_step_ns.unsigned_abs() {
+                    s.largest_step_ns = t.jump;
+                }
             }
-        }
+        });
+        drop(held);
         Some((old, t))
     }
 
@@ -602,7 +605,8 @@ impl SharedBase {
         if !self.publish_retrying(&held, &old.moved_to(counter)) {
             return false;
         }
-        self.header().moves.fetch_add(1, Relaxed);
+        // Under the role's lock still (`held` lives to the end).
+        self.update_stats(|s| s.moves += 1);
         true
     }
 

@@ -19,6 +19,7 @@ import java.util.Objects;
 public final class SegmentInfo {
     private final String timeline;
     private final String service;
+    private final boolean statisticsValid;
     private final String name;
     private final long layoutVersion;
     private final String source;
@@ -93,7 +94,7 @@ public final class SegmentInfo {
         this("per-user segment " + name, null, name, layoutVersion, source, reason, frequency, calibrationSpreadPpb,
                 calibrationElapsedNs, calibrations, evaluated, evaluationMonotonic, evaluationMaxShiftNs, evaluationCpus,
                 evaluationPace, evaluationPacePpb, creatorPid, creatorUid, createdEpochNs, generation, baseCounter,
-                baseNs, mult, shift, wrapThresholdTicks, moves, offsetNs, tracking);
+                baseNs, mult, shift, wrapThresholdTicks, moves, offsetNs, tracking, true);
     }
 
     SegmentInfo(String timeline, String service, String name, long layoutVersion, String source, String reason,
@@ -101,7 +102,8 @@ public final class SegmentInfo {
             boolean evaluationMonotonic, long evaluationMaxShiftNs, int evaluationCpus, int evaluationPace,
             long evaluationPacePpb, long creatorPid, long creatorUid, long createdEpochNs, long generation,
             long baseCounter, long baseNs, long mult, int shift, long wrapThresholdTicks, long moves, long offsetNs,
-            TrackingState tracking) {
+            TrackingState tracking, boolean statisticsValid) {
+        this.statisticsValid = statisticsValid;
         this.timeline = timeline.replace('\n', ' ').replace('\r', ' ');
         this.service = service;
         this.name = name;
@@ -153,6 +155,19 @@ public final class SegmentInfo {
      */
     public java.util.Optional<String> getService() {
         return java.util.Optional.ofNullable(service);
+    }
+
+    /**
+     * Whether the tie statistics ({@code moves}, and the {@link TrackingState}'s {@code ties},
+     * {@code lastOffsetNs}, {@code steps}, {@code lastStepNs}, {@code largestStepNs}, {@code
+     * repairs}) agree with their check word. When they do not (the segment was damaged) they are
+     * 0 here and {@link #asMap()} shows them as damaged, as {@code hrts info} does; the next tie
+     * or move starts them again.
+     *
+     * @return false if the statistics are damaged
+     */
+    public boolean isStatisticsValid() {
+        return statisticsValid;
     }
 
     /** @return the segment's name, e.g. {@code /hrts-1000} */
@@ -365,8 +380,18 @@ public final class SegmentInfo {
             m.put("largest step ns", Long.toString(t.largestStepNs()));
         }
         m.put("repairs", u(t.repairs()));
+        if (!statisticsValid) {
+            for (String key : STATISTICS_KEYS) {
+                m.computeIfPresent(key, (k, v) -> "damaged (the next tie or move starts it again)");
+            }
+        }
         return Collections.unmodifiableMap(m);
     }
+
+    /** The keys of the tie statistics, as the core's {@code STATISTICS_KEYS}. */
+    private static final String[] STATISTICS_KEYS = {
+        "moves", "ties", "last tie offset ns", "steps", "last step ns", "largest step ns", "repairs"
+    };
 
     private static String u(long v) {
         return Long.toUnsignedString(v);
