@@ -223,14 +223,26 @@ pub fn mode<'local>(mut env: EnvUnowned<'local>, _class: JClass<'local>) -> jint
     direct(&mut env, calls::mode)
 }
 
-/// `static native TrackingState trackingState()`: the segment's tracking state, typed.
+/// `static native TrackingState trackingState()`: the segment's tracking
+/// state, typed; `HrtsException` (CORRUPT) if its tie statistics are damaged.
 #[jni_mangle("io.hrts.Native")]
 pub fn tracking_state<'local>(
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
 ) -> JObject<'local> {
     env.with_env(|env| -> Result<_, Failure> {
-        let state = base()?.tracking_state();
+        let b = base()?;
+        let state = b.tracking_state();
+        if !state.statistics_valid {
+            return Err(Failure::from(hrts_core::Error::new(
+                hrts_core::ErrorKind::Corrupt,
+                format!(
+                    "the tie statistics of segment {} are damaged (their check word disagrees); \
+                     the next tie or move starts them again: ask again after it",
+                    b.name()
+                ),
+            )));
+        }
         Ok(objects::tracking_state(env, &state)?)
     })
     .resolve::<ThrowHrtsException>()

@@ -398,7 +398,9 @@ public final class HighResTimestamp {
 
     /**
      * The segment's tracking state: its mode, tie settings, the slope's correction, tie and step
-     * counts, repairs; one snapshot of what {@code hrts info} shows.
+     * counts, repairs; one snapshot of what {@code hrts info} shows. Damaged tie statistics throw
+     * {@link HrtsException} of kind CORRUPT (the next tie or move starts them again; {@link
+     * SegmentInfo#isStatisticsValid()} tells without an exception).
      *
      * @return the state, the same for every process of the segment
      */
