@@ -257,6 +257,31 @@ static void check_segment_name(void) {
         hrts_status_name(rc));
 }
 
+/* An interval that holds the system clock, or HRTS_E_UNSYNCHRONIZED with a
+   message when the clock's service gives no bound (this machine's kernel may
+   say STA_UNSYNC); never a torn or inverted interval. */
+static void check_bounded(void) {
+  uint64_t earliest = 0, latest = 0;
+  uint32_t status = 99;
+  check(hrts_get_bounded_epoch_nanoseconds(NULL, &latest, &status) == HRTS_E_NULL_POINTER,
+        "hrts_get_bounded_epoch_nanoseconds(NULL, ...) gives HRTS_E_NULL_POINTER", NULL);
+  check(hrts_get_bounded_epoch_nanoseconds(&earliest, &latest, NULL) == HRTS_E_NULL_POINTER,
+        "hrts_get_bounded_epoch_nanoseconds(..., NULL) gives HRTS_E_NULL_POINTER", NULL);
+  uint64_t before = realtime_ns();
+  int rc = hrts_get_bounded_epoch_nanoseconds(&earliest, &latest, &status);
+  uint64_t after = realtime_ns();
+  if (rc == HRTS_SUCCESS) {
+    check(status == HRTS_BOUND_SYNCHRONIZED || status == HRTS_BOUND_FREE_RUNNING,
+          "a bounded stamp is synchronized or free-running", NULL);
+    check(earliest <= before && after <= latest, "the interval holds the system clock", NULL);
+  } else {
+    check(rc == HRTS_E_UNSYNCHRONIZED, "no interval is HRTS_E_UNSYNCHRONIZED",
+          hrts_status_name(rc));
+    check(strlen(hrts_last_error()) > 20, "and says why", hrts_last_error());
+    check(status == 99 && earliest == 0, "and writes nothing", NULL);
+  }
+}
+
 static void *failing_thread(void *arg) {
   (void)arg;
   uint64_t tid = hrts_get_thread_id();
@@ -1254,6 +1279,7 @@ int main(int argc, char **argv) {
   check_itc();
   check_set_base_info();
   check_segment_name();
+  check_bounded();
   check_threads();
   check_handle_refusals();
   check_handles();

@@ -185,6 +185,33 @@ pub(crate) unsafe fn copy_text(
     })
 }
 
+/// The body of the bounded-stamp calls: all three outputs checked before the
+/// segment is touched, then the interval and its status written.
+///
+/// # Safety
+/// Each pointer must be NULL or aligned and valid for one write of its type.
+pub(crate) unsafe fn bounded<'a>(
+    function: &str,
+    base: impl FnOnce() -> Result<&'a SharedBase, Failure>,
+    earliest: *mut u64,
+    latest: *mut u64,
+    status: *mut u32,
+) -> c_int {
+    status_call(|| {
+        let e = required(earliest, "earliest", function)?;
+        let l = required(latest, "latest", function)?;
+        let s = required(status, "status", function)?;
+        let b = base()?.now_bounded()?;
+        // SAFETY: non-NULL, and valid by this function's contract.
+        unsafe {
+            put(e, b.earliest);
+            put(l, b.latest);
+            put(s, b.status.code());
+        }
+        Ok(())
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

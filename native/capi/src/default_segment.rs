@@ -158,6 +158,36 @@ pub unsafe extern "C" fn hrts_get_epoch_nanoseconds(out: *mut u64) -> c_int {
     unsafe { out_call(out, "hrts_get_epoch_nanoseconds", || Ok(base()?.now_ns())) }
 }
 
+/// An interval that holds true time now (TrueTime's `TT.now()`): `earliest`
+/// and `latest` in epoch ns, from an ordered stamp widened by the system
+/// clock's error bound (the time service's word, the line's own error, the
+/// counter's cross-CPU shift and the drift since the bound was learned), and
+/// its `status` (an `hrts_bound_status`: synchronized, or free-running when the
+/// word is old). `HRTS_E_UNSYNCHRONIZED`, with nothing written, when no
+/// interval can be given: the clock is not synchronized, the bound is older
+/// than its void-after, or the segment is frozen (the message says which).
+///
+/// # Safety
+/// Each of `earliest`, `latest` and `status` must be NULL
+/// (`HRTS_E_NULL_POINTER`) or valid for writing one value of its type.
+#[no_mangle]
+pub unsafe extern "C" fn hrts_get_bounded_epoch_nanoseconds(
+    earliest: *mut u64,
+    latest: *mut u64,
+    status: *mut u32,
+) -> c_int {
+    // SAFETY: the pointers are NULL or valid, by this function's contract.
+    unsafe {
+        common::bounded(
+            "hrts_get_bounded_epoch_nanoseconds",
+            base,
+            earliest,
+            latest,
+            status,
+        )
+    }
+}
+
 /// `hrts_get_epoch_nanoseconds` with an ordered counter read: the read cannot
 /// execute before the instructions that precede the call, so a stamp taken
 /// after observing another thread's or process's event is not earlier than

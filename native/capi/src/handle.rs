@@ -426,6 +426,25 @@ pub unsafe extern "C" fn hrts_segment_name(
     unsafe { common::segment_name(F, || segment(seg, F), buf, len) }
 }
 
+/// `hrts_get_bounded_epoch_nanoseconds` on the segment `seg`.
+///
+/// # Safety
+/// `seg` must be NULL or an open handle; `earliest`, `latest` and `status`
+/// NULL or valid for writing one value of their type. NULL gives
+/// `HRTS_E_NULL_POINTER`.
+#[no_mangle]
+pub unsafe extern "C" fn hrts_segment_bounded_epoch_nanoseconds(
+    seg: *const HrtsSegment,
+    earliest: *mut u64,
+    latest: *mut u64,
+    status: *mut u32,
+) -> c_int {
+    const F: &str = "hrts_segment_bounded_epoch_nanoseconds";
+    // SAFETY: `seg` is NULL or an open handle and the outputs NULL or valid,
+    // by this function's contract.
+    unsafe { common::bounded(F, || segment(seg, F), earliest, latest, status) }
+}
+
 /// `hrts_get_mode` on the segment `seg`: `HRTS_MODE_TRACKING` or
 /// `HRTS_MODE_FROZEN`, its creator's choice.
 ///

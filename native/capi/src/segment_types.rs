@@ -29,6 +29,33 @@ pub enum HrtsMode {
     MODE_FROZEN = 2,
 }
 
+// C knows this type as `hrts_bound_status` (cbindgen.toml renames it).
+/// What an interval from `hrts_get_bounded_epoch_nanoseconds` is worth; the
+/// functions write it as a `uint32_t` holding one of these values. Only
+/// `HRTS_BOUND_SYNCHRONIZED` and `HRTS_BOUND_FREE_RUNNING` come with an
+/// interval; the others are reported by the status `HRTS_E_UNSYNCHRONIZED`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(non_camel_case_types)]
+pub enum HrtsBoundStatus {
+    /// Nothing is known: no bound yet, or it is older than its void-after.
+    BOUND_UNKNOWN = 0,
+    /// The time service keeps the clock and its word is fresh.
+    BOUND_SYNCHRONIZED = 1,
+    /// The time service's word is old: the interval grows at the drift rate.
+    BOUND_FREE_RUNNING = 2,
+    /// The time service says the clock is not synchronized.
+    BOUND_UNSYNCHRONIZED = 3,
+}
+
+const _: () = {
+    use hrts_core::clock::bound::BoundStatus as B;
+    assert!(HrtsBoundStatus::BOUND_UNKNOWN as u32 == B::Unknown as u32);
+    assert!(HrtsBoundStatus::BOUND_SYNCHRONIZED as u32 == B::Synchronized as u32);
+    assert!(HrtsBoundStatus::BOUND_FREE_RUNNING as u32 == B::FreeRunning as u32);
+    assert!(HrtsBoundStatus::BOUND_UNSYNCHRONIZED as u32 == B::Unsynchronized as u32);
+};
+
 /// The segment's mode as `hrts_get_mode` and `hrts_segment_mode` write it.
 pub(crate) fn mode_of(b: &SharedBase) -> u32 {
     b.mode().code()

@@ -54,11 +54,15 @@ pub enum HrtsStatus {
     /// A fixed-size shared area (statistics cells, running shared timer
     /// instances) has no room left.
     E_FULL = 16,
+    /// No error bound can be given for a stamp: the system clock is not
+    /// synchronized, the bound's source went silent past void-after, or the
+    /// segment is frozen (the message says which).
+    E_UNSYNCHRONIZED = 17,
 }
 
 impl HrtsStatus {
     /// Every status, in value order (for `hrts_status_name` and the tests).
-    pub(crate) const ALL: [HrtsStatus; 17] = [
+    pub(crate) const ALL: [HrtsStatus; 18] = [
         HrtsStatus::SUCCESS,
         HrtsStatus::E_INVALID_ARGUMENT,
         HrtsStatus::E_OS,
@@ -76,6 +80,7 @@ impl HrtsStatus {
         HrtsStatus::E_OVERFLOW,
         HrtsStatus::E_UNKNOWN,
         HrtsStatus::E_FULL,
+        HrtsStatus::E_UNSYNCHRONIZED,
     ];
 
     /// The C name of the status, as the header spells it.
@@ -93,6 +98,7 @@ impl HrtsStatus {
             HrtsStatus::E_SOURCE => c"HRTS_E_SOURCE",
             HrtsStatus::E_PERSIST => c"HRTS_E_PERSIST",
             HrtsStatus::E_FULL => c"HRTS_E_FULL",
+            HrtsStatus::E_UNSYNCHRONIZED => c"HRTS_E_UNSYNCHRONIZED",
             HrtsStatus::E_NULL_POINTER => c"HRTS_E_NULL_POINTER",
             HrtsStatus::E_PANIC => c"HRTS_E_PANIC",
             HrtsStatus::E_BUFFER_TOO_SMALL => c"HRTS_E_BUFFER_TOO_SMALL",
@@ -115,6 +121,7 @@ impl HrtsStatus {
             ErrorKind::Source => HrtsStatus::E_SOURCE,
             ErrorKind::Persist => HrtsStatus::E_PERSIST,
             ErrorKind::Full => HrtsStatus::E_FULL,
+            ErrorKind::Unsynchronized => HrtsStatus::E_UNSYNCHRONIZED,
             // ErrorKind is non-exhaustive: a kind added to the core later must
             // still map to *some* failure, never to success.
             _ => HrtsStatus::E_UNKNOWN,

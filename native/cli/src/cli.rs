@@ -4,7 +4,7 @@
 //! become usage errors (exit 2) printed the one way every error is.
 
 use crate::commands::{
-    self, daemon::DaemonArgs, eval::EvalArgs, merge::MergeArgs, seq::CountArgs, stats::StatsArgs,
+    self, daemon::DaemonArgs, NowArgs, eval::EvalArgs, merge::MergeArgs, seq::CountArgs, stats::StatsArgs,
     sync::SyncArgs, test_loop::TestArgs, trace::TraceArgs, track::TrackArgs,
 };
 use crate::exit::{self, CliError};
@@ -34,8 +34,9 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Print the current time as epoch nanoseconds
-    Now,
+    /// Print the current time as epoch nanoseconds; with --bound, an interval that holds true
+    /// time: `EARLIEST LATEST STATUS`
+    Now(NowArgs),
     /// Print the segment's facts as `key: value` lines (each time also as a UTC date, each
     /// duration also in µs/ms/s, on the line below)
     Info,
@@ -116,7 +117,7 @@ impl Cli {
         let segment = self.segment.as_deref();
         let open = || commands::open(segment);
         match self.command {
-            Command::Now => commands::print(&format!("{}\n", open()?.now_ns())),
+            Command::Now(args) => commands::now(&open()?, &args),
             Command::Info => commands::info::run(&open()?),
             Command::Test(args) => commands::test_loop::run(&open()?, &args),
             Command::Eval(args) => commands::eval::run(&args),
@@ -176,6 +177,16 @@ pub const ENVIRONMENT: &[(&str, &str)] = &[
     (
         env::HOST,
         "off: never use the host page of `hrts daemon` (default on: use it when valid)",
+    ),
+    (
+        env::BOUND_DRIFT_PPM,
+        "the system clock's largest drift between two learnings of its error bound, ppm \
+         (default 50); the writer's (daemon's, tying process's) value counts",
+    ),
+    (
+        env::BOUND_VOID_S,
+        "seconds after which an error bound is void and `hrts now --bound` fails (default 60); \
+         the writer's value counts",
     ),
     (
         env::HOST_DIR,

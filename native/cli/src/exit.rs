@@ -16,9 +16,12 @@ pub const USAGE: u8 = 2;
 pub const REFUSED: u8 = 3;
 /// Waiting for another process (segment creator, base writer) timed out.
 pub const TIMEOUT: u8 = 4;
+/// No error bound: the system clock is not synchronized, the bound is void,
+/// or the segment is frozen (`hrts now --bound`).
+pub const UNBOUNDED: u8 = 5;
 
 /// Every exit code and what it means, for the help.
-pub const CODES: [(u8, &str); 5] = [
+pub const CODES: [(u8, &str); 6] = [
     (OK, "success"),
     (
         RUNTIME,
@@ -37,6 +40,11 @@ pub const CODES: [(u8, &str); 5] = [
     (
         TIMEOUT,
         "timed out waiting for another process (segment creator or base writer)",
+    ),
+    (
+        UNBOUNDED,
+        "no error bound (hrts now --bound): the system clock is not synchronized, its bound \
+         is void, or the segment is frozen",
     ),
 ];
 
@@ -79,6 +87,7 @@ impl CliError {
                 | ErrorKind::Corrupt
                 | ErrorKind::Permission => REFUSED,
                 ErrorKind::Timeout => TIMEOUT,
+                ErrorKind::Unsynchronized => UNBOUNDED,
                 _ => RUNTIME,
             },
         }

@@ -33,11 +33,15 @@ pub enum ErrorKind {
     /// A fixed-size shared area (statistics cells, running timer instances) has
     /// no room left.
     Full,
+    /// No error bound can be given for a stamp: the system clock is not
+    /// synchronized, the bound's source went silent past void-after, or the
+    /// segment does not follow the clock (frozen).
+    Unsynchronized,
 }
 
 impl ErrorKind {
     /// Every kind, so the foreign layers' tests can check that each one maps.
-    pub const ALL: [ErrorKind; 11] = [
+    pub const ALL: [ErrorKind; 12] = [
         ErrorKind::InvalidArgument,
         ErrorKind::Os,
         ErrorKind::Foreign,
@@ -49,6 +53,7 @@ impl ErrorKind {
         ErrorKind::Source,
         ErrorKind::Persist,
         ErrorKind::Full,
+        ErrorKind::Unsynchronized,
     ];
 }
 
@@ -64,7 +69,8 @@ const _: fn(ErrorKind) = |kind| match kind {
     | ErrorKind::Timeout
     | ErrorKind::Source
     | ErrorKind::Persist
-    | ErrorKind::Full => {}
+    | ErrorKind::Full
+    | ErrorKind::Unsynchronized => {}
 };
 
 /// A failure with a message written for the person who has to fix it.

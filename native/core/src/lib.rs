@@ -77,6 +77,8 @@ mod testutil;
 pub use error::{panic_message, Error, ErrorKind, Result};
 #[cfg(any(test, feature = "testing"))]
 pub use segment::access::set_pause_for_test as set_daemon_pause_for_test;
+pub use clock::bound::{BoundSource, BoundStatus, Leap};
+pub use segment::bound::{BoundState, Bounded};
 pub use segment::host::ServiceState;
 pub use segment::info::{pace_text, EvaluationSummary, SegmentInfo, TrackingState};
 pub use segment::layout::LAYOUT_VERSION;
@@ -96,6 +98,7 @@ pub mod env {
         ENV_MODE as MODE, ENV_SEGMENT as SEGMENT, ENV_SEQ_FILE as SEQ_FILE,
         ENV_SEQ_INTERVAL as SEQ_INTERVAL, ENV_STEP_THRESHOLD_MS as STEP_THRESHOLD_MS,
         ENV_TIE_INTERVAL_MS as TIE_INTERVAL_MS, ENV_WRAP_THRESHOLD as WRAP_THRESHOLD,
-    };
+        pub use crate::segment::bound::{ENV_DRIFT_PPM as BOUND_DRIFT_PPM, ENV_VOID_S as BOUND_VOID_S};
+};
     pub use crate::stamps::itc::{ENV_EVENT_BITS as ITC_EVENT_BITS, ENV_TICK_NS as ITC_TICK_NS};
 }

@@ -26,8 +26,8 @@ mod storage {
 mod layout;
 
 use layout::{
-    Extension, Header, HostArea, MinorArea, Slot, StatsArea, EXTENSION_OFFSET, HOST_AREA_OFFSET,
-    MINOR_OFFSET, SEGMENT_SIZE, STATS_AREA_OFFSET,
+    BoundArea, Extension, Header, HostArea, MinorArea, Slot, StatsArea, BOUND_AREA_OFFSET,
+    EXTENSION_OFFSET, HOST_AREA_OFFSET, MINOR_OFFSET, SEGMENT_SIZE, STATS_AREA_OFFSET,
 };
 use std::mem::{offset_of, size_of};
 
@@ -198,6 +198,7 @@ fn the_time_page_tables_match_the_layout() {
             ("minor", MINOR_OFFSET, size_of::<MinorArea>()),
             ("host", HOST_AREA_OFFSET, size_of::<HostArea>()),
             ("stats", STATS_AREA_OFFSET, size_of::<StatsArea>()),
+            ("bound", BOUND_AREA_OFFSET, size_of::<BoundArea>()),
             ("tag", tag, 8),
         ],
     );
@@ -329,6 +330,23 @@ fn the_time_page_tables_match_the_layout() {
             STATS_AREA_OFFSET + offset_of!(StatsArea, stats_check),
             8,
         )],
+    );
+    let bound = |f: (&'static str, usize, usize)| (f.0, BOUND_AREA_OFFSET + f.1, f.2);
+    check(
+        &doc,
+        "Bound area",
+        BOUND_AREA_OFFSET,
+        BOUND_AREA_OFFSET + size_of::<BoundArea>(),
+        &[
+            bound(field!(BoundArea, version)),
+            bound(field!(BoundArea, bound_ns)),
+            bound(field!(BoundArea, as_of)),
+            bound(field!(BoundArea, drift_ppb)),
+            bound(field!(BoundArea, line_error_ns)),
+            bound(field!(BoundArea, state)),
+            bound(field!(BoundArea, fresh_ns)),
+            bound(field!(BoundArea, void_ns)),
+        ],
     );
 }
 

@@ -44,6 +44,7 @@ pub(crate) fn kind_name(kind: ErrorKind) -> &'static str {
         ErrorKind::Source => "SOURCE",
         ErrorKind::Persist => "PERSIST",
         ErrorKind::Full => "FULL",
+        ErrorKind::Unsynchronized => "UNSYNCHRONIZED",
         // ErrorKind is #[non_exhaustive]: a new kind lands here until it is mapped.
         _ => KIND_UNMAPPED,
     }

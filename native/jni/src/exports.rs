@@ -180,6 +180,23 @@ pub fn itc_event_bits<'local>(mut env: EnvUnowned<'local>, _class: JClass<'local
     direct(&mut env, calls::itc_event_bits)
 }
 
+/// `static native int bounded(long[] out)`: an interval that holds true time,
+/// earliest and latest into out[0..2]; returns its status code. No interval
+/// (unsynchronized, void, frozen): `HrtsException` of kind UNSYNCHRONIZED.
+#[jni_mangle("io.hrts.Native")]
+pub fn bounded<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    out: JLongArray<'local>,
+) -> jint {
+    env.with_env(|env| -> Result<jint, Failure> {
+        let b = base()?.now_bounded()?;
+        out.set_region(env, 0, &[b.earliest as jlong, b.latest as jlong])?;
+        Ok(b.status.code() as jint)
+    })
+    .resolve::<ThrowHrtsException>()
+}
+
 /// `static native void fillEpochNanos(long[] dst, int off, int len)`: `len`
 /// consecutive stamps into dst[off..off+len], in one native call.
 #[jni_mangle("io.hrts.Native")]

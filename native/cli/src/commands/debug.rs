@@ -56,6 +56,9 @@ pub enum DebugCommand {
         ms: u64,
     },
     StatsRecord(super::stats::record::RecordArgs),
+    /// For every stdin line print `EARLIEST LATEST` of a bounded stamp; a line `wait T` commit-
+    /// waits for T first and prints `waited` (the commit-wait test's two processes)
+    BoundEcho,
     /// Try every way of changing the host page without changing it; print what was refused
     HostProbe,
     /// Measure |stamp - CLOCK_REALTIME| once a millisecond for MS milliseconds; print p50/p99/max
@@ -84,6 +87,7 @@ pub fn run(args: &DebugArgs, segment: Option<&str>) -> Result<(), CliError> {
         DebugCommand::FuzzRead { ms } => super::fuzz::fuzz_read(&open()?, *ms),
         DebugCommand::StatsRecord(spec) => super::stats::record::run(spec, segment),
         DebugCommand::HostProbe => super::host_probe::host_probe(),
+        DebugCommand::BoundEcho => bound_echo(&open()?),
         DebugCommand::Offsets { ms } => super::host_probe::offsets(&open()?, *ms),
     }
 }
@@ -157,6 +161,28 @@ fn unique_dump(
                 "",
             ))
         })?;
+    }
+    Ok(())
+}
+
+/// `hrts debug bound-echo`: see [`DebugCommand::BoundEcho`].
+fn bound_echo(base: &SharedBase) -> Result<(), CliError> {
+    use std::io::{BufRead, Write};
+    let mut out = std::io::stdout().lock();
+    for line in std::io::stdin().lock().lines() {
+        let line = line?;
+        if let Some(t) = line.strip_prefix("wait ") {
+            let t: u64 = t
+                .trim()
+                .parse()
+                .map_err(|_| CliError::usage(format!("wait {t:?}: not a number")))?;
+            base.commit_wait(t)?;
+            writeln!(out, "waited")?;
+        } else {
+            let b = base.now_bounded()?;
+            writeln!(out, "{} {}", b.earliest, b.latest)?;
+        }
+        out.flush()?;
     }
     Ok(())
 }

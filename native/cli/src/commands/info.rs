@@ -14,6 +14,10 @@ const TIMES: &[&str] = &["created epoch ns", "base ns", "last tie epoch ns"];
 
 /// The keys whose values are durations in ns.
 const DURATIONS: &[&str] = &[
+    "bound ns",
+    "bound line error ns",
+    "bound age ns",
+    "bound half width ns",
     "calibration elapsed ns",
     "evaluation max shift ns",
     "offset ns",
@@ -79,8 +83,30 @@ pub fn run(base: &SharedBase) -> Result<(), CliError> {
     let mut fields = base.info().fields();
     fields.insert(2, ("opened", opened_name(base.opened()).to_string()));
     let mut s = lines(&fields);
+    s.push_str(&lines(&bound_fields(base)));
     s.push_str(&super::os_frequency::lines(base.source(), base.frequency()));
     super::print(&s)
+}
+
+/// The `bound ...` lines: the system clock's error bound as the page holds
+/// it, aged to now (what `hrts now --bound` widens a stamp by).
+pub fn bound_fields(base: &SharedBase) -> Vec<(&'static str, String)> {
+    let Some(b) = base.bound_state() else {
+        return vec![("bound status", "none (no bound published yet)".into())];
+    };
+    vec![
+        ("bound status", b.status.name().to_string()),
+        ("bound source", b.source.name().to_string()),
+        ("bound ns", b.bound_ns.to_string()),
+        ("bound line error ns", b.line_error_ns.to_string()),
+        (
+            "bound drift ppm",
+            format!("{}", b.drift_ppb as f64 / 1000.0),
+        ),
+        ("bound age ns", b.age_ns.to_string()),
+        ("bound half width ns", b.half_width_ns.to_string()),
+        ("leap second", b.leap.name().to_string()),
+    ]
 }
 
 #[cfg(test)]

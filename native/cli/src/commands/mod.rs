@@ -98,6 +98,25 @@ pub fn unlink(segment: Option<&str>) -> Result<(), CliError> {
     }
 }
 
+/// Options of `hrts now`.
+#[derive(clap::Args, Debug)]
+pub struct NowArgs {
+    /// Print an interval that holds true time, `EARLIEST LATEST STATUS` (epoch ns, and
+    /// synchronized or free-running), from the system clock's error bound; exit 5 when there
+    /// is none (the clock is not synchronized, the bound is void, the segment is frozen)
+    #[arg(long)]
+    pub bound: bool,
+}
+
+/// `hrts now [--bound]`.
+pub fn now(base: &SharedBase, args: &NowArgs) -> Result<(), CliError> {
+    if !args.bound {
+        return print(&format!("{}\n", base.now_ns()));
+    }
+    let b = base.now_bounded()?;
+    print(&format!("{} {} {}\n", b.earliest, b.latest, b.status.name()))
+}
+
 pub fn print(text: &str) -> Result<(), CliError> {
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())?;

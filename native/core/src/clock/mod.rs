@@ -11,7 +11,9 @@
 //! - `wtmlib`: WTMLIB's tick-to-nanosecond parameters for any tick count, and
 //!   the seconds before the counter wraps.
 //! - `kernel`: `CLOCK_REALTIME` read past any `LD_PRELOAD` (the vDSO or the system call).
+//! - `bound`: how wrong the system clock may be, as the kernel says (`adjtimex`, read-only).
 
+pub mod bound;
 pub(crate) mod calibrate;
 pub(crate) mod convert;
 pub(crate) mod eligibility;

@@ -260,6 +260,7 @@ impl HostDaemon {
                         super::header_of(page),
                         super::extension_of(page),
                         super::stats_area_of(page),
+                        super::bound_area_of(page),
                         &page_cfg,
                     )
                 };

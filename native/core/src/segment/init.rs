@@ -31,6 +31,7 @@ pub(super) fn initialise(
     h: &Header,
     ext: &Extension,
     stats: &StatsArea,
+    bound: &BoundArea,
     cfg: &Config,
 ) -> Result<()> {
     h.init_started_ns.store(crate::os::monotonic_ns(), Relaxed);
@@ -112,6 +113,11 @@ pub(super) fn initialise(
     }
     for slot in &h.slots {
         store_line(slot, &line, 0);
+    }
+    if cfg.mode == Mode::Tracking {
+        // The pairing's bracket is well under 10 µs; the first tie publishes
+        // the measured line error.
+        super::bound::publish(bound, interval_ns, crate::clock::bound::learn(), 10_000, counter);
     }
     h.seq.store(0, Relaxed);
     super::tie_stats::initialise(h, stats);

@@ -28,8 +28,9 @@ pub const LAYOUT_VERSION: u32 = 4;
 /// not know (docs/PROTOCOL.md, "Layout versions"). 0: the layout as version 4
 /// first defined it, so every version 4 page is a minor 0 page or newer. 1: each
 /// slot's `quick` word (in bytes minor 0 left unused), which stamps check. 2:
-/// the tie statistics' check word ([`StatsArea`]).
-pub const LAYOUT_MINOR: u32 = 2;
+/// the tie statistics' check word ([`StatsArea`]). 3: the system clock's error
+/// bound ([`BoundArea`]).
+pub const LAYOUT_MINOR: u32 = 3;
 /// One page: the whole segment.
 pub const SEGMENT_SIZE: usize = 4096;
 /// Bytes kept for the reason a counter source was chosen.
@@ -295,6 +296,37 @@ pub const STATS_AREA_OFFSET: usize = HOST_AREA_OFFSET + std::mem::size_of::<Host
 
 const _: () = assert!(STATS_AREA_OFFSET + std::mem::size_of::<StatsArea>() <= SEGMENT_SIZE - 64);
 const _: () = assert!(STATS_AREA_OFFSET.is_multiple_of(8));
+
+/// Minor 3: how wrong the system clock may be, as the writer last learned it
+/// (see `segment::bound`). Written by the writer role's holder under a
+/// sequence word of its own; stamps that want an interval read it.
+#[repr(C)]
+pub struct BoundArea {
+    /// Even: the fields below are whole; odd: a writer is writing them.
+    pub version: AtomicU64,
+    /// The clock's error bound at `as_of`, ns.
+    pub bound_ns: AtomicU64,
+    /// The counter value when the bound was learned (ticks: time namespaces
+    /// shift `CLOCK_MONOTONIC`, never the counter).
+    pub as_of: AtomicU64,
+    /// How fast the bound grows after `as_of`, ppb (default 50 ppm).
+    pub drift_ppb: AtomicU64,
+    /// The line's own error at `as_of`: calendar minus line still to absorb,
+    /// plus half the tie's bracket, ns.
+    pub line_error_ns: AtomicU64,
+    /// `status | source << 8 | leap << 16` (`clock::bound` codes).
+    pub state: AtomicU64,
+    /// Age after which a synchronized bound counts as free-running, ns.
+    pub fresh_ns: AtomicU64,
+    /// Age after which nothing is known any more, ns.
+    pub void_ns: AtomicU64,
+}
+
+/// Where the page keeps its [`BoundArea`]: after the statistics check.
+pub const BOUND_AREA_OFFSET: usize = STATS_AREA_OFFSET + std::mem::size_of::<StatsArea>();
+
+const _: () = assert!(BOUND_AREA_OFFSET + std::mem::size_of::<BoundArea>() <= SEGMENT_SIZE - 64);
+const _: () = assert!(BOUND_AREA_OFFSET.is_multiple_of(8));
 const _: () = assert!(HOST_AREA_OFFSET.is_multiple_of(8));
 const _: () = assert!(EXTENSION_OFFSET.is_multiple_of(64));
 const _: () = assert!(MINOR_OFFSET.is_multiple_of(8));

@@ -9,6 +9,7 @@
 //! crash.
 
 pub(crate) mod access;
+pub(crate) mod bound;
 pub(crate) mod config;
 pub(crate) mod host;
 pub(crate) mod info;
@@ -133,6 +134,7 @@ impl SharedBase {
                 header_of(page),
                 extension_of(page),
                 stats_area_of(page),
+                bound_area_of(page),
                 cfg,
             )
         };
@@ -361,6 +363,13 @@ pub(crate) fn minor_fields_of(page: &shm::Page) -> &[std::sync::atomic::AtomicU6
             (SEGMENT_SIZE - 64 - MINOR_FIELDS_OFFSET) / 8,
         )
     }
+}
+
+pub(crate) fn bound_area_of(page: &shm::Page) -> &BoundArea {
+    // SAFETY: BOUND_AREA_OFFSET is 8-byte aligned and the area ends before the
+    // storage layer's last 64 bytes (checked at compile time); it is all
+    // atomics, valid for any bit pattern.
+    unsafe { &*(page.as_ptr().add(BOUND_AREA_OFFSET) as *const BoundArea) }
 }
 
 pub(crate) fn stats_area_of(page: &shm::Page) -> &StatsArea {

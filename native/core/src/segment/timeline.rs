@@ -470,6 +470,12 @@ impl SharedBase {
     /// Pairs the counter with the calendar: the narrowest of five
     /// counter–calendar–counter brackets, its middle and the calendar reading.
     fn sample(&self, read: &impl Fn(SourceId) -> u64) -> (u64, u64) {
+        let (at, cal, _) = self.sample_bracket(read);
+        (at, cal)
+    }
+
+    /// As `sample`, with the bracket's width in ticks.
+    fn sample_bracket(&self, read: &impl Fn(SourceId) -> u64) -> (u64, u64, u64) {
         let mut best = (u64::MAX, 0, 0);
         for _ in 0..5 {
             let before = read(self.source);
@@ -480,7 +486,7 @@ impl SharedBase {
                 best = (width, before.wrapping_add(width / 2), ns);
             }
         }
-        (best.1, best.2)
+        (best.1, best.2, best.0)
     }
 
     /// One tie by the writer role's holder: validate, pair, publish, count.
@@ -531,7 +537,7 @@ impl SharedBase {
         };
         h.reach.store(base.wrapping_add(reach as u64), Release);
         exposed = exposed.max(reach);
-        let (at, cal) = self.sample(read);
+        let (at, cal, width) = self.sample_bracket(read);
         let t = loop {
             let publish = read(self.source);
             if sole {
@@ -573,6 +579,14 @@ impl SharedBase {
         };
         // Published: the role is free, but its lock is still this thread's
         // until `held` goes, so no other holder writes the statistics now.
+        // What the clock's error is, and the new line's own at the tie: what it
+        // still has to absorb, and half the bracket that paired it.
+        let half_bracket = ((width as u128 * self.scale.mult as u128) >> SHIFT) as u64 / 2 + 1;
+        self.publish_bound(
+            self.learn_bound(),
+            t.line.residual.unsigned_abs().saturating_add(half_bracket),
+            at,
+        );
         self.update_stats(|s| {
             s.ties += 1;
             s.moves += 1;

@@ -42,7 +42,7 @@ public class TypedContractsTest {
                 HrtsException.Kind.FOREIGN, HrtsException.Kind.TRUNCATED, HrtsException.Kind.VERSION,
                 HrtsException.Kind.CORRUPT, HrtsException.Kind.PERMISSION, HrtsException.Kind.TIMEOUT,
                 HrtsException.Kind.SOURCE, HrtsException.Kind.PERSIST, HrtsException.Kind.FULL,
-                HrtsException.Kind.NOT_OPEN,
+                HrtsException.Kind.UNSYNCHRONIZED, HrtsException.Kind.NOT_OPEN,
                 HrtsException.Kind.INTERNAL, HrtsException.Kind.LOAD),
                 EnumSet.allOf(HrtsException.Kind.class));
     }

@@ -304,6 +304,78 @@ public final class HighResTimestamp {
     }
 
     /**
+     * An interval that holds true time now (TrueTime's {@code TT.now()}): an ordered stamp widened
+     * by the system clock's error bound (the time service's word, the line's own error at its last
+     * tie, the counter's cross-CPU shift, and the drift since the bound was learned). Writes the
+     * earliest and latest epoch nanoseconds into {@code out[0]} and {@code out[1]}; allocates
+     * nothing.
+     *
+     * @param out an array of at least two elements
+     * @return {@link BoundStatus#SYNCHRONIZED}, or {@link BoundStatus#FREE_RUNNING} when the time
+     *     service's word is old (the interval then grows at the drift rate)
+     * @throws HrtsException of kind {@link HrtsException.Kind#UNSYNCHRONIZED} when no interval can
+     *     be given: the system clock is not synchronized, the bound is older than its void-after,
+     *     or the segment is frozen (the message says which)
+     * @throws IllegalArgumentException if {@code out} has fewer than two elements
+     */
+    public static BoundStatus getBoundedEpochNanoseconds(long[] out) {
+        if (out == null || out.length < 2) {
+            throw new IllegalArgumentException("out must hold two longs: earliest and latest");
+        }
+        Native.open();
+        return BoundStatus.fromCode(Native.bounded(out));
+    }
+
+    private static final ThreadLocal<long[]> BOUNDS = ThreadLocal.withInitial(() -> new long[2]);
+
+    /**
+     * TrueTime's {@code after(t)}: true time is certainly later than {@code t}.
+     *
+     * @param t epoch nanoseconds
+     * @return whether the earliest possible true time now is after {@code t}
+     * @throws HrtsException as {@link #getBoundedEpochNanoseconds(long[])}
+     */
+    public static boolean after(long t) {
+        long[] b = BOUNDS.get();
+        getBoundedEpochNanoseconds(b);
+        return Long.compareUnsigned(b[0], t) > 0;
+    }
+
+    /**
+     * TrueTime's {@code before(t)}: true time is certainly earlier than {@code t}.
+     *
+     * @param t epoch nanoseconds
+     * @return whether the latest possible true time now is before {@code t}
+     * @throws HrtsException as {@link #getBoundedEpochNanoseconds(long[])}
+     */
+    public static boolean before(long t) {
+        long[] b = BOUNDS.get();
+        getBoundedEpochNanoseconds(b);
+        return Long.compareUnsigned(b[1], t) < 0;
+    }
+
+    /**
+     * Commit wait: returns once {@link #after(long)} holds for {@code t}, so that every later
+     * interval, in any process, starts after {@code t}.
+     *
+     * @param t epoch nanoseconds (e.g. the latest bound of a write's stamp)
+     * @throws HrtsException as {@link #getBoundedEpochNanoseconds(long[])}
+     * @throws InterruptedException if interrupted while waiting
+     */
+    public static void commitWait(long t) throws InterruptedException {
+        long[] b = BOUNDS.get();
+        while (true) {
+            getBoundedEpochNanoseconds(b);
+            if (Long.compareUnsigned(b[0], t) > 0) {
+                return;
+            }
+            long left = t - b[0] + 1;
+            long nanos = Math.max(left / 2, 1_000);
+            Thread.sleep(nanos / 1_000_000, (int) (nanos % 1_000_000));
+        }
+    }
+
+    /**
      * The current instant on the shared timeline.
      *
      * @return {@link #getEpochNanoseconds()} as an {@link Instant}

@@ -36,6 +36,11 @@ public class HrtsException extends RuntimeException {
         PERSIST,
         /** A fixed-size shared area (statistics cells, running shared timer instances) is full. */
         FULL,
+        /**
+         * No error bound can be given for a stamp: the system clock is not synchronized, the
+         * bound's source went silent past void-after, or the segment is frozen.
+         */
+        UNSYNCHRONIZED,
         /** A native call was made before the segment was opened (a bug in hrts). */
         NOT_OPEN,
         /** The native library failed internally (a caught panic or a failed JNI call): a bug. */

@@ -71,6 +71,9 @@ final class Native {
 
     static native long logicVersion();
 
+    /** earliest and latest into out[0] and out[1]; returns the BoundStatus code. */
+    static native int bounded(long[] out);
+
     static native String copyright();
 
     static native int pid();

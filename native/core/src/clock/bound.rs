@@ -1,0 +1,206 @@
+//! How wrong the system clock may be now, as the host's time service says:
+//! the kernel's own estimate (`adjtimex` read-only: `maxerror`, `STA_UNSYNC`,
+//! the leap-second state), which chronyd and ntpd keep up to date. The host
+//! daemon can ask chronyd directly instead (`clock::chrony`, when built in);
+//! this module is the fallback every segment has.
+
+/// What a bound on the system clock's error is worth.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BoundStatus {
+    /// Nothing is known (no source, or the last word is older than void-after).
+    Unknown = 0,
+    /// The time service keeps the clock and its word is fresh.
+    Synchronized = 1,
+    /// The time service's last word is old: the bound grows at the drift rate.
+    FreeRunning = 2,
+    /// The time service says the clock is not synchronized: no bound holds.
+    Unsynchronized = 3,
+}
+
+impl BoundStatus {
+    pub const ALL: [BoundStatus; 4] = [
+        BoundStatus::Unknown,
+        BoundStatus::Synchronized,
+        BoundStatus::FreeRunning,
+        BoundStatus::Unsynchronized,
+    ];
+
+    /// The stable lower-case name (`hrts info`, `hrts now --bound`).
+    pub fn name(self) -> &'static str {
+        match self {
+            BoundStatus::Unknown => "unknown",
+            BoundStatus::Synchronized => "synchronized",
+            BoundStatus::FreeRunning => "free-running",
+            BoundStatus::Unsynchronized => "unsynchronized",
+        }
+    }
+
+    /// The code every front end uses (C `HRTS_BOUND_*`, Java `BoundStatus`).
+    pub fn code(self) -> u32 {
+        self as u32
+    }
+
+    pub fn from_code(code: u32) -> Option<BoundStatus> {
+        BoundStatus::ALL.into_iter().find(|s| s.code() == code)
+    }
+
+    /// Whether an interval may be given in this status.
+    pub fn bounded(self) -> bool {
+        matches!(self, BoundStatus::Synchronized | BoundStatus::FreeRunning)
+    }
+}
+
+/// Where a bound came from.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BoundSource {
+    None = 0,
+    /// chronyd's tracking report: root delay / 2 + root dispersion + |correction|.
+    Chrony = 1,
+    /// The kernel's `maxerror` (`adjtimex`).
+    Kernel = 2,
+    /// A test build's fixed bound (`HRTS_TEST_BOUND`).
+    Test = 3,
+}
+
+impl BoundSource {
+    pub fn name(self) -> &'static str {
+        match self {
+            BoundSource::None => "none",
+            BoundSource::Chrony => "chrony",
+            BoundSource::Kernel => "kernel",
+            BoundSource::Test => "test",
+        }
+    }
+
+    pub fn from_code(code: u32) -> BoundSource {
+        match code {
+            1 => BoundSource::Chrony,
+            2 => BoundSource::Kernel,
+            3 => BoundSource::Test,
+            _ => BoundSource::None,
+        }
+    }
+}
+
+/// A leap second the time service announced for the end of the day.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Leap {
+    None = 0,
+    Insert = 1,
+    Delete = 2,
+}
+
+impl Leap {
+    pub fn name(self) -> &'static str {
+        match self {
+            Leap::None => "none",
+            Leap::Insert => "insert",
+            Leap::Delete => "delete",
+        }
+    }
+
+    pub fn from_code(code: u32) -> Leap {
+        match code {
+            1 => Leap::Insert,
+            2 => Leap::Delete,
+            _ => Leap::None,
+        }
+    }
+}
+
+/// What a source said about the system clock, at the moment it was asked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Learned {
+    pub status: BoundStatus,
+    pub source: BoundSource,
+    /// The clock's error bound, ns (meaningful while `status.bounded()`).
+    pub bound_ns: u64,
+    pub leap: Leap,
+}
+
+/// The kernel's word: `adjtimex` with no mode bits, which reads and never
+/// changes anything (any user may call it). `maxerror` is the kernel's bound,
+/// which it grows by 500 ppm a second until the time service updates it;
+/// `STA_UNSYNC` says no service keeps the clock.
+pub fn kernel() -> Learned {
+    // SAFETY: zeroed is a valid struct timex; modes 0 asks only to read it.
+    let mut tx: libc::timex = unsafe { std::mem::zeroed() };
+    tx.modes = 0;
+    // SAFETY: `tx` is a valid, writable struct timex for the call.
+    let state = unsafe { libc::adjtimex(&mut tx) };
+    let leap = match state {
+        libc::TIME_INS => Leap::Insert,
+        libc::TIME_DEL => Leap::Delete,
+        _ => Leap::None,
+    };
+    if state < 0 {
+        return Learned {
+            status: BoundStatus::Unknown,
+            source: BoundSource::None,
+            bound_ns: 0,
+            leap,
+        };
+    }
+    let unsync = tx.status & libc::STA_UNSYNC != 0 || state == libc::TIME_ERROR;
+    Learned {
+        status: if unsync {
+            BoundStatus::Unsynchronized
+        } else {
+            BoundStatus::Synchronized
+        },
+        source: BoundSource::Kernel,
+        bound_ns: (tx.maxerror.max(0) as u64).saturating_mul(1_000),
+        leap,
+    }
+}
+
+/// A test build's fixed word: `HRTS_TEST_BOUND=STATUS,NS` (e.g.
+/// `synchronized,50000`), so that tests of the interval need no time service.
+#[cfg(any(test, feature = "testing"))]
+pub fn test_override() -> Option<Learned> {
+    let v = std::env::var("HRTS_TEST_BOUND").ok()?;
+    let (status, ns) = v.split_once(',')?;
+    let status = BoundStatus::ALL
+        .into_iter()
+        .find(|s| s.name() == status.trim())?;
+    Some(Learned {
+        status,
+        source: BoundSource::Test,
+        bound_ns: ns.trim().parse().ok()?,
+        leap: Leap::None,
+    })
+}
+
+/// The word of the first source that answers: a test build's override, else
+/// the kernel.
+pub fn learn() -> Learned {
+    #[cfg(any(test, feature = "testing"))]
+    if let Some(l) = test_override() {
+        return l;
+    }
+    kernel()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_kernel_is_read_without_changing_anything() {
+        let a = kernel();
+        let b = kernel();
+        assert_eq!(a.source, BoundSource::Kernel);
+        assert!(matches!(
+            a.status,
+            BoundStatus::Synchronized | BoundStatus::Unsynchronized
+        ));
+        // maxerror only grows between updates (or is reset by the service).
+        assert_eq!(a.status, b.status);
+        for s in BoundStatus::ALL {
+            assert_eq!(BoundStatus::from_code(s.code()), Some(s));
+        }
+    }
+}

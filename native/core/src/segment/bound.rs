@@ -1,0 +1,438 @@
+//! Stamps that say how wrong they may be: a TrueTime-style interval
+//! `[earliest, latest]` around a stamp, which holds true time as long as the
+//! time service's bound holds.
+//!
+//! The writer role's holder learns the system clock's error at every tie (the
+//! host daemon from chronyd or the kernel, a per-user segment from the
+//! kernel) and publishes it in the page's bound area with the line's own
+//! error at that tie. A reader then widens its stamp by
+//!
+//! ```text
+//! bound + line error + cross-CPU shift bound + drift × (now − as of)
+//! ```
+//!
+//! and ages the status itself: synchronized only while the word is fresh,
+//! free-running after that (the interval growing at the drift rate), unknown
+//! past void-after, when it fails instead of guessing. An unsynchronized
+//! clock, a frozen segment (which does not follow the clock) and a page
+//! without the area (minor below 3) give errors, never an interval.
+
+use crate::clock::bound::{self, BoundSource, BoundStatus, Leap, Learned};
+use crate::clock::convert::SHIFT;
+use crate::error::{Error, ErrorKind, Result};
+use crate::segment::config::Mode;
+use crate::segment::layout::*;
+use crate::segment::SharedBase;
+use std::sync::atomic::fence;
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+
+/// Environment variable: the clock's largest drift between two learnings, ppm
+/// (default 50, ClockBound's recommendation); the writer's value counts.
+pub const ENV_DRIFT_PPM: &str = "HRTS_BOUND_DRIFT_PPM";
+/// Environment variable: seconds after which a bound counts as void (default
+/// 60); the writer's value counts.
+pub const ENV_VOID_S: &str = "HRTS_BOUND_VOID_S";
+
+const DEFAULT_DRIFT_PPB: u64 = 50_000;
+const DEFAULT_VOID_NS: u64 = 60_000_000_000;
+
+/// An interval that holds true time, with the status it was given under.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bounded {
+    /// Epoch ns no later than true time.
+    pub earliest: u64,
+    /// Epoch ns no earlier than true time.
+    pub latest: u64,
+    /// `Synchronized` or `FreeRunning` (other statuses are errors).
+    pub status: BoundStatus,
+}
+
+/// The bound as the page holds it, aged to now (`hrts info`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BoundState {
+    pub status: BoundStatus,
+    pub source: BoundSource,
+    pub leap: Leap,
+    /// The published bound, ns.
+    pub bound_ns: u64,
+    /// The line's own error at the last learning, ns.
+    pub line_error_ns: u64,
+    pub drift_ppb: u64,
+    /// Time since the bound was learned, ns.
+    pub age_ns: u64,
+    /// Half the interval a stamp now gets, ns (0 unless bounded).
+    pub half_width_ns: u64,
+}
+
+/// What the area held, read whole.
+#[derive(Clone, Copy)]
+struct Published {
+    bound_ns: u64,
+    as_of: u64,
+    drift_ppb: u64,
+    line_error_ns: u64,
+    status: BoundStatus,
+    source: BoundSource,
+    leap: Leap,
+    fresh_ns: u64,
+    void_ns: u64,
+}
+
+fn env_u64(var: &str) -> Option<u64> {
+    std::env::var(var).ok()?.trim().parse().ok()
+}
+
+/// Publishes a bound in `a` (the writer role's holder, or a segment's
+/// creator before the page is ready). Odd `version` while writing: a writer
+/// that dies in the middle leaves it odd, and readers say "unknown" until the
+/// next one writes it whole.
+pub(crate) fn publish(
+    a: &BoundArea,
+    tie_interval_ns: u64,
+    learned: Learned,
+    line_error_ns: u64,
+    as_of: u64,
+) {
+    let drift_ppb = env_u64(ENV_DRIFT_PPM)
+        .map(|ppm| ppm.saturating_mul(1_000))
+        .unwrap_or(DEFAULT_DRIFT_PPB);
+    let void_ns = env_u64(ENV_VOID_S)
+        .map(|s| s.saturating_mul(1_000_000_000))
+        .unwrap_or(DEFAULT_VOID_NS);
+    // Fresh for three tie intervals (at least a second): a live writer learns
+    // again at every one.
+    let fresh_ns = tie_interval_ns
+        .saturating_mul(3)
+        .max(1_000_000_000)
+        .min(void_ns);
+    let state =
+        learned.status.code() as u64 | (learned.source as u64) << 8 | (learned.leap as u64) << 16;
+    let v = a.version.load(Relaxed);
+    let writing = (v | 1).wrapping_add(if v & 1 == 1 { 2 } else { 0 });
+    a.version.store(writing, Relaxed);
+    fence(Release);
+    a.bound_ns.store(learned.bound_ns, Relaxed);
+    a.as_of.store(as_of, Relaxed);
+    a.drift_ppb.store(drift_ppb, Relaxed);
+    a.line_error_ns.store(line_error_ns, Relaxed);
+    a.state.store(state, Relaxed);
+    a.fresh_ns.store(fresh_ns, Relaxed);
+    a.void_ns.store(void_ns, Relaxed);
+    a.version.store(writing.wrapping_add(1), Release);
+}
+
+impl SharedBase {
+    fn bound_area(&self) -> &BoundArea {
+        crate::segment::bound_area_of(&self.page)
+    }
+
+    /// The writer role's holder, after a tie: publishes what it learned of
+    /// the clock's error with the line's error (ns) at counter `as_of`.
+    pub(crate) fn publish_bound(&self, learned: Learned, line_error_ns: u64, as_of: u64) {
+        let interval = self.header().tie_interval_ns.load(Relaxed);
+        publish(self.bound_area(), interval, learned, line_error_ns, as_of);
+    }
+
+    /// Learns the clock's error from the sources this process may ask (a
+    /// test build's override, else the kernel).
+    pub(crate) fn learn_bound(&self) -> Learned {
+        bound::learn()
+    }
+
+    /// The area, read whole; `None` while (or after) a writer is in the
+    /// middle of it, or on a page without it.
+    fn published(&self) -> Option<Published> {
+        if self.minor_area().layout_minor.load(Relaxed) < 3 {
+            return None;
+        }
+        let a = self.bound_area();
+        for _ in 0..4 {
+            let v = a.version.load(Acquire);
+            if v & 1 == 1 || v == 0 {
+                continue;
+            }
+            let p = (
+                a.bound_ns.load(Relaxed),
+                a.as_of.load(Relaxed),
+                a.drift_ppb.load(Relaxed),
+                a.line_error_ns.load(Relaxed),
+                a.state.load(Relaxed),
+                a.fresh_ns.load(Relaxed),
+                a.void_ns.load(Relaxed),
+            );
+            fence(Acquire);
+            if a.version.load(Relaxed) != v {
+                continue;
+            }
+            return Some(Published {
+                bound_ns: p.0,
+                as_of: p.1,
+                drift_ppb: p.2,
+                line_error_ns: p.3,
+                status: BoundStatus::from_code((p.4 & 0xff) as u32)?,
+                source: BoundSource::from_code(((p.4 >> 8) & 0xff) as u32),
+                leap: Leap::from_code(((p.4 >> 16) & 0xff) as u32),
+                fresh_ns: p.5,
+                void_ns: p.6,
+            });
+        }
+        None
+    }
+
+    /// Ticks of this segment's counter as ns (the calibrated scale).
+    fn ticks_ns(&self, ticks: u64) -> u64 {
+        ((ticks as u128 * self.scale.mult as u128) >> SHIFT).min(u64::MAX as u128) as u64
+    }
+
+    /// The cross-CPU shift bound, ns.
+    fn shift_ns(&self) -> u64 {
+        self.ticks_ns(self.margin_ticks)
+    }
+
+    fn aged(&self, p: &Published, counter: u64) -> BoundState {
+        let age_ns = match counter.wrapping_sub(p.as_of) {
+            d if (d as i64) < 0 => 0,
+            d => self.ticks_ns(d),
+        };
+        let status = match p.status {
+            _ if self.mode == Mode::Frozen => BoundStatus::Unknown,
+            _ if age_ns > p.void_ns => BoundStatus::Unknown,
+            BoundStatus::Synchronized if age_ns > p.fresh_ns => BoundStatus::FreeRunning,
+            s => s,
+        };
+        // Rounded up, in u64 (a u128 division would cost more than the stamp).
+        let drift = (age_ns / 1_000 + 1).saturating_mul(p.drift_ppb) / 1_000_000 + 1;
+        let half_width_ns = if status.bounded() {
+            p.bound_ns
+                .saturating_add(p.line_error_ns)
+                .saturating_add(self.shift_ns())
+                .saturating_add(drift)
+        } else {
+            0
+        };
+        BoundState {
+            status,
+            source: p.source,
+            leap: p.leap,
+            bound_ns: p.bound_ns,
+            line_error_ns: p.line_error_ns,
+            drift_ppb: p.drift_ppb,
+            age_ns,
+            half_width_ns,
+        }
+    }
+
+    /// The bound as it stands now (`hrts info`).
+    pub fn bound_state(&self) -> Option<BoundState> {
+        let p = self.published()?;
+        Some(self.aged(&p, crate::clock::source::read_ordered(self.source)))
+    }
+
+    /// An interval `[earliest, latest]` that holds true time now (TrueTime's
+    /// `TT.now()`), or an error saying why none can be given: the clock is
+    /// not synchronized, the bound's source has been silent past void-after,
+    /// the segment is frozen, or its page predates bounds.
+    pub fn now_bounded(&self) -> Result<Bounded> {
+        // The last counter the stamp read (a tie inside reads later ones):
+        // the age from it is never too short.
+        let last = std::cell::Cell::new(0);
+        let stamp = self.stamp_with(|s| {
+            let c = crate::clock::source::read_ordered(s);
+            last.set(c);
+            c
+        });
+        let counter = last.get();
+        let Some(p) = self.published() else {
+            return Err(self.no_bound(None));
+        };
+        let s = self.aged(&p, counter);
+        if !s.status.bounded() {
+            return Err(self.no_bound(Some(&s)));
+        }
+        Ok(Bounded {
+            earliest: stamp.saturating_sub(s.half_width_ns),
+            latest: stamp.saturating_add(s.half_width_ns),
+            status: s.status,
+        })
+    }
+
+    /// TrueTime's `after(t)`: true time is certainly later than `t`.
+    pub fn after(&self, t: u64) -> Result<bool> {
+        Ok(self.now_bounded()?.earliest > t)
+    }
+
+    /// TrueTime's `before(t)`: true time is certainly earlier than `t`.
+    pub fn before(&self, t: u64) -> Result<bool> {
+        Ok(self.now_bounded()?.latest < t)
+    }
+
+    /// Commit wait: returns once `after(t)` holds (sleeping most of the
+    /// remaining width, then checking), so that every later interval, in any
+    /// process, starts after `t`. Fails as `now_bounded` does.
+    pub fn commit_wait(&self, t: u64) -> Result<()> {
+        loop {
+            let b = self.now_bounded()?;
+            if b.earliest > t {
+                return Ok(());
+            }
+            let left = t - b.earliest + 1;
+            std::thread::sleep(std::time::Duration::from_nanos((left / 2).max(1_000)));
+        }
+    }
+
+    fn no_bound(&self, state: Option<&BoundState>) -> Error {
+        let why = match state {
+            _ if self.mode == Mode::Frozen => format!(
+                "segment {} is frozen: it does not follow the system clock, so its stamps have \
+                 no bound; use a tracking segment (HRTS_MODE=tracking) for intervals",
+                self.name
+            ),
+            None => format!(
+                "segment {} holds no bound yet (no tie since it was made, a writer was \
+                 interrupted, or its page was made by an hrts without bounds); stamp again \
+                 after its next tie",
+                self.name
+            ),
+            Some(s) if s.status == BoundStatus::Unsynchronized => format!(
+                "the system clock is not synchronized ({} says so; its bound {} ns is not \
+                 trusted): no interval can be given; run chronyd (or another NTP service) to \
+                 keep the clock",
+                s.source.name(),
+                s.bound_ns
+            ),
+            Some(s) => format!(
+                "the bound of segment {} is {:.1} s old, past its void-after: its writer \
+                 (the host daemon, or the segment's ties) stopped learning it; no interval can \
+                 be given until it does",
+                self.name,
+                s.age_ns as f64 / 1e9
+            ),
+        };
+        Error::new(ErrorKind::Unsynchronized, why)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::TestName;
+
+    fn synchronized(ns: u64) -> Learned {
+        Learned {
+            status: BoundStatus::Synchronized,
+            source: BoundSource::Test,
+            bound_ns: ns,
+            leap: Leap::None,
+        }
+    }
+
+    fn ticks_of(base: &SharedBase, ns: u64) -> u64 {
+        (ns as u128 * base.frequency() as u128 / 1_000_000_000) as u64
+    }
+
+    #[test]
+    fn an_interval_holds_the_clock_and_is_as_wide_as_its_parts() {
+        let t = TestName::new("bound");
+        let base = SharedBase::open(&t.cfg()).unwrap();
+        let now = crate::clock::source::read_ordered(base.source());
+        base.publish_bound(synchronized(50_000), 700, now);
+        let before = crate::clock::kernel::realtime_ns();
+        let b = base.now_bounded().unwrap();
+        let after = crate::clock::kernel::realtime_ns();
+        assert_eq!(b.status, BoundStatus::Synchronized);
+        // The line follows the clock within a few µs: both readings lie inside.
+        assert!(b.earliest <= before && after <= b.latest, "{b:?} {before} {after}");
+        let half = (b.latest - b.earliest) / 2;
+        let fixed = 50_000 + 700 + base.shift_ns();
+        // Plus the drift for the few µs since `as_of` (50 ppm of them: < 1 ns).
+        assert!((fixed..=fixed + 5).contains(&half), "{half} vs {fixed}");
+        let s = base.bound_state().unwrap();
+        assert_eq!((s.source, s.bound_ns, s.line_error_ns), (BoundSource::Test, 50_000, 700));
+        assert!(base.after(b.earliest - 1).unwrap());
+        assert!(!base.after(b.latest + 1_000_000).unwrap());
+        assert!(base.before(b.latest + 1_000_000).unwrap());
+    }
+
+    #[test]
+    fn an_old_word_is_free_running_and_widening_then_void() {
+        let t = TestName::new("boundage");
+        let base = SharedBase::open(&t.cfg()).unwrap();
+        let now = crate::clock::source::read_ordered(base.source());
+        // Learned 10 s ago: past fresh (3 s at the 1 s tie interval).
+        base.publish_bound(synchronized(1_000), 0, now - ticks_of(&base, 10_000_000_000));
+        let b = base.now_bounded().unwrap();
+        assert_eq!(b.status, BoundStatus::FreeRunning);
+        let half = (b.latest - b.earliest) / 2;
+        // 50 ppm of 10 s is 500 µs.
+        assert!(half >= 1_000 + 500_000, "{half}");
+        // Learned 100 s ago: past the 60 s void-after.
+        base.publish_bound(synchronized(1_000), 0, now - ticks_of(&base, 100_000_000_000));
+        let e = base.now_bounded().unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Unsynchronized);
+        assert!(e.message().contains("void-after"), "{}", e.message());
+        assert_eq!(base.bound_state().unwrap().status, BoundStatus::Unknown);
+    }
+
+    #[test]
+    fn an_unsynchronized_clock_a_frozen_segment_and_a_torn_word_give_errors() {
+        let t = TestName::new("boundunsync");
+        let base = SharedBase::open(&t.cfg()).unwrap();
+        let now = crate::clock::source::read_ordered(base.source());
+        base.publish_bound(
+            Learned {
+                status: BoundStatus::Unsynchronized,
+                source: BoundSource::Kernel,
+                bound_ns: 16_000_000_000,
+                leap: Leap::None,
+            },
+            0,
+            now,
+        );
+        let e = base.now_bounded().unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Unsynchronized);
+        assert!(e.message().contains("not synchronized"), "{}", e.message());
+        // A writer that died in the middle leaves the word odd: no interval.
+        let a = base.bound_area();
+        a.version.fetch_add(1, Relaxed);
+        assert!(base.now_bounded().is_err());
+        base.publish_bound(synchronized(10), 0, now);
+        assert!(base.now_bounded().is_ok());
+
+        let f = TestName::new("boundfrozen");
+        let mut cfg = f.cfg();
+        cfg.mode = Mode::Frozen;
+        let frozen = SharedBase::open(&cfg).unwrap();
+        frozen.publish_bound(synchronized(10), 0, now);
+        let e = frozen.now_bounded().unwrap_err();
+        assert!(e.message().contains("frozen"), "{}", e.message());
+    }
+
+    #[test]
+    fn every_tie_publishes_the_kernels_word() {
+        let t = TestName::new("boundtie");
+        let base = SharedBase::open(&t.cfg()).unwrap();
+        assert!(base.force_move());
+        let s = base.bound_state().unwrap();
+        let kernel = bound::kernel();
+        assert_eq!(s.source, BoundSource::Kernel);
+        assert_eq!(s.status, kernel.status);
+        match base.now_bounded() {
+            Ok(b) => assert!(kernel.status.bounded() && b.earliest <= b.latest),
+            Err(e) => {
+                assert!(!kernel.status.bounded());
+                assert_eq!(e.kind(), ErrorKind::Unsynchronized);
+            }
+        }
+    }
+
+    #[test]
+    fn commit_wait_returns_once_the_earliest_is_past() {
+        let t = TestName::new("boundwait");
+        let base = SharedBase::open(&t.cfg()).unwrap();
+        let now = crate::clock::source::read_ordered(base.source());
+        base.publish_bound(synchronized(200_000), 0, now);
+        let b = base.now_bounded().unwrap();
+        base.commit_wait(b.latest).unwrap();
+        assert!(base.now_bounded().unwrap().earliest > b.latest);
+    }
+}
