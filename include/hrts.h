@@ -250,6 +250,12 @@ typedef enum hrts_status {
    * instances) has no room left.
    */
   HRTS_E_FULL = 16,
+  /**
+   * No error bound can be given for a stamp: the system clock is not
+   * synchronized, the bound's source went silent past void-after, or the
+   * segment is frozen (the message says which).
+   */
+  HRTS_E_UNSYNCHRONIZED = 17,
 } hrts_status;
 
 /**
@@ -272,6 +278,31 @@ typedef enum hrts_mode {
    */
   HRTS_MODE_FROZEN = 2,
 } hrts_mode;
+
+/**
+ * What an interval from `hrts_get_bounded_epoch_nanoseconds` is worth; the
+ * functions write it as a `uint32_t` holding one of these values. Only
+ * `HRTS_BOUND_SYNCHRONIZED` and `HRTS_BOUND_FREE_RUNNING` come with an
+ * interval; the others are reported by the status `HRTS_E_UNSYNCHRONIZED`.
+ */
+typedef enum hrts_bound_status {
+  /**
+   * Nothing is known: no bound yet, or it is older than its void-after.
+   */
+  HRTS_BOUND_UNKNOWN = 0,
+  /**
+   * The time service keeps the clock and its word is fresh.
+   */
+  HRTS_BOUND_SYNCHRONIZED = 1,
+  /**
+   * The time service's word is old: the interval grows at the drift rate.
+   */
+  HRTS_BOUND_FREE_RUNNING = 2,
+  /**
+   * The time service says the clock is not synchronized.
+   */
+  HRTS_BOUND_UNSYNCHRONIZED = 3,
+} hrts_bound_status;
 
 /**
  * An open hrts segment, from `hrts_segment_open`.
@@ -724,6 +755,24 @@ int hrts_get_epoch_microseconds(uint64_t *out);
 int hrts_get_epoch_nanoseconds(uint64_t *out);
 
 /**
+ * An interval that holds true time now (TrueTime's `TT.now()`): `earliest`
+ * and `latest` in epoch ns, from an ordered stamp widened by the system
+ * clock's error bound (the time service's word, the line's own error, the
+ * counter's cross-CPU shift and the drift since the bound was learned), and
+ * its `status` (an `hrts_bound_status`: synchronized, or free-running when the
+ * word is old). `HRTS_E_UNSYNCHRONIZED`, with nothing written, when no
+ * interval can be given: the clock is not synchronized, the bound is older
+ * than its void-after, or the segment is frozen (the message says which).
+ *
+ * # Safety
+ * Each of `earliest`, `latest` and `status` must be NULL
+ * (`HRTS_E_NULL_POINTER`) or valid for writing one value of its type.
+ */
+int hrts_get_bounded_epoch_nanoseconds(uint64_t *earliest,
+                                       uint64_t *latest,
+                                       uint32_t *status);
+
+/**
  * `hrts_get_epoch_nanoseconds` with an ordered counter read: the read cannot
  * execute before the instructions that precede the call, so a stamp taken
  * after observing another thread's or process's event is not earlier than
@@ -1096,6 +1145,19 @@ int hrts_segment_next_sequence(const struct hrts_segment *seg,
 int hrts_segment_name(const struct hrts_segment *seg,
                       char *buf,
                       size_t len);
+
+/**
+ * `hrts_get_bounded_epoch_nanoseconds` on the segment `seg`.
+ *
+ * # Safety
+ * `seg` must be NULL or an open handle; `earliest`, `latest` and `status`
+ * NULL or valid for writing one value of their type. NULL gives
+ * `HRTS_E_NULL_POINTER`.
+ */
+int hrts_segment_bounded_epoch_nanoseconds(const struct hrts_segment *seg,
+                                           uint64_t *earliest,
+                                           uint64_t *latest,
+                                           uint32_t *status);
 
 /**
  * `hrts_get_mode` on the segment `seg`: `HRTS_MODE_TRACKING` or

@@ -4,8 +4,8 @@
 //! become usage errors (exit 2) printed the one way every error is.
 
 use crate::commands::{
-    self, daemon::DaemonArgs, NowArgs, eval::EvalArgs, merge::MergeArgs, seq::CountArgs, stats::StatsArgs,
-    sync::SyncArgs, test_loop::TestArgs, trace::TraceArgs, track::TrackArgs,
+    self, daemon::DaemonArgs, eval::EvalArgs, merge::MergeArgs, seq::CountArgs, stats::StatsArgs,
+    sync::SyncArgs, test_loop::TestArgs, trace::TraceArgs, track::TrackArgs, NowArgs,
 };
 use crate::exit::{self, CliError};
 use clap::{CommandFactory, Parser, Subcommand};
@@ -285,6 +285,11 @@ pub const ENVIRONMENT: &[(&str, &str)] = &[
         "tests only: OFFSET_NS,DRIFT_PPM[,REF_NS] skews the clock of traces and sync, \
          to play several hosts",
     ),
+    (
+        hrts_core::clock::bound::ENV_TEST_BOUND,
+        "test builds only: STATUS,NS (e.g. synchronized,20000) fixes the error bound a \
+         writer learns",
+    ),
 ];
 
 /// The help's closing sections: the environment and the exit status, from the
@@ -362,7 +367,7 @@ mod tests {
         ] {
             let cli = p(args).unwrap();
             assert_eq!(cli.segment.as_deref(), Some("/x"));
-            assert!(matches!(cli.command, Command::Now));
+            assert!(matches!(cli.command, Command::Now(_)));
         }
         assert!(usage(&["--segment=", "now"]).contains("non-empty"));
         assert!(usage(&["now", "--segment"]).contains("--segment"));

@@ -105,5 +105,8 @@ fn after_a_commit_wait_every_later_interval_starts_after_the_commit() {
         );
     }
     eprintln!("10,000 commit waits: 0 violations, widest interval {widest} ns");
-    assert!(widest >= 40_000, "the test bound is 20 µs each side: {widest}");
+    assert!(
+        widest >= 40_000,
+        "the test bound is 20 µs each side: {widest}"
+    );
 }

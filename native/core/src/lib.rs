@@ -74,10 +74,10 @@ pub mod storage;
 #[cfg(test)]
 mod testutil;
 
+pub use clock::bound::{BoundSource, BoundStatus, Leap};
 pub use error::{panic_message, Error, ErrorKind, Result};
 #[cfg(any(test, feature = "testing"))]
 pub use segment::access::set_pause_for_test as set_daemon_pause_for_test;
-pub use clock::bound::{BoundSource, BoundStatus, Leap};
 pub use segment::bound::{BoundState, Bounded};
 pub use segment::host::ServiceState;
 pub use segment::info::{pace_text, EvaluationSummary, SegmentInfo, TrackingState};
@@ -92,13 +92,13 @@ pub use stamps::itc::{ItcFormat, ItcStamper};
 /// Every environment variable the library reads, in one place.
 pub mod env {
     pub use crate::clock::eligibility::OVERRIDE_ENV as SOURCE;
+    pub use crate::segment::bound::{ENV_DRIFT_PPM as BOUND_DRIFT_PPM, ENV_VOID_S as BOUND_VOID_S};
     pub use crate::segment::config::{
         ENV_CALENDAR_CLOCK as CALENDAR_CLOCK, ENV_GROUP as GROUP, ENV_HOST as HOST,
         ENV_HOST_DIR as HOST_DIR, ENV_HOST_USER as HOST_USER, ENV_MAX_SLEW_PPM as MAX_SLEW_PPM,
         ENV_MODE as MODE, ENV_SEGMENT as SEGMENT, ENV_SEQ_FILE as SEQ_FILE,
         ENV_SEQ_INTERVAL as SEQ_INTERVAL, ENV_STEP_THRESHOLD_MS as STEP_THRESHOLD_MS,
         ENV_TIE_INTERVAL_MS as TIE_INTERVAL_MS, ENV_WRAP_THRESHOLD as WRAP_THRESHOLD,
-        pub use crate::segment::bound::{ENV_DRIFT_PPM as BOUND_DRIFT_PPM, ENV_VOID_S as BOUND_VOID_S};
-};
+    };
     pub use crate::stamps::itc::{ENV_EVENT_BITS as ITC_EVENT_BITS, ENV_TICK_NS as ITC_TICK_NS};
 }

@@ -114,7 +114,12 @@ pub fn now(base: &SharedBase, args: &NowArgs) -> Result<(), CliError> {
         return print(&format!("{}\n", base.now_ns()));
     }
     let b = base.now_bounded()?;
-    print(&format!("{} {} {}\n", b.earliest, b.latest, b.status.name()))
+    print(&format!(
+        "{} {} {}\n",
+        b.earliest,
+        b.latest,
+        b.status.name()
+    ))
 }
 
 pub fn print(text: &str) -> Result<(), CliError> {

@@ -157,11 +157,14 @@ pub fn kernel() -> Learned {
     }
 }
 
+/// Environment variable of test builds: a fixed bound (see [`learn`]).
+pub const ENV_TEST_BOUND: &str = "HRTS_TEST_BOUND";
+
 /// A test build's fixed word: `HRTS_TEST_BOUND=STATUS,NS` (e.g.
 /// `synchronized,50000`), so that tests of the interval need no time service.
 #[cfg(any(test, feature = "testing"))]
 pub fn test_override() -> Option<Learned> {
-    let v = std::env::var("HRTS_TEST_BOUND").ok()?;
+    let v = std::env::var(ENV_TEST_BOUND).ok()?;
     let (status, ns) = v.split_once(',')?;
     let status = BoundStatus::ALL
         .into_iter()

@@ -341,13 +341,19 @@ mod tests {
         let after = crate::clock::kernel::realtime_ns();
         assert_eq!(b.status, BoundStatus::Synchronized);
         // The line follows the clock within a few µs: both readings lie inside.
-        assert!(b.earliest <= before && after <= b.latest, "{b:?} {before} {after}");
+        assert!(
+            b.earliest <= before && after <= b.latest,
+            "{b:?} {before} {after}"
+        );
         let half = (b.latest - b.earliest) / 2;
         let fixed = 50_000 + 700 + base.shift_ns();
         // Plus the drift for the few µs since `as_of` (50 ppm of them: < 1 ns).
         assert!((fixed..=fixed + 5).contains(&half), "{half} vs {fixed}");
         let s = base.bound_state().unwrap();
-        assert_eq!((s.source, s.bound_ns, s.line_error_ns), (BoundSource::Test, 50_000, 700));
+        assert_eq!(
+            (s.source, s.bound_ns, s.line_error_ns),
+            (BoundSource::Test, 50_000, 700)
+        );
         assert!(base.after(b.earliest - 1).unwrap());
         assert!(!base.after(b.latest + 1_000_000).unwrap());
         assert!(base.before(b.latest + 1_000_000).unwrap());
@@ -359,14 +365,22 @@ mod tests {
         let base = SharedBase::open(&t.cfg()).unwrap();
         let now = crate::clock::source::read_ordered(base.source());
         // Learned 10 s ago: past fresh (3 s at the 1 s tie interval).
-        base.publish_bound(synchronized(1_000), 0, now - ticks_of(&base, 10_000_000_000));
+        base.publish_bound(
+            synchronized(1_000),
+            0,
+            now - ticks_of(&base, 10_000_000_000),
+        );
         let b = base.now_bounded().unwrap();
         assert_eq!(b.status, BoundStatus::FreeRunning);
         let half = (b.latest - b.earliest) / 2;
         // 50 ppm of 10 s is 500 µs.
         assert!(half >= 1_000 + 500_000, "{half}");
         // Learned 100 s ago: past the 60 s void-after.
-        base.publish_bound(synchronized(1_000), 0, now - ticks_of(&base, 100_000_000_000));
+        base.publish_bound(
+            synchronized(1_000),
+            0,
+            now - ticks_of(&base, 100_000_000_000),
+        );
         let e = base.now_bounded().unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Unsynchronized);
         assert!(e.message().contains("void-after"), "{}", e.message());

@@ -117,7 +117,13 @@ pub(super) fn initialise(
     if cfg.mode == Mode::Tracking {
         // The pairing's bracket is well under 10 µs; the first tie publishes
         // the measured line error.
-        super::bound::publish(bound, interval_ns, crate::clock::bound::learn(), 10_000, counter);
+        super::bound::publish(
+            bound,
+            interval_ns,
+            crate::clock::bound::learn(),
+            10_000,
+            counter,
+        );
     }
     h.seq.store(0, Relaxed);
     super::tie_stats::initialise(h, stats);

@@ -638,16 +638,21 @@ fn a_page_of_a_newer_minor_version_is_opened_and_its_new_fields_left_alone() {
 /// the room for later minor versions; the process that replaces it clears it.
 #[test]
 fn a_new_page_holds_this_minor_version_and_nothing_after_it() {
+    use std::mem::size_of;
     let t = TestName::new("minor0");
     let base = SharedBase::open(&t.cfg()).unwrap();
     let words = base.page_words_for_test();
     // Zero but for the statistics' check word (minor 2), which a new page's
-    // zero statistics have.
+    // zero statistics have, and the bound area (minor 3), which the creator
+    // fills with its first pairing.
     let check = STATS_AREA_OFFSET / 8;
+    let bound = BOUND_AREA_OFFSET / 8..(BOUND_AREA_OFFSET + size_of::<BoundArea>()) / 8;
     assert!(words[MINOR_FIELDS_OFFSET / 8..(SEGMENT_SIZE - 64) / 8]
         .iter()
         .enumerate()
-        .all(|(i, w)| MINOR_FIELDS_OFFSET / 8 + i == check || w.load(SeqCst) == 0));
+        .map(|(i, w)| (MINOR_FIELDS_OFFSET / 8 + i, w))
+        .all(|(i, w)| i == check || bound.contains(&i) || w.load(SeqCst) == 0));
+    assert_eq!(words[bound.start].load(SeqCst), 2, "one publication, whole");
     assert_eq!(
         words[check].load(SeqCst),
         super::tie_stats::TieStats::default().check()
