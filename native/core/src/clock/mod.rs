@@ -13,6 +13,7 @@
 //! - `kernel`: `CLOCK_REALTIME` read past any `LD_PRELOAD` (the vDSO or the system call).
 
 pub(crate) mod calibrate;
+pub mod chrony;
 pub(crate) mod convert;
 pub(crate) mod eligibility;
 pub(crate) mod kernel;
