@@ -34,10 +34,13 @@ fi
 # verifies the unit (no running systemd needed), and systemd-sysusers, which the
 # package's postinst runs when the packaging stage installs it; util-linux (setpriv,
 # unshare) and passwd (useradd): the daemon-unit stage runs the unit's command as its user.
+# chrony: native/core/tests/chrony.rs runs chronyd and chronyc of its own (chronyd with -x,
+# which never sets the clock, in a network namespace; iproute2 comes with it); Debian's
+# chronyd service is kept from starting (below).
 if [ "$scope" = selftest ]; then
     pkgs=(gradle)
 else
-    pkgs=(gradle junit4 libhamcrest-java python3 faketime maven prometheus
+    pkgs=(gradle junit4 libhamcrest-java python3 faketime maven prometheus chrony
           pkg-config libssl-dev dpkg-dev lintian systemd util-linux passwd
           gcc-aarch64-linux-gnu gcc-powerpc64le-linux-gnu
           libc6-dev-arm64-cross libc6-dev-ppc64el-cross qemu-user-static)
@@ -51,10 +54,34 @@ if command -v dpkg-query >/dev/null 2>&1; then
     if ! command -v javac >/dev/null 2>&1; then
         missing+=(openjdk-17-jdk-headless)
     fi
+    # chrony replaces the host's time daemon (it conflicts with systemd-timesyncd, ntp,
+    # ...): where systemd runs one, installing chrony here would leave the host without
+    # time synchronisation, so that is left to the user.
+    if [[ " ${missing[*]} " == *" chrony "* ]] && [ -d /run/systemd/system ] \
+        && dpkg-query -W -f='${Status} ${Provides}\n' 2>/dev/null \
+            | grep -q '^install ok installed.*time-daemon'; then
+        log "not installing chrony: it would replace this host's time daemon; the chronyd"
+        log "tests (native/core/tests/chrony.rs) need it: apt-get install chrony if that is fine"
+        keep=()
+        for p in "${missing[@]}"; do [ "$p" = chrony ] || keep+=("$p"); done
+        missing=("${keep[@]}")
+    fi
     if [ "${#missing[@]}" -gt 0 ]; then
         log "installing: ${missing[*]}"
         $SUDO apt-get update -qq
+        # Debian's chronyd service must not start (it would keep the host clock): a
+        # policy-rc.d that refuses every start holds it back while apt runs, unless one
+        # is there already.
+        policy=/usr/sbin/policy-rc.d
+        if [[ " ${missing[*]} " == *" chrony "* ]] && [ ! -e "$policy" ]; then
+            trap '$SUDO rm -f "$policy"' EXIT
+            printf '#!/bin/sh\nexit 101\n' | $SUDO tee "$policy" >/dev/null
+            $SUDO chmod 755 "$policy"
+        fi
         DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+        if [[ " ${missing[*]} " == *" chrony "* ]] && [ -d /run/systemd/system ]; then
+            $SUDO systemctl disable --now chrony.service >/dev/null 2>&1 || true
+        fi
     else
         log "Debian packages present"
     fi

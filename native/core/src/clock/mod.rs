@@ -15,6 +15,7 @@
 
 pub mod bound;
 pub(crate) mod calibrate;
+pub mod chrony;
 pub(crate) mod convert;
 pub(crate) mod eligibility;
 pub(crate) mod kernel;
