@@ -93,7 +93,10 @@ mod x86 {
             ("per-user segment now_ns", &mut looped(|| user.now_ns())),
             ("host page now_ns", &mut looped(|| host.now_ns())),
             ("clock_gettime_realtime", &mut looped(realtime)),
-            ("per-user now_ns_ordered", &mut looped(|| user.now_ns_ordered())),
+            (
+                "per-user now_ns_ordered",
+                &mut looped(|| user.now_ns_ordered()),
+            ),
             ("per-user now_bounded", &mut looped(|| bounded(user))),
             ("host page now_bounded", &mut looped(|| bounded(host))),
         ];

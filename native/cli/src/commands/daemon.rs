@@ -18,6 +18,11 @@ pub struct DaemonArgs {
     /// The host page's directory (default: $HRTS_HOST_DIR, else /run/hrts); the page is DIR/time
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
+    /// chronyd's command socket, asked for the system clock's error bound at every tie (default
+    /// /run/chrony/chronyd.sock when it exists; else, and when chronyd does not answer, the
+    /// kernel's word)
+    #[arg(long, value_name = "SOCKET")]
+    pub chrony: Option<PathBuf>,
     /// Stay in the foreground, logging to stderr (systemd, containers); without it the daemon
     /// detaches once the page is ready, logs to DIR/daemon.log and its pid is printed
     #[arg(long)]
@@ -46,6 +51,27 @@ pub fn run(args: &DaemonArgs) -> Result<(), CliError> {
         // Test builds only: hold the role this long in every tie, so that a
         // test's signals land in the middle of one.
         hrts_core::set_daemon_pause_for_test(us);
+    }
+    let chrony = args.chrony.clone().or_else(|| {
+        Some(PathBuf::from(hrts_core::clock::chrony::DEFAULT_SOCKET)).filter(|p| p.exists())
+    });
+    if let Some(socket) = &chrony {
+        match hrts_core::clock::bound::chrony(socket) {
+            Ok(l) => log(&format!(
+                "error bounds from chronyd ({}): {}, {} ns",
+                socket.display(),
+                l.status.name(),
+                l.bound_ns
+            )),
+            Err(e) => log(&format!(
+                "error bounds: chronyd at {} does not answer now ({e}); the kernel's word \
+                 stands in until it does",
+                socket.display()
+            )),
+        }
+        hrts_core::clock::bound::use_chrony(socket.clone());
+    } else {
+        log("error bounds from the kernel (adjtimex); give --chrony SOCKET to ask chronyd");
     }
     let daemon = HostDaemon::start(&dir, &cfg)?;
     announce(&daemon);

@@ -1,8 +1,8 @@
 //! How wrong the system clock may be now, as the host's time service says:
-//! the kernel's own estimate (`adjtimex` read-only: `maxerror`, `STA_UNSYNC`,
-//! the leap-second state), which chronyd and ntpd keep up to date. The host
-//! daemon can ask chronyd directly instead (`clock::chrony`, when built in);
-//! this module is the fallback every segment has.
+//! chronyd's tracking report when this process was told to ask it (the host
+//! daemon, `clock::chrony`), else the kernel's own estimate (`adjtimex`
+//! read-only: `maxerror`, `STA_UNSYNC`, the leap-second state), which chronyd
+//! and ntpd keep up to date, and which every segment can read.
 
 /// What a bound on the system clock's error is worth.
 #[repr(u32)]
@@ -177,12 +177,46 @@ pub fn test_override() -> Option<Learned> {
     })
 }
 
+/// The chronyd command socket this process asks (see [`use_chrony`]).
+static CHRONY: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+
+/// Makes [`learn`] ask chronyd at `socket` first (the host daemon; readers
+/// never do). Once per process; a later call is ignored.
+pub fn use_chrony(socket: std::path::PathBuf) {
+    let _ = CHRONY.set(socket);
+}
+
+/// chronyd's word: its tracking report's bound (ClockBound's formula), and
+/// unsynchronized when chronyd says so (leap status "unsynchronised").
+pub fn chrony(socket: &std::path::Path) -> crate::Result<Learned> {
+    use super::chrony::{tracking, Leap as C};
+    let t = tracking(socket, std::time::Duration::from_millis(200))?;
+    Ok(Learned {
+        status: match t.leap {
+            C::Unsynchronised => BoundStatus::Unsynchronized,
+            _ => BoundStatus::Synchronized,
+        },
+        source: BoundSource::Chrony,
+        bound_ns: t.bound_ns(),
+        leap: match t.leap {
+            C::InsertSecond => Leap::Insert,
+            C::DeleteSecond => Leap::Delete,
+            _ => Leap::None,
+        },
+    })
+}
+
 /// The word of the first source that answers: a test build's override, else
-/// the kernel.
+/// chronyd if this process asks it and it answers, else the kernel.
 pub fn learn() -> Learned {
     #[cfg(any(test, feature = "testing"))]
     if let Some(l) = test_override() {
         return l;
+    }
+    if let Some(socket) = CHRONY.get() {
+        if let Ok(l) = chrony(socket) {
+            return l;
+        }
     }
     kernel()
 }
