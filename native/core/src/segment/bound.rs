@@ -146,9 +146,21 @@ impl SharedBase {
             return None;
         }
         let a = self.bound_area();
-        for _ in 0..4 {
+        // A writer is in the middle of it for a few stores, unless it was
+        // preempted or stopped there: look again for up to 5 ms (yielding),
+        // then say "no bound" rather than wait on a writer that may be gone.
+        let mut deadline = None;
+        loop {
             let v = a.version.load(Acquire);
-            if v & 1 == 1 || v == 0 {
+            if v == 0 {
+                return None;
+            }
+            if v & 1 == 1 {
+                let now = crate::os::monotonic_ns();
+                if now > *deadline.get_or_insert(now + 5_000_000) {
+                    return None;
+                }
+                std::thread::yield_now();
                 continue;
             }
             let p = (
@@ -162,7 +174,7 @@ impl SharedBase {
             );
             fence(Acquire);
             if a.version.load(Relaxed) != v {
-                continue;
+                continue; // a new publication came in between: read it
             }
             return Some(Published {
                 bound_ns: p.0,
@@ -176,7 +188,6 @@ impl SharedBase {
                 void_ns: p.6,
             });
         }
-        None
     }
 
     /// Ticks of this segment's counter as ns (the calibrated scale).
