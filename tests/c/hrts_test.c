@@ -273,7 +273,8 @@ static void check_bounded(void) {
   if (rc == HRTS_SUCCESS) {
     check(status == HRTS_BOUND_SYNCHRONIZED || status == HRTS_BOUND_FREE_RUNNING,
           "a bounded stamp is synchronized or free-running", NULL);
-    check(earliest <= before && after <= latest, "the interval holds the system clock", NULL);
+    /* The clock at the stamp's instant lies between the two readings. */
+    check(earliest <= after && before <= latest, "the interval holds the system clock", NULL);
   } else {
     check(rc == HRTS_E_UNSYNCHRONIZED, "no interval is HRTS_E_UNSYNCHRONIZED",
           hrts_status_name(rc));
