@@ -887,7 +887,16 @@ fn random_damage_never_gives_a_fresh_open_a_wrong_time() {
             page[at].store(v, SeqCst);
             match SharedBase::open(&cfg) {
                 Ok(b) => {
-                    let off = b.now_ns() as i64 - crate::os::realtime_ns() as i64;
+                    // Bracketed by the clock: a thread descheduled between the
+                    // two reads (qemu on a busy host) is not a wrong time.
+                    let before = crate::os::realtime_ns() as i64;
+                    let ns = b.now_ns() as i64;
+                    let after = crate::os::realtime_ns() as i64;
+                    let off = if ns < before {
+                        ns - before
+                    } else {
+                        (ns - after).max(0)
+                    };
                     assert!(
                         off.abs() < 1_000_000,
                         "{mode:?} round {round}: word {at} := {v:#x} gave a time {off} ns off"
