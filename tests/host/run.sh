@@ -107,7 +107,10 @@ check_readers() { # dir tag
     back=$(sed -n 's/.* backwards \([0-9]*\) .*/\1/p' <<<"$line")
     errors=$(sed -n 's/.* errors \([0-9]*\) .*/\1/p' <<<"$line")
     slow=$(sed -n 's/.* slow \([0-9]*\) .*/\1/p' <<<"$line")
-    if [ "${off:-1}${back:-1}${errors:-1}${slow:-1}" = "0000" ]; then pass; else
+    # slow: over 1 ms of the thread's CPU for one stamp. A vCPU descheduled under a
+    # stamp counts too (a few in tens of millions here); a reader that waited for the
+    # daemon would be slow at every one of the stops and kills.
+    if [ "${off:-1}${back:-1}${errors:-1}" = "000" ] && [ "${slow:-99}" -le 5 ]; then pass; else
       fail "$tag: the $r reader: off $off backwards $back errors $errors slow $slow"
     fi
   done
@@ -121,8 +124,11 @@ for mode in tracking frozen; do
   log="$work/$mode.log"
   mkdir -m 755 "$dir"
   if [ "$mode" = tracking ]; then
-    # Ties every 5 ms (rounds of 2.5 ms), each holding the role for 1 ms.
-    export HRTS_MODE=tracking HRTS_TIE_INTERVAL_MS=5
+    # Ties every 100 ms (rounds of 50 ms), each holding the role for 20 ms. (A
+    # line's slope carries the slew of its last tie, which absorbs the error
+    # over one interval: over 5 ms that may be the full 500 ppm, and a line
+    # stopped for 5 s then drifts 2.5 ms; over 100 ms it stays within µs.)
+    export HRTS_MODE=tracking HRTS_TIE_INTERVAL_MS=100
     unset HRTS_WRAP_THRESHOLD
   else
     # Moves every ~2.5 ms: the threshold is 5 ms of ticks, a move is due at half of it.
@@ -131,7 +137,7 @@ for mode in tracking frozen; do
     HRTS_HOST=off HRTS_SEGMENT=/hrts-host-probe-$$ "$hrts" unlink >/dev/null
     export HRTS_WRAP_THRESHOLD=$((hz / 200))
   fi
-  pause=1000
+  if [ "$mode" = tracking ]; then pause=20000; else pause=1000; fi
   start_daemon "$dir" "$log"
   gen0=$(generation "$dir")
   start_readers "$dir" "$mode"
@@ -161,8 +167,10 @@ for mode in tracking frozen; do
       kill -STOP "$daemon_pid"
       if [ "$(holder "$dir")" = 0 ]; then kill -CONT "$daemon_pid"; continue; fi
       stopped=$((stopped + 1))
+      # A service counts as gone after three rounds and a quarter second.
+      sleep 1
       gone=$(info "$dir" | sed -n 's/^service: //p')
-      sleep 5
+      sleep 4
       kill -CONT "$daemon_pid"
     done
     echo "tracking: $stopped SIGSTOPs of 5 s inside a tie ($tries tries); service while stopped: $gone"
