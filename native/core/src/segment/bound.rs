@@ -82,6 +82,22 @@ fn env_u64(var: &str) -> Option<u64> {
     std::env::var(var).ok()?.trim().parse().ok()
 }
 
+/// The writer's drift (ppb) and void-after (ns), read from its environment
+/// once: every tie publishes them, and a tie should not take the
+/// environment's lock and allocate each time.
+fn writer_settings() -> (u64, u64) {
+    static SETTINGS: std::sync::OnceLock<(u64, u64)> = std::sync::OnceLock::new();
+    *SETTINGS.get_or_init(|| {
+        let drift_ppb = env_u64(ENV_DRIFT_PPM)
+            .map(|ppm| ppm.saturating_mul(1_000))
+            .unwrap_or(DEFAULT_DRIFT_PPB);
+        let void_ns = env_u64(ENV_VOID_S)
+            .map(|s| s.saturating_mul(1_000_000_000))
+            .unwrap_or(DEFAULT_VOID_NS);
+        (drift_ppb, void_ns)
+    })
+}
+
 /// Publishes a bound in `a` (the writer role's holder, or a segment's
 /// creator before the page is ready). Odd `version` while writing: a writer
 /// that dies in the middle leaves it odd, and readers say "unknown" until the
@@ -93,12 +109,7 @@ pub(crate) fn publish(
     line_error_ns: u64,
     as_of: u64,
 ) {
-    let drift_ppb = env_u64(ENV_DRIFT_PPM)
-        .map(|ppm| ppm.saturating_mul(1_000))
-        .unwrap_or(DEFAULT_DRIFT_PPB);
-    let void_ns = env_u64(ENV_VOID_S)
-        .map(|s| s.saturating_mul(1_000_000_000))
-        .unwrap_or(DEFAULT_VOID_NS);
+    let (drift_ppb, void_ns) = writer_settings();
     // Fresh for three tie intervals (at least a second): a live writer learns
     // again at every one.
     let fresh_ns = tie_interval_ns
