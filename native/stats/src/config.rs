@@ -39,6 +39,30 @@ pub struct Config {
     /// Publishing to the shared statistics segment (`shared-memory`, hrts's own
     /// section; see [`shared`](crate::shared)).
     pub shared_memory: SharedMemory,
+    /// Counters and gauges whose every event carries its own precise stamp
+    /// (`exact-stamps`, hrts's own key: metric names, or prefixes ending in
+    /// `*`; none by default). The others are stamped by the processing pass
+    /// that takes them: see [`ExactStamps`].
+    pub exact_stamps: ExactStamps,
+}
+
+/// Which counters and gauges are stamped per event. By default none is: an
+/// event then costs about a relaxed add (it is summed into the thread's cell
+/// for the metric, never queued, no clock read) and is stamped with the time of
+/// the processing pass that takes it, at most one sleep step (10 ms by
+/// default) after it happened. A metric listed here pays a clock read and a
+/// queue slot per event and is stamped when it happens; timers always are.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ExactStamps(pub Vec<String>);
+
+impl ExactStamps {
+    /// Whether metric `name` is listed (by name, or by a prefix ending in `*`).
+    pub fn covers(&self, name: &str) -> bool {
+        self.0.iter().any(|p| match p.strip_suffix('*') {
+            Some(prefix) => name.starts_with(prefix),
+            None => name == p,
+        })
+    }
 }
 
 /// The `shared-memory` section.
@@ -98,6 +122,7 @@ impl Default for Config {
                 .collect(),
             queue_capacity: 2048,
             shared_memory: SharedMemory::default(),
+            exact_stamps: ExactStamps::default(),
         }
     }
 }
@@ -210,9 +235,28 @@ impl Config {
                 "metrics-dump",
                 "message-queue",
                 "shared-memory",
+                "exact-stamps",
             ],
         )?;
         let mut cfg = Config::default();
+        if let Some(v) = root.get("exact-stamps") {
+            let what = "an array of metric names (a trailing * matches every name it begins)";
+            let items = v.as_array().ok_or_else(|| invalid(&key("exact-stamps"), what, v))?;
+            cfg.exact_stamps = ExactStamps(
+                items
+                    .iter()
+                    .map(|i| {
+                        i.as_str()
+                            .filter(|n| {
+                                let bare = n.strip_suffix('*').unwrap_or(n);
+                                bare.is_empty() || crate::registry::check_name(bare).is_ok()
+                            })
+                            .map(str::to_string)
+                            .ok_or_else(|| invalid(&key("exact-stamps"), what, v))
+                    })
+                    .collect::<Result<_>>()?,
+            );
+        }
 
         if let Some(m) = section(root, "incremental-statistics")? {
             let name = key("incremental-statistics");

@@ -9,13 +9,13 @@ use crate::config::Config;
 use crate::dump::Dump;
 use crate::incremental::Params;
 use crate::processing::Aggregator;
-use crate::registry::Registry;
+use crate::registry::{Registry, MAX_METRICS};
 use crate::ring::Ring;
 use crate::shared::publish::Publisher;
 use crate::shared::{SharedConfig, StatsSegment};
 use hrts_core::Result;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -63,6 +63,10 @@ pub(crate) struct Instance {
     /// This instance's registration in the shared statistics segment, from its
     /// first start (if `shared-memory.enable`) until it is dropped.
     pub(crate) shared: Mutex<Option<Publisher>>,
+    /// One byte per metric id, 1 if its events are stamped one by one (see
+    /// [`ExactStamps`](crate::config::ExactStamps)); read by every counter and
+    /// gauge event, in Rust and Java.
+    pub(crate) exact: Box<[AtomicU8]>,
 }
 
 pub(crate) struct Worker {
@@ -117,6 +121,7 @@ impl Instance {
             started_once: AtomicBool::new(false),
             lost: AtomicU64::new(0),
             shared: Mutex::new(None),
+            exact: (0..MAX_METRICS).map(|_| AtomicU8::new(0)).collect(),
         }
     }
 
@@ -134,13 +139,34 @@ impl Instance {
         }
     }
 
-    /// The coarse stamp if the processing thread keeps one fresh, else a
-    /// precise one.
+    /// Whether counter or gauge `id` is stamped per event (`exact-stamps`).
     #[inline(always)]
-    pub(crate) fn coarse_now(&self) -> u64 {
-        match self.control.coarse.load(Relaxed) {
-            0 => self.now(),
-            ns => ns,
+    pub(crate) fn is_exact(&self, id: u32) -> bool {
+        self.exact
+            .get(id as usize)
+            .is_some_and(|f| f.load(Relaxed) != 0)
+    }
+
+    /// A metric was looked up: its cell in the shared segment is claimed and its
+    /// stamping set from the configuration in force.
+    pub(crate) fn registered(&self, id: u32) -> Result<()> {
+        let cfg = lock(&self.config);
+        self.set_exact(id, &cfg);
+        drop(cfg);
+        self.claim_cell(id)
+    }
+
+    fn set_exact(&self, id: u32, cfg: &Config) {
+        if let (Some(meta), Some(flag)) = (self.registry.meta(id), self.exact.get(id as usize)) {
+            flag.store(cfg.exact_stamps.covers(&meta.name) as u8, Relaxed);
+        }
+    }
+
+    /// Sets every metric's stamping from `cfg` (at start: the configuration
+    /// may have changed while stopped).
+    pub(crate) fn set_all_exact(&self, cfg: &Config) {
+        for id in 0..self.registry.len() as u32 {
+            self.set_exact(id, cfg);
         }
     }
 

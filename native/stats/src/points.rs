@@ -3,9 +3,10 @@
 //! measurement, and never waiting for another thread. While the instance is
 //! stopped they do nothing.
 //!
-//! Counters and gauges are stamped with the processing thread's coarse clock
-//! while it is busy (at most one pass behind) and with a precise hrts stamp
-//! otherwise; timers always take precise stamps.
+//! Counters and gauges are summed into the thread's cell for the metric and
+//! stamped by the processing pass that takes them, unless the configuration
+//! lists them in `exact-stamps` (see [`ExactStamps`](crate::config::ExactStamps));
+//! timers always take precise stamps.
 
 use crate::instance::Instance;
 use crate::local::with_ring;
@@ -19,12 +20,17 @@ use std::sync::Arc;
 /// The instance id of a timer's default instance.
 pub const DEFAULT_INSTANCE: u64 = u64::MAX;
 
+/// A counter or gauge event.
 #[inline(always)]
 pub(crate) fn emit(inner: &Instance, id: u32, kind: u8, value: u64) {
     if !inner.enabled() {
         return;
     }
-    with_ring(inner, |r| r.record(id, kind, value, || inner.coarse_now()));
+    if inner.is_exact(id) {
+        with_ring(inner, |r| r.record(id, kind, value, || inner.now()));
+    } else {
+        with_ring(inner, |r| r.record_summed(id, kind, value));
+    }
 }
 
 #[inline(always)]
@@ -33,7 +39,9 @@ pub(crate) fn emit_timer(inner: &Instance, id: u32, kind: u8, instance: u64) {
         return;
     }
     let ts = inner.now();
-    with_ring(inner, |r| r.record_unfoldable(ts, id, kind, instance));
+    with_ring(inner, |r| {
+        r.record_unfoldable(ts, id, kind, instance);
+    });
 }
 
 /// A counter: a signed 64-bit integer changed by deltas.
@@ -68,9 +76,12 @@ impl Counter {
     pub fn init(&self, value: i64) {
         // Never folded: an init between folded deltas would reorder them.
         if self.inner.enabled() {
-            let ts = self.inner.coarse_now();
+            let ts = self.inner.now();
+            let summed = !self.inner.is_exact(self.id);
             with_ring(&self.inner, |r| {
-                r.record_unfoldable(ts, self.id, kind::COUNTER_INIT, value as u64)
+                if r.record_unfoldable(ts, self.id, kind::COUNTER_INIT, value as u64) && summed {
+                    r.init_queued();
+                }
             });
         }
     }

@@ -143,9 +143,13 @@ impl Aggregator {
             let first = scratch.len();
             let last_ts = &mut c.last_ts;
             queued += c.ring.drain(|pos, e: RawEvent| {
-                *last_ts = (*last_ts).max(e.ts);
+                // Time 0: a pass-stamped event queued after a counter init,
+                // stamped below.
+                if e.ts != 0 {
+                    *last_ts = (*last_ts).max(e.ts);
+                }
                 scratch.push(Item {
-                    ts: *last_ts,
+                    ts: if e.ts == 0 { 0 } else { *last_ts },
                     ring: ci as u32,
                     place: pos.wrapping_mul(2),
                     metric: e.metric,
@@ -158,6 +162,15 @@ impl Aggregator {
                 });
             }) as u64;
             let events = first..scratch.len();
+            // Unstamped events take the time of the next stamped one, else the pass's.
+            let mut next_ts = now.max(c.last_ts);
+            for e in scratch[events.clone()].iter_mut().rev() {
+                if e.ts == 0 {
+                    e.ts = next_ts;
+                } else {
+                    next_ts = e.ts;
+                }
+            }
             let folded_from = scratch.len();
             take_cells(c, ci as u32, &mut scratch);
             for k in folded_from..scratch.len() {

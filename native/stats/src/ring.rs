@@ -19,7 +19,7 @@
 //!
 //! | words | owner | contents |
 //! |---|---|---|
-//! | 0..8 | producer | head, cached tail, dropped, (unused), capacity, fold credit, fold cancels seen |
+//! | 0..8 | producer | head, cached tail, dropped, (unused), capacity, fold credit, fold cancels seen, init pending |
 //! | 8..16 | consumer | tail, fold cancels |
 //! | 16..24 | owner | closed flag |
 //! | 24.. | both | events, 3 words each: time, meta (metric id + kind << 32), value |
@@ -40,6 +40,12 @@ pub const CAPACITY: usize = 4;
 pub const FOLD_CREDIT: usize = 5;
 /// Producer-private: the last `FOLD_CANCEL` value the producer saw.
 pub const FOLD_SEEN: usize = 6;
+/// Producer-private: 0, or the ring position just past the thread's last
+/// queued counter init while the consumer has not taken it. Until it has, the
+/// thread queues its pass-stamped counter and gauge events (time 0: stamped
+/// when taken) instead of summing them into cells, where a pass could not tell
+/// which of them came before the init and which after.
+pub const INIT_PENDING: usize = 7;
 /// Consumer-written: bumped to end every producer's folding run at once (at a
 /// restart, or when the processing thread has found nothing queued for its
 /// whole sleep schedule), so a burst long past does not keep later events
@@ -251,14 +257,50 @@ impl Ring {
         }
     }
 
-    /// Producer: appends an event that cannot be folded (timer instance events,
-    /// counter inits); a full ring drops it and counts the drop.
+    /// Producer: sums a pass-stamped counter or gauge event into the thread's
+    /// cell for the metric: no clock read, no queue slot, nothing shared with
+    /// another core. Right after a counter init it is queued instead (see
+    /// [`INIT_PENDING`]).
     #[inline(always)]
-    pub fn record_unfoldable(&self, ts: u64, metric: u32, kind: u8, value: u64) {
-        if !self.push(metric, kind, value, || ts) {
+    pub fn record_summed(&self, metric: u32, kind: u8, value: u64) {
+        if self.w(INIT_PENDING).load(Relaxed) != 0 && self.queue_after_init(metric, kind, value) {
+            return;
+        }
+        self.fold_inline(metric, kind, value);
+    }
+
+    /// Queues an event while a counter init is not yet taken; false once the
+    /// consumer has taken it (or the ring is full: the event is then summed,
+    /// and may be applied before the init).
+    #[cold]
+    #[inline(never)]
+    fn queue_after_init(&self, metric: u32, kind: u8, value: u64) -> bool {
+        let until = self.w(INIT_PENDING).load(Relaxed);
+        if self.w(TAIL).load(Acquire).wrapping_sub(until) as i64 >= 0 {
+            self.w(INIT_PENDING).store(0, Relaxed);
+            return false;
+        }
+        self.push(metric, kind, value, || 0)
+    }
+
+    /// Producer: appends an event that cannot be folded (timer instance events,
+    /// counter inits); a full ring drops it and counts the drop. False if
+    /// dropped.
+    #[inline(always)]
+    pub fn record_unfoldable(&self, ts: u64, metric: u32, kind: u8, value: u64) -> bool {
+        let pushed = self.push(metric, kind, value, || ts);
+        if !pushed {
             let d = self.w(DROPPED);
             d.store(d.load(Relaxed) + 1, Relaxed);
         }
+        pushed
+    }
+
+    /// Producer: a counter init was just queued; see [`INIT_PENDING`].
+    pub fn init_queued(&self) {
+        let head = self.w(HEAD).load(Relaxed);
+        // 0 means none pending: a head of 0 (after 2^64 events) waits for 1.
+        self.w(INIT_PENDING).store(head.max(1), Relaxed);
     }
 
     #[inline(always)]
@@ -283,6 +325,14 @@ impl Ring {
 
     #[inline(never)]
     fn fold(&self, metric: u32, kind: u8, value: u64) {
+        self.fold_inline(metric, kind, value)
+    }
+
+    /// Sums an event into the thread's cell for `metric` under the cell's
+    /// sequence word (the consumer copies a cell only when the word is even and
+    /// unchanged around the copy).
+    #[inline(always)]
+    fn fold_inline(&self, metric: u32, kind: u8, value: u64) {
         let chunk = self.chunk(metric);
         let base = CHUNK_HEADER_WORDS + (metric as usize % CHUNK_CELLS) * CELL_WORDS;
         let w = |i: usize| chunk.w(base + i);

@@ -96,6 +96,7 @@ impl Stats {
             agg.idle_ns = cfg.timer_idle_timeout.as_nanos() as u64;
         }
         inner.capacity.store(cfg.queue_capacity, Relaxed);
+        inner.set_all_exact(&cfg);
         inner
             .control
             .idle_ns
@@ -143,21 +144,21 @@ impl Stats {
     /// used by another kind of metric, too many metrics.
     pub fn counter(&self, name: &str) -> Result<Counter> {
         let id = self.inner.registry.id(name, Kind::Counter)?;
-        self.inner.claim_cell(id)?;
+        self.inner.registered(id)?;
         Ok(Counter::new(self.inner.clone(), id))
     }
 
     /// The gauge `name`, created on first use.
     pub fn gauge(&self, name: &str) -> Result<Gauge> {
         let id = self.inner.registry.id(name, Kind::Gauge)?;
-        self.inner.claim_cell(id)?;
+        self.inner.registered(id)?;
         Ok(Gauge::new(self.inner.clone(), id))
     }
 
     /// The timer `name`, created on first use.
     pub fn timer(&self, name: &str) -> Result<Timer> {
         let id = self.inner.registry.id(name, Kind::Timer)?;
-        self.inner.claim_cell(id)?;
+        self.inner.registered(id)?;
         Ok(Timer::new(self.inner.clone(), id))
     }
 
@@ -234,6 +235,14 @@ impl Stats {
         (&self.inner.control as *const Control).cast()
     }
 
+    /// One byte per metric id, non-zero if the metric's counter or gauge events
+    /// are stamped one by one (`exact-stamps`): the address of
+    /// [`MAX_METRICS`](crate::registry::MAX_METRICS) bytes that live as long as
+    /// the instance, for producers in other languages.
+    pub fn exact_flags(&self) -> *const u8 {
+        self.inner.exact.as_ptr().cast()
+    }
+
     /// A precise stamp from this instance's clock (0 before its first start if
     /// it uses the hrts timeline).
     pub fn now(&self) -> u64 {
@@ -246,7 +255,7 @@ impl Stats {
     /// The id of metric `name` of `kind`, created on first use.
     pub fn metric_id(&self, name: &str, kind: Kind) -> Result<MetricId> {
         let id = self.inner.registry.id(name, kind)?;
-        self.inner.claim_cell(id)?;
+        self.inner.registered(id)?;
         Ok(MetricId { id, kind })
     }
 
