@@ -34,10 +34,6 @@ impl Clock {
             Clock::Manual(cell) => cell.load(Relaxed),
         }
     }
-
-    pub(crate) fn is_manual(&self) -> bool {
-        matches!(self, Clock::Manual(_))
-    }
 }
 
 /// Moves a manual [`Clock`].

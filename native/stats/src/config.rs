@@ -241,7 +241,9 @@ impl Config {
         let mut cfg = Config::default();
         if let Some(v) = root.get("exact-stamps") {
             let what = "an array of metric names (a trailing * matches every name it begins)";
-            let items = v.as_array().ok_or_else(|| invalid(&key("exact-stamps"), what, v))?;
+            let items = v
+                .as_array()
+                .ok_or_else(|| invalid(&key("exact-stamps"), what, v))?;
             cfg.exact_stamps = ExactStamps(
                 items
                     .iter()

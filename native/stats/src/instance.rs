@@ -20,11 +20,9 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// What measuring points read. The first line (enabled, idle timeout) changes
-/// only at start and stop; the coarse clock, which the processing thread
-/// rewrites on every pass, has a line of its own so that those writes do not
-/// cost every measurement a cache miss. Byte offsets: enabled 0, idle timeout
-/// 8, coarse clock 64 (see [`CONTROL_OFFSETS`]).
+/// What measuring points read; it changes only at start and stop. Byte
+/// offsets: enabled 0, idle timeout 8, and 64, once a coarse clock, now always
+/// 0 (see [`CONTROL_OFFSETS`]).
 #[repr(C, align(64))]
 pub(crate) struct Control {
     /// 1 while started: measuring points do nothing otherwise.
@@ -32,14 +30,15 @@ pub(crate) struct Control {
     /// `timer.idle-timeout` in nanoseconds, for timer scopes.
     pub idle_ns: AtomicU64,
     _line: [u64; 6],
-    /// The processing thread's latest stamp while it is draining queues, 0
-    /// while it sleeps or dumps (measuring points then stamp for themselves).
+    /// Always 0: once a coarse clock for measuring points, kept so that the
+    /// offsets producers in other languages read stay put.
     pub coarse: AtomicU64,
     _rest: [u64; 7],
 }
 
-/// Byte offsets in the control block of: enabled, the idle timeout (ns), the
-/// coarse clock (for producers in other languages).
+/// Byte offsets in the control block of: enabled, the idle timeout (ns), and
+/// a word that is always 0 (once the coarse clock), for producers in other
+/// languages.
 pub const CONTROL_OFFSETS: [usize; 3] = [0, 8, 64];
 
 /// One statistics instance; [`Stats`](crate::Stats) handles share it in an
@@ -66,7 +65,9 @@ pub(crate) struct Instance {
     /// One byte per metric id, 1 if its events are stamped one by one (see
     /// [`ExactStamps`](crate::config::ExactStamps)); read by every counter and
     /// gauge event, in Rust and Java.
-    pub(crate) exact: Box<[AtomicU8]>,
+    pub(crate) exact: Box<[AtomicU8; MAX_METRICS]>,
+    #[cfg(test)]
+    pub(crate) paused: AtomicBool,
 }
 
 pub(crate) struct Worker {
@@ -121,7 +122,13 @@ impl Instance {
             started_once: AtomicBool::new(false),
             lost: AtomicU64::new(0),
             shared: Mutex::new(None),
-            exact: (0..MAX_METRICS).map(|_| AtomicU8::new(0)).collect(),
+            exact: (0..MAX_METRICS)
+                .map(|_| AtomicU8::new(0))
+                .collect::<Box<[_]>>()
+                .try_into()
+                .unwrap_or_else(|_| unreachable!("MAX_METRICS flags were made")),
+            #[cfg(test)]
+            paused: AtomicBool::new(false),
         }
     }
 
@@ -252,7 +259,6 @@ impl Instance {
     }
 
     pub(crate) fn run(&self, stop: &AtomicBool, cfg: Config) {
-        let manual = self.clock.get().is_some_and(Clock::is_manual);
         let sleeps = cfg.sleep_on_empty;
         let mut step = 0;
         let start = Instant::now();
@@ -263,15 +269,15 @@ impl Instance {
         let publish_every = cfg.shared_memory.interval;
         let mut next_publish = start + publish_every;
         while !stop.load(Acquire) {
-            if !manual {
-                self.control.coarse.store(self.now(), Relaxed);
-            }
             let mut agg = lock(&self.agg);
+            #[cfg(test)]
+            if self.paused.load(Acquire) {
+                drop(agg);
+                std::thread::park_timeout(Duration::from_millis(1));
+                continue;
+            }
             let applied = self.pass(&mut agg);
             let now = Instant::now();
-            // Anything that may take long starts with the coarse clock off, so
-            // that measuring points meanwhile stamp for themselves.
-            self.control.coarse.store(0, Relaxed);
             if now >= next_sweep {
                 agg.sweep(self.now());
                 next_sweep = now + Duration::from_millis(10);
@@ -322,7 +328,15 @@ impl Instance {
                 step = 0;
             }
         }
-        self.control.coarse.store(0, Relaxed);
+    }
+
+    /// Tests: the processing thread takes nothing until the instance stops
+    /// (only the caller's `flush` does), so that a test knows which pass took
+    /// which event. Returns once a pass under way has ended.
+    #[cfg(test)]
+    pub(crate) fn pause_processing(&self) {
+        self.paused.store(true, Release);
+        drop(lock(&self.agg));
     }
 }
 

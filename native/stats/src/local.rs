@@ -28,26 +28,42 @@ impl Drop for Owned {
     }
 }
 
-/// Runs `f` on this thread's ring for `inner`, creating it on the thread's first
-/// measurement. `None` (and the event counted as lost) only while the thread
-/// is exiting and its thread-locals are gone.
+/// Runs `f` on this thread's ring for `inner` (see [`ring_for`]); an event
+/// that finds no ring is counted as lost.
 #[inline(always)]
 pub(crate) fn with_ring(inner: &Instance, f: impl FnOnce(&Ring)) {
-    let (id, ring) = CURRENT.with(Cell::get);
-    if id == inner.id {
-        // SAFETY: CURRENT holds a pointer to a ring that OWNED keeps alive in an
-        // Arc for as long as this thread runs; OWNED's destructor clears CURRENT
-        // before releasing any ring, and ids are never reused, so a matching id
-        // means the pointer is live. Only this thread reads CURRENT.
-        f(unsafe { &*ring });
-    } else {
-        slow(inner, f);
+    match ring_for(inner) {
+        Some(ring) => f(ring),
+        None => inner.count_lost(),
     }
 }
 
+/// This thread's ring for `inner`, created on the thread's first measurement;
+/// `None` only while the thread is exiting and its thread-locals are gone. The
+/// reference must not leave the calling thread (the ring lives as long as the
+/// thread's locals): it is for the measuring point's own use.
+#[inline(always)]
+pub(crate) fn ring_for(inner: &Instance) -> Option<&Ring> {
+    let (id, mut ring) = CURRENT.with(Cell::get);
+    if id != inner.id {
+        ring = slow(inner);
+        if ring.is_null() {
+            return None;
+        }
+    }
+    // SAFETY: the pointer came from CURRENT, or from `slow`, which has just
+    // stored it there: a ring that OWNED keeps alive in an Arc for as long as
+    // this thread runs. OWNED's destructor clears CURRENT before releasing any
+    // ring, and ids are never reused, so a matching id means the pointer is
+    // live. Only this thread reads CURRENT, and the reference stays on it.
+    Some(unsafe { &*ring })
+}
+
+/// This thread's ring for `inner`, found or created and made CURRENT; null if
+/// the thread's locals are gone.
 #[cold]
 #[inline(never)]
-fn slow(inner: &Instance, f: impl FnOnce(&Ring)) {
+fn slow(inner: &Instance) -> *const Ring {
     let found = OWNED.try_with(|owned| {
         let mut owned = owned.0.borrow_mut();
         let ring = match owned.iter().find(|(id, _)| *id == inner.id) {
@@ -60,11 +76,9 @@ fn slow(inner: &Instance, f: impl FnOnce(&Ring)) {
                 r
             }
         };
-        CURRENT.with(|c| c.set((inner.id, Arc::as_ptr(&ring))));
-        ring
+        let ptr = Arc::as_ptr(&ring);
+        CURRENT.with(|c| c.set((inner.id, ptr)));
+        ptr
     });
-    match found {
-        Ok(ring) => f(&ring),
-        Err(_) => inner.count_lost(),
-    }
+    found.unwrap_or(ptr::null())
 }

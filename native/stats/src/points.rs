@@ -9,7 +9,7 @@
 //! timers always take precise stamps.
 
 use crate::instance::Instance;
-use crate::local::with_ring;
+use crate::local::{ring_for, with_ring};
 use crate::registry::Kind;
 use crate::ring::kind;
 use crate::shared::timers;
@@ -26,10 +26,14 @@ pub(crate) fn emit(inner: &Instance, id: u32, kind: u8, value: u64) {
     if !inner.enabled() {
         return;
     }
+    // No closure on this path: the fold is then inlined into the caller.
+    let Some(ring) = ring_for(inner) else {
+        return inner.count_lost();
+    };
     if inner.is_exact(id) {
-        with_ring(inner, |r| r.record(id, kind, value, || inner.now()));
+        ring.record(id, kind, value, || inner.now());
     } else {
-        with_ring(inner, |r| r.record_summed(id, kind, value));
+        ring.record_summed(id, kind, value);
     }
 }
 

@@ -15,8 +15,8 @@ use std::sync::Arc;
 #[derive(Clone, Copy, Debug)]
 struct Item {
     ts: u64,
-    /// Ring index and place within the ring (2 × position for an event,
-    /// 2 × position - 1 for a run folded before the event at that position):
+    /// Ring index and place within the ring (2 × position + 1 for an event,
+    /// 2 × position for a run folded before the event at that position):
     /// the order among equal stamps.
     ring: u32,
     place: u64,
@@ -38,10 +38,11 @@ struct Taken {
     neg_n: u64,
     neg_sum: u64,
     zero_n: u64,
+    /// The cell's sequence word when read.
+    seq: u64,
 }
 
 struct ChunkTaken {
-    version: u64,
     cells: [Taken; CHUNK_CELLS],
 }
 
@@ -138,8 +139,15 @@ impl Aggregator {
         scratch.clear();
         let mut retire = Vec::new();
         let mut queued = 0;
+        let mut folded = Vec::new();
         for (ci, c) in self.cursors.iter_mut().enumerate() {
             let closed = c.ring.is_closed();
+            // Cells before the queue: a thread that has queued a counter init
+            // sums nothing until the consumer has taken the init (the drain
+            // below), so a cell read first holds only what came before the
+            // init, and its place puts it there.
+            folded.clear();
+            take_cells(c, ci as u32, &mut folded);
             let first = scratch.len();
             let last_ts = &mut c.last_ts;
             queued += c.ring.drain(|pos, e: RawEvent| {
@@ -151,7 +159,7 @@ impl Aggregator {
                 scratch.push(Item {
                     ts: if e.ts == 0 { 0 } else { *last_ts },
                     ring: ci as u32,
-                    place: pos.wrapping_mul(2),
+                    place: pos.wrapping_mul(2).wrapping_add(1),
                     metric: e.metric,
                     kind: e.kind,
                     value: e.value,
@@ -171,14 +179,12 @@ impl Aggregator {
                     next_ts = e.ts;
                 }
             }
-            let folded_from = scratch.len();
-            take_cells(c, ci as u32, &mut scratch);
-            for k in folded_from..scratch.len() {
+            for mut run in folded.drain(..) {
                 // Stamp a run with the first queued event after it, if taken now.
-                let place = scratch[k].place;
-                let next = scratch[events.clone()].iter().find(|e| e.place > place);
-                scratch[k].ts = next.map_or(now.max(c.last_ts), |e| e.ts);
-                self.health.folded_events += scratch[k].n;
+                let next = scratch[events.clone()].iter().find(|e| e.place > run.place);
+                run.ts = next.map_or(now.max(c.last_ts), |e| e.ts);
+                self.health.folded_events += run.n;
+                scratch.push(run);
             }
             if closed && c.ring.is_drained() {
                 retire.push(ci);
@@ -381,7 +387,8 @@ impl Aggregator {
 }
 
 /// Turns what is new in each fold cell of `c` into summary items (stamped by
-/// the caller).
+/// the caller). A cell whose sequence word is unchanged since the last take has
+/// nothing new; one being written (odd) is looked at again next pass.
 fn take_cells(c: &mut Cursor, ring: u32, out: &mut Vec<Item>) {
     for (ci, chunk) in c.ring.chunks() {
         if c.taken.len() <= ci {
@@ -389,26 +396,16 @@ fn take_cells(c: &mut Cursor, ring: u32, out: &mut Vec<Item>) {
         }
         let taken = c.taken[ci].get_or_insert_with(|| {
             Box::new(ChunkTaken {
-                version: 0,
                 cells: [Taken::default(); CHUNK_CELLS],
             })
         });
-        let version = chunk.version();
-        if version == taken.version {
-            continue;
-        }
-        let mut complete = true;
         for (k, t) in taken.cells.iter_mut().enumerate() {
-            let Some(w) = chunk.read_cell(k) else {
-                // Never written, or being written: in the latter case the
-                // version stays unseen so the next pass looks again.
-                complete &= chunk.is_unused(k);
+            if chunk.cell_seq(k) == t.seq {
                 continue;
-            };
-            take_cell(((ci * CHUNK_CELLS) + k) as u32, ring, &w, t, out);
-        }
-        if complete {
-            taken.version = version;
+            }
+            if let Some(w) = chunk.read_cell(k) {
+                take_cell(((ci * CHUNK_CELLS) + k) as u32, ring, &w, t, out);
+            }
         }
     }
 }
@@ -420,7 +417,7 @@ fn take_cell(metric: u32, ring: u32, w: &[u64; CELL_WORDS], t: &mut Taken, out: 
         out.push(Item {
             ts: 0,
             ring,
-            place: w[cell::POS].wrapping_mul(2).wrapping_sub(1),
+            place: w[cell::POS].wrapping_mul(2),
             metric,
             kind,
             value: w[cell::LAST],
@@ -430,11 +427,18 @@ fn take_cell(metric: u32, ring: u32, w: &[u64; CELL_WORDS], t: &mut Taken, out: 
             max,
         })
     };
+    // A cell's sums run on (wrapping) for as long as its thread lives; a pass's
+    // share of positive deltas that comes out negative (or of negative deltas
+    // that comes out positive) went past the end of the range: the counter
+    // saturates there, as one event at a time would have taken it.
     if w[cell::POS_N] > t.pos_n {
         let sum = if float {
             (f64::from_bits(w[cell::POS_SUM]) - f64::from_bits(t.pos_sum)).to_bits()
         } else {
-            w[cell::POS_SUM].wrapping_sub(t.pos_sum)
+            match w[cell::POS_SUM].wrapping_sub(t.pos_sum) as i64 {
+                s if s < 0 => i64::MAX as u64,
+                s => s as u64,
+            }
         };
         push(
             w[cell::POS_N] - t.pos_n,
@@ -444,7 +448,10 @@ fn take_cell(metric: u32, ring: u32, w: &[u64; CELL_WORDS], t: &mut Taken, out: 
         );
     }
     if w[cell::NEG_N] > t.neg_n {
-        let sum = w[cell::NEG_SUM].wrapping_sub(t.neg_sum);
+        let sum = match w[cell::NEG_SUM].wrapping_sub(t.neg_sum) as i64 {
+            s if s >= 0 => i64::MIN as u64,
+            s => s as u64,
+        };
         push(
             w[cell::NEG_N] - t.neg_n,
             sum,
@@ -461,5 +468,6 @@ fn take_cell(metric: u32, ring: u32, w: &[u64; CELL_WORDS], t: &mut Taken, out: 
         neg_n: w[cell::NEG_N],
         neg_sum: w[cell::NEG_SUM],
         zero_n: w[cell::ZERO_N],
+        seq: w[cell::SEQ],
     };
 }

@@ -24,13 +24,12 @@
 //! | 16..24 | owner | closed flag |
 //! | 24.. | both | events, 3 words each: time, meta (metric id + kind << 32), value |
 //!
-//! A chunk is one header line (word 0: a version the producer bumps after each
+//! A chunk is one header line (unused; once a version the producer bumped after each
 //! fold) and 64 cells of 16 words; see [`cell`].
 
 use crate::registry::MAX_METRICS;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
-use std::sync::atomic::{fence, AtomicU64};
-use std::sync::OnceLock;
+use std::sync::atomic::{fence, AtomicPtr, AtomicU64};
 
 pub const HEAD: usize = 0;
 pub const CACHED_TAIL: usize = 1;
@@ -64,7 +63,7 @@ pub const EVENT_WORDS: usize = 3;
 /// Metrics per chunk of fold cells.
 pub const CHUNK_CELLS: usize = 64;
 pub const CELL_WORDS: usize = 16;
-/// Words before a chunk's first cell (word 0 is its version).
+/// Words before a chunk's first cell (a line, unused).
 pub const CHUNK_HEADER_WORDS: usize = 8;
 /// Words of a chunk: a header line, then the cells.
 pub const CHUNK_WORDS: usize = CHUNK_HEADER_WORDS + CHUNK_CELLS * CELL_WORDS;
@@ -129,16 +128,19 @@ fn lines(words: usize) -> Box<[Line]> {
         .collect()
 }
 
-/// 64 fold cells and their version word.
+const CHUNK_LINES: usize = CHUNK_WORDS.div_ceil(8);
+
+/// 64 fold cells.
+#[repr(C)]
 pub struct Chunk {
-    lines: Box<[Line]>,
+    lines: [Line; CHUNK_LINES],
 }
 
 impl Chunk {
-    fn new() -> Chunk {
-        Chunk {
-            lines: lines(CHUNK_WORDS),
-        }
+    fn new() -> Box<Chunk> {
+        Box::new(Chunk {
+            lines: std::array::from_fn(|_| Line(Default::default())),
+        })
     }
 
     #[inline(always)]
@@ -146,19 +148,15 @@ impl Chunk {
         word(&self.lines, i)
     }
 
-    /// The producer's fold count for this chunk: unchanged means no news.
-    pub fn version(&self) -> u64 {
-        self.w(0).load(Acquire)
-    }
-
     /// The chunk as raw memory (address, bytes), for the Java measuring points.
     pub fn as_raw(&self) -> (*const u8, usize) {
         (self.lines.as_ptr().cast(), self.lines.len() * 64)
     }
 
-    /// True if the producer never folded into cell `i`.
-    pub fn is_unused(&self, i: usize) -> bool {
-        self.w(CHUNK_HEADER_WORDS + i * CELL_WORDS).load(Acquire) == 0
+    /// Cell `i`'s sequence word: 0 if never written, odd while being written,
+    /// and changed by every write.
+    pub fn cell_seq(&self, i: usize) -> u64 {
+        self.w(CHUNK_HEADER_WORDS + i * CELL_WORDS).load(Acquire)
     }
 
     /// A consistent copy of cell `i`, or `None` if it was never written or the
@@ -181,7 +179,23 @@ impl Chunk {
 pub struct Ring {
     lines: Box<[Line]>,
     mask: u64,
-    chunks: Box<[OnceLock<Chunk>]>,
+    /// Null until the producer first folds into the chunk; owned by the ring
+    /// (freed when it drops). A plain pointer so that a measuring point reaches
+    /// a cell with one load.
+    chunks: Box<[AtomicPtr<Chunk>]>,
+}
+
+impl Drop for Ring {
+    fn drop(&mut self) {
+        for slot in self.chunks.iter() {
+            let p = slot.load(Acquire);
+            if !p.is_null() {
+                // SAFETY: the pointer came from Box::into_raw in `chunk` and is
+                // freed only here, once; nobody else holds the ring any more.
+                drop(unsafe { Box::from_raw(p) });
+            }
+        }
+    }
 }
 
 /// One event as the consumer reads it.
@@ -200,7 +214,7 @@ impl Ring {
         let ring = Ring {
             lines: lines(EVENTS + capacity * EVENT_WORDS),
             mask: capacity as u64 - 1,
-            chunks: (0..CHUNKS).map(|_| OnceLock::new()).collect(),
+            chunks: (0..CHUNKS).map(|_| AtomicPtr::default()).collect(),
         };
         ring.w(CAPACITY).store(capacity as u64, Relaxed);
         ring
@@ -224,15 +238,32 @@ impl Ring {
     /// Producer: the chunk of fold cells holding `metric`, created on first use.
     /// Only the producer creates chunks, so this never waits.
     pub fn chunk(&self, metric: u32) -> &Chunk {
-        self.chunks[metric as usize / CHUNK_CELLS].get_or_init(Chunk::new)
+        let slot = &self.chunks[metric as usize / CHUNK_CELLS];
+        let mut p = slot.load(Acquire);
+        if p.is_null() {
+            p = Box::into_raw(Chunk::new());
+            slot.store(p, Release);
+        }
+        // SAFETY: non-null slots hold a chunk from Box::into_raw that only
+        // Drop frees, so it lives as long as `self`.
+        unsafe { &*p }
+    }
+
+    /// The chunk holding `metric` if it exists.
+    #[inline(always)]
+    fn chunk_if_any(&self, metric: u32) -> Option<&Chunk> {
+        let p = self
+            .chunks
+            .get(metric as usize / CHUNK_CELLS)?
+            .load(Acquire);
+        // SAFETY: as in `chunk`.
+        (!p.is_null()).then(|| unsafe { &*p })
     }
 
     /// Consumer: the chunks created so far, by index.
     pub fn chunks(&self) -> impl Iterator<Item = (usize, &Chunk)> {
-        self.chunks
-            .iter()
-            .enumerate()
-            .filter_map(|(i, c)| c.get().map(|c| (i, c)))
+        (0..self.chunks.len())
+            .filter_map(|i| self.chunk_if_any((i * CHUNK_CELLS) as u32).map(|c| (i, c)))
     }
 
     /// Producer: appends an event stamped by `ts`, or folds it (unstamped) if
@@ -266,7 +297,72 @@ impl Ring {
         if self.w(INIT_PENDING).load(Relaxed) != 0 && self.queue_after_init(metric, kind, value) {
             return;
         }
-        self.fold_inline(metric, kind, value);
+        match self.chunk_if_any(metric) {
+            Some(chunk) => Ring::sum(chunk, self.w(HEAD), metric, kind, value),
+            None => self.fold(metric, kind, value),
+        }
+    }
+
+    /// The lean fold of a pass-stamped event: the fewest stores that keep
+    /// count, sum, min and max exact (min and max are written only when they
+    /// change; a counter's last delta is not kept), so that an increment costs
+    /// about a relaxed add. The cell's sequence word alone tells the consumer
+    /// something changed.
+    #[inline(always)]
+    fn sum(chunk: &Chunk, head: &AtomicU64, metric: u32, kind: u8, value: u64) {
+        let base = CHUNK_HEADER_WORDS + (metric as usize % CHUNK_CELLS) * CELL_WORDS;
+        let w = |i: usize| chunk.w(base + i);
+        let seq = w(cell::SEQ).load(Relaxed);
+        w(cell::SEQ).store(seq + 1, Relaxed);
+        fence(Release);
+        let gauge = kind == kind::GAUGE_SET;
+        let (n, sum, min, max) = match value as i64 {
+            _ if gauge => (cell::POS_N, cell::POS_SUM, cell::POS_MIN, cell::POS_MAX),
+            0 => (cell::ZERO_N, 0, 0, 0),
+            d if d < 0 => (cell::NEG_N, cell::NEG_SUM, cell::NEG_MIN, cell::NEG_MAX),
+            _ => (cell::POS_N, cell::POS_SUM, cell::POS_MIN, cell::POS_MAX),
+        };
+        let count = w(n).load(Relaxed);
+        w(n).store(count + 1, Relaxed);
+        if sum != 0 {
+            if count == 0 {
+                w(sum).store(value, Relaxed);
+                w(min).store(value, Relaxed);
+                w(max).store(value, Relaxed);
+            } else if gauge {
+                let v = f64::from_bits(value);
+                w(sum).store(
+                    (f64::from_bits(w(sum).load(Relaxed)) + v).to_bits(),
+                    Relaxed,
+                );
+                if v < f64::from_bits(w(min).load(Relaxed)) {
+                    w(min).store(value, Relaxed);
+                }
+                if v > f64::from_bits(w(max).load(Relaxed)) {
+                    w(max).store(value, Relaxed);
+                }
+            } else {
+                let v = value as i64;
+                w(sum).store(
+                    (w(sum).load(Relaxed) as i64).wrapping_add(v) as u64,
+                    Relaxed,
+                );
+                if v < w(min).load(Relaxed) as i64 {
+                    w(min).store(value, Relaxed);
+                }
+                if v > w(max).load(Relaxed) as i64 {
+                    w(max).store(value, Relaxed);
+                }
+            }
+        }
+        if seq == 0 {
+            w(cell::KIND).store(kind as u64, Relaxed);
+        }
+        w(cell::POS).store(head.load(Relaxed), Relaxed);
+        if gauge {
+            w(cell::LAST).store(value, Relaxed);
+        }
+        w(cell::SEQ).store(seq + 2, Release);
     }
 
     /// Queues an event while a counter init is not yet taken; false once the
@@ -383,8 +479,6 @@ impl Ring {
         w(cell::POS).store(self.w(HEAD).load(Relaxed), Relaxed);
         w(cell::LAST).store(value, Relaxed);
         w(cell::SEQ).store(seq + 2, Release);
-        let v = chunk.w(0);
-        v.store(v.load(Relaxed) + 1, Release);
     }
 
     /// Consumer: ends the producer's current folding run (see [`FOLD_CANCEL`]).
@@ -520,7 +614,7 @@ mod tests {
             (2, 1.5, -1.0, 2.5)
         );
         assert_eq!(r.chunk(3).read_cell(4), None);
-        assert_eq!(r.chunk(3).version(), 2);
+        assert_eq!(r.chunk(3).cell_seq(3), 4, "two folds, each +2");
         assert_eq!(drain_all(&r).len(), 16);
         // The ring has room again, but the producer keeps folding for a while.
         let folded = |r: &Ring| r.chunk(1).read_cell(1).map_or(0, |c| c[cell::POS_N]);

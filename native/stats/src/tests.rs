@@ -1,6 +1,7 @@
 //! End-to-end tests of an instance against brute-force references, driven on a
 //! manual clock so that every stamp is known.
 
+use crate::config::ExactStamps;
 use crate::incremental::reference::expected;
 use crate::incremental::{Params, RateOf, Statistics};
 use crate::{Clock, Config, Dump, ManualClock, Metric, Stats};
@@ -27,6 +28,15 @@ fn quiet_config() -> Config {
         json_dump_interval: Duration::ZERO,
         metrics_dump_interval: Duration::ZERO,
         ..unpublished()
+    }
+}
+
+/// Every counter and gauge event stamped when it happens: what the references
+/// that stamp each event compare with.
+fn exact(cfg: Config) -> Config {
+    Config {
+        exact_stamps: ExactStamps(vec!["*".into()]),
+        ..cfg
     }
 }
 
@@ -106,11 +116,11 @@ fn assert_matches(
 
 #[test]
 fn counters_gauges_and_timers_match_the_brute_force_reference() {
-    let cfg = Config {
+    let cfg = exact(Config {
         moving_average_alpha: 0.25,
         moving_interval: Duration::from_millis(50),
         ..quiet_config()
-    };
+    });
     let p = params(&cfg);
     let mut rng = rand::rngs::StdRng::seed_from_u64(2024);
     for round in 0..20 {
@@ -229,10 +239,10 @@ fn window_rate(data: &[(f64, u64)], now: u64, p: &Params, rate_of: RateOf) -> f6
 /// a few per cent with jittered spacing and amounts.
 #[test]
 fn the_rate_matches_the_exact_window_rate_of_steady_streams() {
-    let cfg = Config {
+    let cfg = exact(Config {
         moving_interval: Duration::from_millis(200),
         ..quiet_config()
-    };
+    });
     let p = params(&cfg);
     let mut rng = rand::rngs::StdRng::seed_from_u64(77);
     for _ in 0..10 {
@@ -315,10 +325,10 @@ fn the_rate_matches_the_exact_window_rate_of_steady_streams() {
 /// moving interval.
 #[test]
 fn the_rate_decays_to_zero_once_updates_stop() {
-    let cfg = Config {
+    let cfg = exact(Config {
         moving_interval: Duration::from_millis(100),
         ..quiet_config()
-    };
+    });
     let (stats, hand) = manual(cfg);
     let c = stats.counter("c").unwrap();
     for i in 0..2000 {
@@ -348,14 +358,24 @@ fn the_rate_decays_to_zero_once_updates_stop() {
 
 #[test]
 fn the_seeds_counter_example() {
-    let (stats, hand) = manual(quiet_config());
-    let c = stats.counter("events").unwrap();
-    for d in [1, 2, -3, 5, 10] {
-        hand.advance(MS);
-        c.add(d);
+    // Stamped per event, or by passes that each take one event: the same.
+    for (cfg, pass_per_event) in [(exact(quiet_config()), false), (quiet_config(), true)] {
+        let (stats, hand) = manual(cfg);
+        let c = stats.counter("events").unwrap();
+        for d in [1, 2, -3, 5, 10] {
+            hand.advance(MS);
+            c.add(d);
+            if pass_per_event {
+                stats.flush();
+            }
+        }
+        let dump = stats.dump();
+        stats.stop();
+        the_seeds_counter_values(&dump);
     }
-    let dump = stats.dump();
-    stats.stop();
+}
+
+fn the_seeds_counter_values(dump: &Dump) {
     let Some(Metric::Counter(c)) = dump.metrics.get("events") else {
         panic!()
     };
@@ -873,6 +893,190 @@ fn the_queues_of_exited_threads_are_retired() {
         assert_eq!(m.value, (round + 1) * 50_000);
         // The dump's pass took every closed queue's last events and let it go.
         assert_eq!(stats.queues(), 0, "round {round}");
+    }
+    stats.stop();
+}
+
+/// Pass-stamped counters and gauges (the default): every event is applied at
+/// the time of the pass that takes it. Against a brute-force reference that
+/// stamps each event with its pass's time, the value, count, sum, min, max,
+/// interval count and sum and the rate are exact; the moving average and the
+/// counter's value statistics see each pass's events of one sign as one batch
+/// of equal events (exact for equal deltas, such as increments by one), so the
+/// moving average is only held to the data's range here. The error in time
+/// is the pass's lag: one sleep step (10 ms by default) at most while the
+/// processing thread is idle.
+#[test]
+fn pass_stamped_counters_and_gauges_match_a_reference_stamped_at_each_pass() {
+    let cfg = Config {
+        moving_interval: Duration::from_millis(50),
+        ..quiet_config()
+    };
+    let p = params(&cfg);
+    let mut rng = rand::rngs::StdRng::seed_from_u64(2026);
+    for _ in 0..20 {
+        let (stats, hand) = manual(cfg.clone());
+        stats.inner.pause_processing();
+        let counter = stats.counter("c").unwrap();
+        let gauge = stats.gauge("g").unwrap();
+        let (mut incr, mut decr, mut deltas, mut sets) = (vec![], vec![], vec![], vec![]);
+        let (mut pending_c, mut pending_g) = (vec![], vec![]);
+        let mut value = 0i64;
+        for _ in 0..rng.random_range(1..800) {
+            hand.advance(rng.random_range(0..2 * MS));
+            if rng.random_range(0..2) == 0 {
+                let d = rng.random_range(-20i64..20);
+                counter.add(d);
+                value += d;
+                pending_c.push(d);
+            } else {
+                let v = (rng.random_range(0..2000) as f64) / 4.0 - 100.0;
+                gauge.set(v).unwrap();
+                pending_g.push(v);
+            }
+            if rng.random_range(0..8) == 0 {
+                stats.flush();
+                let now = hand.now();
+                for d in pending_c.drain(..) {
+                    deltas.push((d as f64, now));
+                    match d.signum() {
+                        1 => incr.push((d as f64, now)),
+                        -1 => decr.push((-d as f64, now)),
+                        _ => {}
+                    }
+                }
+                sets.extend(pending_g.drain(..).map(|v| (v, now)));
+            }
+        }
+        stats.flush();
+        let taken = hand.now();
+        for d in pending_c.drain(..) {
+            deltas.push((d as f64, taken));
+            match d.signum() {
+                1 => incr.push((d as f64, taken)),
+                -1 => decr.push((-d as f64, taken)),
+                _ => {}
+            }
+        }
+        sets.extend(pending_g.drain(..).map(|v| (v, taken)));
+        hand.advance(rng.random_range(0..60 * MS));
+        let now = hand.now();
+        let dump = stats.dump();
+        stats.stop();
+        let check = |what: &str, got: &Statistics, data: &[(f64, u64)], rate_of: RateOf| {
+            if data.is_empty() {
+                assert_eq!(got.count, 0, "{what}");
+                return;
+            }
+            let want = expected(data, now, &p);
+            assert_eq!(
+                (got.count, got.sum, got.min, got.max),
+                (want.count, want.sum, Some(want.min), Some(want.max)),
+                "{what}"
+            );
+            assert!(
+                close(got.interval_count, want.interval_count),
+                "{what} interval count {} vs {}",
+                got.interval_count,
+                want.interval_count
+            );
+            assert!(close(got.interval_sum, want.interval_sum), "{what}");
+            let per_window = match rate_of {
+                RateOf::Count => want.interval_count,
+                RateOf::Sum => want.interval_sum,
+            };
+            assert!(
+                close(got.rate, per_window / (p.interval_ns / 1e9)),
+                "{what} rate"
+            );
+            // A pass's events count as that many equal to their mean: the
+            // moving average depends on an order the pass does not keep, and
+            // stays within the data's range.
+            let avg = got.moving_avg.unwrap();
+            assert!(
+                want.min <= avg && avg <= want.max,
+                "{what} moving average {avg} outside [{}, {}]",
+                want.min,
+                want.max
+            );
+        };
+        if let Some(Metric::Counter(c)) = dump.metrics.get("c") {
+            assert_eq!(c.value, value);
+            check("incr-deltas", &c.incr_deltas, &incr, RateOf::Sum);
+            check("decr-deltas", &c.decr_deltas, &decr, RateOf::Sum);
+            check("deltas", &c.deltas, &deltas, RateOf::Sum);
+            assert_eq!(c.values.count, deltas.len() as u64 + 1);
+        } else {
+            assert!(deltas.is_empty());
+        }
+        if let Some(Metric::Gauge(g)) = dump.metrics.get("g") {
+            assert_eq!(g.value, sets.last().unwrap().0);
+            check("gauge", &g.values, &sets, RateOf::Count);
+        } else {
+            assert!(sets.is_empty());
+        }
+    }
+}
+
+/// A counter init queued between summed deltas of the same thread splits them:
+/// those before it are wiped by it, those after count from it, even when the
+/// whole sequence is taken by one pass.
+#[test]
+fn an_init_among_summed_deltas_of_one_pass_keeps_its_place() {
+    let (stats, hand) = manual(quiet_config());
+    stats.inner.pause_processing();
+    let c = stats.counter("c").unwrap();
+    for _ in 0..3 {
+        hand.advance(MS);
+        c.add(5);
+        c.add(-2);
+        c.init(100);
+        c.add(7);
+        c.add(-1);
+        stats.flush();
+        let Some(Metric::Counter(m)) = stats.dump().metrics.get("c").cloned() else {
+            panic!()
+        };
+        assert_eq!(m.value, 106);
+        assert_eq!((m.deltas.count, m.deltas.sum), (2, 6.0));
+        assert_eq!(
+            (m.values.count, m.values.min, m.values.max),
+            (3, Some(100.0), Some(107.0))
+        );
+    }
+    // After the pass that took the init, deltas are summed again.
+    c.add(1);
+    stats.flush();
+    assert!(stats.health().folded_events > 0);
+    stats.stop();
+}
+
+/// On the hrts timeline, a pass-stamped event's time lies between the moment
+/// it happened and the end of the pass that took it.
+#[test]
+fn a_pass_stamped_event_is_stamped_between_its_moment_and_its_pass() {
+    let stats = Stats::new(quiet_config());
+    stats.start().unwrap();
+    let c = stats.counter("c").unwrap();
+    let g = stats.gauge("g").unwrap();
+    for _ in 0..20 {
+        let before = stats.now();
+        c.increment();
+        g.set(1.0).unwrap();
+        stats.flush();
+        let after = stats.now();
+        let dump = stats.dump();
+        for name in ["c", "g"] {
+            let ts = match &dump.metrics[name] {
+                Metric::Counter(m) => m.timestamp,
+                Metric::Gauge(m) => m.timestamp,
+                other => panic!("{other:?}"),
+            };
+            assert!(
+                before <= ts && ts <= after,
+                "{name}: {before} <= {ts} <= {after}"
+            );
+        }
     }
     stats.stop();
 }
