@@ -251,7 +251,7 @@ impl Config {
                         i.as_str()
                             .filter(|n| {
                                 let bare = n.strip_suffix('*').unwrap_or(n);
-                                bare.is_empty() || crate::registry::check_name(bare).is_ok()
+                                *n == "*" || crate::registry::check_name(bare).is_ok()
                             })
                             .map(str::to_string)
                             .ok_or_else(|| invalid(&key("exact-stamps"), what, v))
@@ -442,6 +442,26 @@ mod tests {
         let e = Config::from_json(text).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidArgument);
         e.message().to_string()
+    }
+
+    #[test]
+    fn exact_stamps_name_metrics_or_prefixes() {
+        let c = Config::from_json(r#"{"exact-stamps": ["db.latency", "queue.*"]}"#).unwrap();
+        assert!(c.exact_stamps.covers("db.latency"));
+        assert!(c.exact_stamps.covers("queue.depth"));
+        assert!(!c.exact_stamps.covers("db.latency.p99"));
+        assert!(!c.exact_stamps.covers("requests"));
+        assert!(!Config::default().exact_stamps.covers("requests"));
+        let all = Config::from_json(r#"{"handystats": {"exact-stamps": ["*"]}}"#).unwrap();
+        assert!(all.exact_stamps.covers("anything"));
+        for bad in [
+            r#"{"exact-stamps": "x"}"#,
+            r#"{"exact-stamps": [""]}"#,
+            r#"{"exact-stamps": [3]}"#,
+        ] {
+            let m = err(bad);
+            assert!(m.contains("exact-stamps"), "{m}");
+        }
     }
 
     #[test]

@@ -27,10 +27,13 @@
 //!
 //! How it works:
 //! - **Measuring points** ([`Counter`], [`Gauge`], [`Timer`], and the macros
-//!   below) append a 24-byte event to the calling thread's own queue
-//!   (a ring of plain words): no lock, no allocation after the thread's first measurement,
-//!   no waiting. A full queue folds events into per-metric summaries (count,
-//!   sum, min, max stay exact) instead of blocking or growing.
+//!   below) write the calling thread's own queue (a ring of plain words and
+//!   per-metric cells): no lock, no allocation after the thread's first
+//!   measurement, no waiting. A counter or gauge event is summed into its cell
+//!   (count, sum, min, max) and stamped by the pass that takes it, unless the
+//!   configuration lists it in [`exact-stamps`](config::ExactStamps); a timer
+//!   event is a stamped 24-byte event in the ring. A full ring folds events
+//!   into the cells instead of blocking or growing.
 //! - The **processing thread** takes every queue's events, orders them by time
 //!   and applies them to each metric's [incremental statistics](incremental):
 //!   min, max, sum, count, mean, moving average, interval count/sum/mean, and
