@@ -180,8 +180,12 @@ impl Aggregator {
                 }
             }
             for mut run in folded.drain(..) {
-                // Stamp a run with the first queued event after it, if taken now.
-                let next = scratch[events.clone()].iter().find(|e| e.place > run.place);
+                // Stamp a run with the first queued event of its metric after it
+                // (a pass-stamped counter's init), if taken now; a summed cell
+                // keeps no place, so it is before all of them.
+                let next = scratch[events.clone()]
+                    .iter()
+                    .find(|e| e.metric == run.metric && e.place > run.place);
                 run.ts = next.map_or(now.max(c.last_ts), |e| e.ts);
                 self.health.folded_events += run.n;
                 scratch.push(run);

@@ -298,7 +298,7 @@ impl Ring {
             return;
         }
         match self.chunk_if_any(metric) {
-            Some(chunk) => Ring::sum(chunk, self.w(HEAD), metric, kind, value),
+            Some(chunk) => Ring::sum(chunk, metric, kind, value),
             None => self.fold(metric, kind, value),
         }
     }
@@ -307,9 +307,12 @@ impl Ring {
     /// count, sum, min and max exact (min and max are written only when they
     /// change; a counter's last delta is not kept), so that an increment costs
     /// about a relaxed add. The cell's sequence word alone tells the consumer
-    /// something changed.
+    /// something changed. Its place among the queued events is not kept: the
+    /// only queued events of a pass-stamped metric are a counter init and what
+    /// follows it until the consumer has taken it, and the cell holds none of
+    /// those (see [`INIT_PENDING`]), so the consumer puts the cell first.
     #[inline(always)]
-    fn sum(chunk: &Chunk, head: &AtomicU64, metric: u32, kind: u8, value: u64) {
+    fn sum(chunk: &Chunk, metric: u32, kind: u8, value: u64) {
         let base = CHUNK_HEADER_WORDS + (metric as usize % CHUNK_CELLS) * CELL_WORDS;
         let w = |i: usize| chunk.w(base + i);
         let seq = w(cell::SEQ).load(Relaxed);
@@ -358,7 +361,6 @@ impl Ring {
         if seq == 0 {
             w(cell::KIND).store(kind as u64, Relaxed);
         }
-        w(cell::POS).store(head.load(Relaxed), Relaxed);
         if gauge {
             w(cell::LAST).store(value, Relaxed);
         }
