@@ -10,6 +10,7 @@
 mod x86 {
     use criterion::Criterion;
     use hrts_core::{Config as SegmentConfig, SharedBase};
+    use hrts_stats::config::ExactStamps;
     use hrts_stats::{Clock, Config, Stats};
     use metrics::{
         Counter, Gauge, Histogram, Key, KeyName, Metadata, Recorder, SharedString, Unit,
@@ -74,6 +75,8 @@ mod x86 {
         let shared_name = format!("{name}-stats");
         let mut config = Config::default();
         config.shared_memory.name = Some(shared_name.clone());
+        // One counter stamped per event, as every counter was before issue 24.
+        config.exact_stamps = ExactStamps(vec!["bench exact counter".into()]);
         let stats = Stats::with_clock(config, Clock::Hrts(base));
         stats.start().unwrap();
         metrics::set_global_recorder(AtomicRecorder(Registry::atomic())).unwrap();
@@ -92,6 +95,10 @@ mod x86 {
         let counter = stats.counter("bench counter").unwrap();
         g.bench_function("hrts_counter_increment", |b| {
             b.iter(|| black_box(&counter).increment())
+        });
+        let exact = stats.counter("bench exact counter").unwrap();
+        g.bench_function("hrts_counter_increment_exact_stamps", |b| {
+            b.iter(|| black_box(&exact).increment())
         });
         let gauge = stats.gauge("bench gauge").unwrap();
         let mut x = 0.0;

@@ -90,6 +90,9 @@ pub mod cell {
     pub const KIND: usize = 12;
 }
 
+/// The count part of a cell's sequence word (see [`Ring::write_cell`]).
+const SEQ_COUNT: u64 = (1 << 62) - 2;
+
 /// Event kinds (the `meta` word's bits 32..40).
 pub mod kind {
     pub const COUNTER_INIT: u8 = 1;
@@ -303,30 +306,46 @@ impl Ring {
         }
     }
 
-    /// The lean fold of a pass-stamped event: the fewest stores that keep
-    /// count, sum, min and max exact (min and max are written only when they
-    /// change; a counter's last delta is not kept), so that an increment costs
-    /// about a relaxed add. The cell's sequence word alone tells the consumer
-    /// something changed. Its place among the queued events is not kept: the
-    /// only queued events of a pass-stamped metric are a counter init and what
-    /// follows it until the consumer has taken it, and the cell holds none of
-    /// those (see [`INIT_PENDING`]), so the consumer puts the cell first.
+    /// The lean fold of a pass-stamped event (see [`Ring::write_cell`]): its
+    /// place among the queued events is not kept, because the only queued
+    /// events of a pass-stamped metric are a counter init and what follows it
+    /// until the consumer has taken it, and the cell holds none of those (see
+    /// [`INIT_PENDING`]): the consumer puts the cell first.
     #[inline(always)]
     fn sum(chunk: &Chunk, metric: u32, kind: u8, value: u64) {
+        Ring::write_cell(chunk, metric, kind, value, None);
+    }
+
+    /// Sums an event into cell `metric` of `chunk` with the fewest stores that
+    /// keep count, sum, min and max exact: min and max are written only when
+    /// they change, a counter's last delta only with a place (`at`: the ring
+    /// position the event came before, for folds from a full ring), so that an
+    /// increment costs about a relaxed add.
+    ///
+    /// The sequence word is odd while the cell is written and changes with
+    /// every write, so the consumer copies a cell only when the word is even
+    /// and the same around the copy. It is made from the written count and its
+    /// sign (bits 62..64), which every write raises by one: never a value the
+    /// word had before, and no load of the word on this path.
+    #[inline(always)]
+    fn write_cell(chunk: &Chunk, metric: u32, kind: u8, value: u64, at: Option<u64>) {
         let base = CHUNK_HEADER_WORDS + (metric as usize % CHUNK_CELLS) * CELL_WORDS;
         let w = |i: usize| chunk.w(base + i);
-        let seq = w(cell::SEQ).load(Relaxed);
-        w(cell::SEQ).store(seq + 1, Relaxed);
-        fence(Release);
         let gauge = kind == kind::GAUGE_SET;
-        let (n, sum, min, max) = match value as i64 {
-            _ if gauge => (cell::POS_N, cell::POS_SUM, cell::POS_MIN, cell::POS_MAX),
-            0 => (cell::ZERO_N, 0, 0, 0),
-            d if d < 0 => (cell::NEG_N, cell::NEG_SUM, cell::NEG_MIN, cell::NEG_MAX),
-            _ => (cell::POS_N, cell::POS_SUM, cell::POS_MIN, cell::POS_MAX),
+        let (sign, n, sum, min, max) = match value as i64 {
+            _ if gauge => (0, cell::POS_N, cell::POS_SUM, cell::POS_MIN, cell::POS_MAX),
+            0 => (2, cell::ZERO_N, 0, 0, 0),
+            d if d < 0 => (1, cell::NEG_N, cell::NEG_SUM, cell::NEG_MIN, cell::NEG_MAX),
+            _ => (0, cell::POS_N, cell::POS_SUM, cell::POS_MIN, cell::POS_MAX),
         };
         let count = w(n).load(Relaxed);
+        let seq = (sign as u64) << 62 | (count << 1 & SEQ_COUNT);
+        w(cell::SEQ).store(seq | 1, Relaxed);
+        fence(Release);
         w(n).store(count + 1, Relaxed);
+        if count == 0 {
+            w(cell::KIND).store(kind as u64, Relaxed);
+        }
         if sum != 0 {
             if count == 0 {
                 w(sum).store(value, Relaxed);
@@ -358,10 +377,10 @@ impl Ring {
                 }
             }
         }
-        if seq == 0 {
-            w(cell::KIND).store(kind as u64, Relaxed);
-        }
-        if gauge {
+        if let Some(at) = at {
+            w(cell::POS).store(at, Relaxed);
+            w(cell::LAST).store(value, Relaxed);
+        } else if gauge {
             w(cell::LAST).store(value, Relaxed);
         }
         w(cell::SEQ).store(seq + 2, Release);
@@ -421,66 +440,12 @@ impl Ring {
         true
     }
 
+    /// Folds an event from a full ring (or a pass-stamped one whose chunk
+    /// does not exist yet), keeping its place before the next queued event.
     #[inline(never)]
     fn fold(&self, metric: u32, kind: u8, value: u64) {
-        self.fold_inline(metric, kind, value)
-    }
-
-    /// Sums an event into the thread's cell for `metric` under the cell's
-    /// sequence word (the consumer copies a cell only when the word is even and
-    /// unchanged around the copy).
-    #[inline(always)]
-    fn fold_inline(&self, metric: u32, kind: u8, value: u64) {
-        let chunk = self.chunk(metric);
-        let base = CHUNK_HEADER_WORDS + (metric as usize % CHUNK_CELLS) * CELL_WORDS;
-        let w = |i: usize| chunk.w(base + i);
-        let seq = w(cell::SEQ).load(Relaxed);
-        w(cell::SEQ).store(seq + 1, Relaxed);
-        fence(Release);
-        let (n, sum, min, max) = match (kind, value as i64) {
-            (kind::COUNTER_ADD, 0) => (cell::ZERO_N, 0, 0, 0),
-            (kind::COUNTER_ADD, d) if d < 0 => {
-                (cell::NEG_N, cell::NEG_SUM, cell::NEG_MIN, cell::NEG_MAX)
-            }
-            _ => (cell::POS_N, cell::POS_SUM, cell::POS_MIN, cell::POS_MAX),
-        };
-        let count = w(n).load(Relaxed);
-        w(n).store(count + 1, Relaxed);
-        if sum != 0 {
-            if count == 0 {
-                w(sum).store(value, Relaxed);
-                w(min).store(value, Relaxed);
-                w(max).store(value, Relaxed);
-            } else if kind == kind::GAUGE_SET {
-                let v = f64::from_bits(value);
-                w(sum).store(
-                    (f64::from_bits(w(sum).load(Relaxed)) + v).to_bits(),
-                    Relaxed,
-                );
-                w(min).store(
-                    f64::from_bits(w(min).load(Relaxed)).min(v).to_bits(),
-                    Relaxed,
-                );
-                w(max).store(
-                    f64::from_bits(w(max).load(Relaxed)).max(v).to_bits(),
-                    Relaxed,
-                );
-            } else {
-                let v = value as i64;
-                w(sum).store(
-                    (w(sum).load(Relaxed) as i64).wrapping_add(v) as u64,
-                    Relaxed,
-                );
-                w(min).store((w(min).load(Relaxed) as i64).min(v) as u64, Relaxed);
-                w(max).store((w(max).load(Relaxed) as i64).max(v) as u64, Relaxed);
-            }
-        }
-        if seq == 0 {
-            w(cell::KIND).store(kind as u64, Relaxed);
-        }
-        w(cell::POS).store(self.w(HEAD).load(Relaxed), Relaxed);
-        w(cell::LAST).store(value, Relaxed);
-        w(cell::SEQ).store(seq + 2, Release);
+        let at = self.w(HEAD).load(Relaxed);
+        Ring::write_cell(self.chunk(metric), metric, kind, value, Some(at));
     }
 
     /// Consumer: ends the producer's current folding run (see [`FOLD_CANCEL`]).
@@ -616,7 +581,11 @@ mod tests {
             (2, 1.5, -1.0, 2.5)
         );
         assert_eq!(r.chunk(3).read_cell(4), None);
-        assert_eq!(r.chunk(3).cell_seq(3), 4, "two folds, each +2");
+        assert_eq!(
+            r.chunk(3).cell_seq(3),
+            4,
+            "two positive folds: twice the count"
+        );
         assert_eq!(drain_all(&r).len(), 16);
         // The ring has room again, but the producer keeps folding for a while.
         let folded = |r: &Ring| r.chunk(1).read_cell(1).map_or(0, |c| c[cell::POS_N]);
