@@ -34,9 +34,9 @@ READING = """
 - `jniEmptyStaticNative` is an empty static native returning a constant: the floor of any
   JNI call. `hrtsGetEpochNanoseconds` adds an unordered counter read, the seqlock snapshot of
   the shared base and a multiply-shift; the counter read overlaps with the call transition.
-- `hrtsGetEpochNanosecondsOrdered` and `hrtsGetUniqueNanoseconds` use an ordered counter read
-  (`lfence; rdtsc` on x86-64), which cannot overlap; the unique stamp adds a compare-and-swap
-  on the shared segment.
+- `hrtsGetEpochNanosecondsOrdered` uses an ordered counter read (on x86-64 `lfence; rdtsc` or
+  `rdtscp`, whichever the segment's creator measured cheaper), which cannot overlap;
+  `hrtsGetUniqueNanoseconds` an unordered one plus a compare-and-swap on the shared segment.
 - B/op is `gc.alloc.rate.norm` from `-prof gc`: 0 on every hot path; `hrtsNow` and
   `jdkInstantNow` allocate the returned `Instant` (24 B).
 - Adapter rows are whole library operations, each on the library's default clock and on the

@@ -242,6 +242,62 @@ fn unique_stamps_from_8_processes_of_2_threads_never_repeat() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Unique stamps read the counter unordered and take their order from the CAS
+/// on the segment alone: processes that run together never get the same stamp,
+/// each one's stamps increase, and what a process takes after another has
+/// finished (here: after `wait`) is greater than everything that one got.
+#[test]
+fn unique_stamps_of_processes_running_together_are_in_order_with_their_start_and_end() {
+    let seg = Segment::new();
+    let base = SharedBase::open(&Config::named(&seg.0)).unwrap();
+    let per_child = 200_000u64;
+    let mut all = Vec::new();
+    let mut last = base.next_unique().unwrap();
+    for round in 0..3 {
+        let first = last;
+        let children: Vec<_> = (0..4)
+            .map(|_| {
+                seg.command()
+                    .args(["unique", &per_child.to_string()])
+                    .stdout(Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        // The parent takes stamps while the children run.
+        let mine: Vec<u64> = (0..per_child)
+            .map(|_| base.next_unique().unwrap())
+            .collect();
+        assert!(mine.windows(2).all(|w| w[0] < w[1]) && mine[0] > first);
+        all.extend(mine);
+        for c in children {
+            let out = c.wait_with_output().unwrap();
+            assert!(out.status.success());
+            let theirs: Vec<u64> = String::from_utf8(out.stdout)
+                .unwrap()
+                .lines()
+                .map(|l| l.parse().unwrap())
+                .collect();
+            assert_eq!(theirs.len() as u64, per_child);
+            assert!(
+                theirs[0] > first && theirs.windows(2).all(|w| w[0] < w[1]),
+                "round {round}: a child's stamps start above {first} and increase"
+            );
+            all.extend(theirs);
+        }
+        last = base.next_unique().unwrap();
+        let most = *all.iter().max().unwrap();
+        assert!(
+            last > most,
+            "round {round}: {last} taken after every child ended, not above {most}"
+        );
+    }
+    let n = all.len();
+    all.sort_unstable();
+    all.dedup();
+    assert_eq!(all.len(), n, "{} duplicate unique stamps", n - all.len());
+}
+
 #[test]
 fn sequence_numbers_survive_sigkill_and_reboots_without_repeating() {
     let seg = Segment::new();

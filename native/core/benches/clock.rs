@@ -4,7 +4,9 @@
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use criterion::Criterion;
-    use hrts_core::clock::{self as source, calibrate, CalibrationConfig, Scale, SourceId};
+    use hrts_core::clock::{
+        self as source, calibrate, CalibrationConfig, OrderedRead, Scale, SourceId,
+    };
     use std::hint::black_box;
     use std::time::Duration;
 
@@ -16,6 +18,8 @@ mod x86 {
         ns: u64,
         frac: u64,
         scale: Scale,
+        /// What a segment created here would record (`choose_ordered_read`).
+        ordered: OrderedRead,
     }
 
     impl LocalBase {
@@ -29,6 +33,7 @@ mod x86 {
                 ns: hrts_core::clock::realtime_ns(),
                 frac: 0,
                 scale,
+                ordered: source::choose_ordered_read(id),
             }
         }
 
@@ -55,8 +60,15 @@ mod x86 {
             self.at(source::read(self.id))
         }
 
+        /// The ordered read a segment created here would use.
         #[inline(never)]
         fn now_ns_ordered(&self) -> u64 {
+            self.at(source::read_ordered_by(self.id, self.ordered))
+        }
+
+        /// The ordered read as it was before the choice: always `lfence; rdtsc`.
+        #[inline(never)]
+        fn now_ns_ordered_fence(&self) -> u64 {
             self.at(source::read_ordered(self.id))
         }
     }
@@ -99,10 +111,12 @@ mod x86 {
                 .unwrap_or(f64::NAN)
         };
         println!(
-            "  ratios: unordered/rdtsc {:.3} (target <= 1.15), unordered/clock_gettime {:.3} (target <= 0.55), ordered/rdtscp {:.3} (target <= 1.15)",
+            "  ratios: unordered/rdtsc {:.3} (target <= 1.15), unordered/clock_gettime {:.3} (target <= 0.55), ordered/rdtscp {:.3} (target <= 1.10), ordered (lfence)/rdtscp {:.3}, lfence_rdtsc/rdtscp {:.3}",
             get("hrts_epoch_unordered") / get("rdtsc"),
             get("hrts_epoch_unordered") / get("clock_gettime_realtime"),
             get("hrts_epoch_ordered") / get("rdtscp"),
+            get("hrts_epoch_ordered_lfence") / get("rdtscp"),
+            get("lfence_rdtsc") / get("rdtscp"),
         );
     }
 
@@ -117,6 +131,10 @@ mod x86 {
         assert!(
             rdtscp,
             "this CPU lacks RDTSCP; the rdtscp comparison cannot run"
+        );
+        println!(
+            "ordered read chosen here: {}",
+            base.ordered.name(SourceId::Tsc)
         );
         let anchor = minstant::Anchor::new();
         let quanta_clock = quanta::Clock::new();
@@ -134,6 +152,11 @@ mod x86 {
                         black_box(base.now_ns_ordered());
                     })
                 }),
+                ("hrts_epoch_ordered_lfence", &mut |n| {
+                    (0..n).for_each(|_| {
+                        black_box(base.now_ns_ordered_fence());
+                    })
+                }),
                 ("rdtsc", &mut |n| {
                     (0..n).for_each(|_| {
                         // SAFETY: rdtsc exists on every x86-64 CPU.
@@ -145,6 +168,11 @@ mod x86 {
                         // SAFETY: RDTSCP is present on this machine (CPUID
                         // 0x80000001 EDX bit 27; checked in main before use).
                         black_box(unsafe { core::arch::x86_64::__rdtscp(&mut aux) });
+                    })
+                }),
+                ("lfence_rdtsc", &mut |n| {
+                    (0..n).for_each(|_| {
+                        black_box(source::read_ordered(SourceId::Tsc));
                     })
                 }),
                 ("clock_gettime_realtime", &mut |n| {
@@ -176,6 +204,9 @@ mod x86 {
         });
         g.bench_function("hrts_epoch_ordered", |b| {
             b.iter(|| black_box(base.now_ns_ordered()))
+        });
+        g.bench_function("hrts_epoch_ordered_lfence", |b| {
+            b.iter(|| black_box(base.now_ns_ordered_fence()))
         });
         g.bench_function("rdtsc", |b| {
             // SAFETY: rdtsc exists on every x86-64 CPU.

@@ -10,6 +10,7 @@
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use criterion::{Criterion, Throughput};
+    use hrts_core::clock::{read_ordered, read_ordered_by, OrderedRead, SourceId};
     use hrts_core::{Config, Mode, SharedBase};
     use std::hint::black_box;
     use std::io::{Read, Write};
@@ -107,9 +108,10 @@ mod x86 {
         let skew = base.now_ns() as i64 - realtime() as i64;
         assert!(skew.abs() < 1_000_000, "segment base is off by {skew} ns");
         println!(
-            "segment {name}: source {}, {} Hz",
+            "segment {name}: source {}, {} Hz, ordered read {}",
             base.source().name(),
-            base.frequency()
+            base.frequency(),
+            base.ordered_read().name(base.source()),
         );
 
         {
@@ -118,12 +120,23 @@ mod x86 {
             let moving_name = format!("{name}-move0");
             let moving = open_with(&moving_name, Mode::Frozen, Some(1));
             let ties_before = tying.tracking_state().ties;
+            let rdtscp = OrderedRead::rdtscp().expect("this bench compares with RDTSCP");
             let b = interleaved_minimum(&mut [
                 // SAFETY: rdtsc only reads the time-stamp counter.
                 (
                     "rdtsc",
                     2000,
                     &mut looped(|| unsafe { core::arch::x86_64::_rdtsc() }),
+                ),
+                (
+                    "rdtscp",
+                    2000,
+                    &mut looped(|| read_ordered_by(SourceId::Tsc, rdtscp)),
+                ),
+                (
+                    "lfence; rdtsc",
+                    2000,
+                    &mut looped(|| read_ordered(SourceId::Tsc)),
                 ),
                 (
                     "segment_now_ns (tracking)",
@@ -146,6 +159,16 @@ mod x86 {
                     &mut looped(|| frozen.now_ns_ordered()),
                 ),
                 (
+                    "next_unique",
+                    2000,
+                    &mut looped(|| base.next_unique().unwrap()),
+                ),
+                (
+                    "next_unique_ordered",
+                    2000,
+                    &mut looped(|| base.next_unique_ordered().unwrap()),
+                ),
+                (
                     "stamp that ties (tracking)",
                     50,
                     &mut looped(|| tying.now_ns()),
@@ -159,11 +182,20 @@ mod x86 {
             println!(
                 "  ratios: tracking/frozen {:.3} (target <= 1.05), tracking/rdtsc {:.3} (target <= 1.10), \
                  ordered tracking/frozen {:.3}; one tie {:.0} ns (target <= 2000), one move {:.0} ns",
-                b[1] / b[2],
-                b[1] / b[0],
                 b[3] / b[4],
-                b[5] - b[1],
-                b[6] - b[2],
+                b[3] / b[0],
+                b[5] / b[6],
+                b[9] - b[3],
+                b[10] - b[4],
+            );
+            println!(
+                "  ordered: tracking/rdtscp {:.3} (target <= 1.10), lfence;rdtsc/rdtscp {:.3}; \
+                 unique: {:.1} M/s (target >= 50), ordered unique {:.1} M/s, unique/now_ns {:.2}",
+                b[5] / b[1],
+                b[2] / b[1],
+                1e3 / b[7],
+                1e3 / b[8],
+                b[7] / b[3],
             );
             println!(
                 "  ({} ties by the tying segment)",
@@ -187,6 +219,7 @@ mod x86 {
             let mut aux = 0u32;
             b.iter(|| unsafe { core::arch::x86_64::__rdtscp(&mut aux) })
         });
+        g.bench_function("lfence_rdtsc", |b| b.iter(|| read_ordered(SourceId::Tsc)));
         g.bench_function("clock_gettime_realtime", |b| b.iter(realtime));
         g.bench_function("segment_now_ns", |b| b.iter(|| base.now_ns()));
         g.bench_function("segment_now_ns_frozen", |b| b.iter(|| frozen.now_ns()));
@@ -198,6 +231,9 @@ mod x86 {
         });
         g.bench_function("segment_next_unique", |b| {
             b.iter(|| base.next_unique().unwrap())
+        });
+        g.bench_function("segment_next_unique_ordered", |b| {
+            b.iter(|| base.next_unique_ordered().unwrap())
         });
         g.finish();
 
@@ -227,6 +263,9 @@ mod x86 {
         let mut g = c.benchmark_group("unique");
         g.throughput(Throughput::Elements(1));
         g.bench_function("1_thread", |b| b.iter(|| base.next_unique().unwrap()));
+        g.bench_function("1_thread_ordered", |b| {
+            b.iter(|| base.next_unique_ordered().unwrap())
+        });
         g.bench_function("2_threads", |b| {
             b.iter_custom(|iters| {
                 let start = Instant::now();

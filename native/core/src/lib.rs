@@ -30,12 +30,13 @@
 //! # Public API
 //!
 //! - [`SharedBase`]: a handle on a segment. Where its methods live:
-//!   opening and facts (`open`, `open_default`, `name`, `source`, `frequency`,
-//!   `unlink`, ...) in `segment/mod.rs`; stamps and the base (`now_ns`,
+//!   opening and facts (`open`, `open_default`, `name`, `source`,
+//!   `ordered_read`, `frequency`, `unlink`, ...) in `segment/mod.rs`; stamps and the base (`now_ns`,
 //!   `now_ns_ordered`, `ticks`, `ns_at`, `exact_ns`, `calc_time_stamp`,
 //!   `epoch_micros`, `base`, `base_info`, `set_base_info`, `offset_now`,
 //!   `validate`) in `segment/timeline.rs`; `info`, `mode`, `tracking_state` in
-//!   `segment/info.rs`; `next_unique`, `last_unique` in `stamps/unique.rs`;
+//!   `segment/info.rs`; `next_unique`, `next_unique_ordered`, `last_unique` in
+//!   `stamps/unique.rs`;
 //!   `next_sequence`, `seq_file` in `stamps/sequence.rs`.
 //! - [`Config`], [`Sharing`], [`Calendar`], [`Opened`], [`Mode`],
 //!   [`TrackingConfig`], [`OpenOptions`], [`default_segment_name`],

@@ -26,8 +26,9 @@ mod storage {
 mod layout;
 
 use layout::{
-    BoundArea, Extension, Header, HostArea, MinorArea, Slot, StatsArea, BOUND_AREA_OFFSET,
-    EXTENSION_OFFSET, HOST_AREA_OFFSET, MINOR_OFFSET, SEGMENT_SIZE, STATS_AREA_OFFSET,
+    BoundArea, Extension, Header, HostArea, MinorArea, OrderedArea, Slot, StatsArea,
+    BOUND_AREA_OFFSET, EXTENSION_OFFSET, HOST_AREA_OFFSET, MINOR_OFFSET, ORDERED_AREA_OFFSET,
+    SEGMENT_SIZE, STATS_AREA_OFFSET,
 };
 use std::mem::{offset_of, size_of};
 
@@ -199,6 +200,7 @@ fn the_time_page_tables_match_the_layout() {
             ("host", HOST_AREA_OFFSET, size_of::<HostArea>()),
             ("stats", STATS_AREA_OFFSET, size_of::<StatsArea>()),
             ("bound", BOUND_AREA_OFFSET, size_of::<BoundArea>()),
+            ("ordered", ORDERED_AREA_OFFSET, size_of::<OrderedArea>()),
             ("tag", tag, 8),
         ],
     );
@@ -346,6 +348,17 @@ fn the_time_page_tables_match_the_layout() {
             bound(field!(BoundArea, state)),
             bound(field!(BoundArea, fresh_ns)),
             bound(field!(BoundArea, void_ns)),
+        ],
+    );
+    let ordered = |f: (&'static str, usize, usize)| (f.0, ORDERED_AREA_OFFSET + f.1, f.2);
+    check(
+        &doc,
+        "Ordered read",
+        ORDERED_AREA_OFFSET,
+        ORDERED_AREA_OFFSET + size_of::<OrderedArea>(),
+        &[
+            ordered(field!(OrderedArea, ordered_read)),
+            ordered(field!(OrderedArea, _reserved)),
         ],
     );
 }
@@ -583,6 +596,9 @@ fn the_name_record_and_the_page_hold_what_the_document_says() {
     let minor = |f: &str| u64_at(&bytes, place(&doc, MINOR, f));
     assert_eq!(minor("layout_minor"), layout::LAYOUT_MINOR as u64);
     assert_eq!(minor("_reserved"), 0);
+    let ordered = |f: &str| u64_at(&bytes, place(&doc, "Ordered read", f));
+    assert_eq!(ordered("ordered_read"), base.ordered_read().code() as u64);
+    assert_eq!(ordered("_reserved"), 0);
 
     // The storage tag: FNV-1a of the owner's uid (4 bytes, little-endian) and
     // the name; its low 32 bits are the page's System V key.

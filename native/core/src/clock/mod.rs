@@ -38,6 +38,7 @@ pub use reliability::{
     Method, Pace, PairBound, Probe, ReliabilityConfig, Report, DEFAULT_MIN_HANDOVERS,
 };
 pub use source::{
-    nominal_frequency, parse_cpuinfo_timebase, read, read_fenced, read_ordered, SourceId,
+    choose_ordered_read, nominal_frequency, parse_cpuinfo_timebase, rdtscp_supported, read,
+    read_fenced, read_ordered, read_ordered_by, OrderedRead, SourceId,
 };
 pub use wtmlib::{secs_before_wrap, ConversionParams};

@@ -99,9 +99,11 @@ pub fn read(id: SourceId) -> u64 {
 /// x86-64: `lfence; rdtsc`. LFENCE does not let later instructions start until all
 /// earlier ones have completed locally (Intel SDM; on AMD since the Spectre-era
 /// microcode, which Linux enables and KVM exposes), so it orders exactly like
-/// `rdtscp` but needs no CPUID check (some hypervisors hide RDTSCP), no load of a
-/// cached feature flag on the hot path, and measured faster than `rdtscp` on the
-/// AMD EPYC guests here (see benches/README.md). aarch64: `isb; mrs`.
+/// `rdtscp` but needs no CPUID check (some hypervisors hide RDTSCP). Which of the
+/// two is cheaper depends on the CPU (benches/README.md): a segment's stamps use
+/// the one its creator measured cheaper ([`read_ordered_by`], [`OrderedRead`]);
+/// this function is always the fence. Neither keeps later instructions from
+/// starting before the read. aarch64: `isb; mrs`.
 /// ppc64: `mftb` as for [`read`]: the Time Base read is not speculated ahead of
 /// earlier instructions in a way any ISA document promises to prevent, and the
 /// article this project follows uses plain `mftb`; a stamp's error there is bounded
@@ -118,6 +120,141 @@ pub fn read_ordered(id: SourceId) -> u64 {
         SourceId::TimeBase => arch::read(),
         _ => crate::os::monotonic_raw_ns(),
     }
+}
+
+/// How a segment's processes make an ordered read of the counter: chosen by the
+/// segment's creator (see [`choose_ordered_read`]) and recorded in the page
+/// (layout minor 4), so every process orders its reads the same way. Both ways
+/// order the read after every earlier instruction and neither orders later
+/// instructions after it; they differ only in cost, which varies by CPU.
+///
+/// The field is private so that `Rdtscp` exists only where CPUID reports the
+/// instruction: [`read_ordered_by`] then never executes an instruction the CPU
+/// lacks, whatever a page says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct OrderedRead(OrderedKind);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum OrderedKind {
+    Fence,
+    Rdtscp,
+}
+
+impl OrderedRead {
+    /// The code a page holds when its creator recorded no choice (a page of
+    /// layout minor 3 or older): the source's fenced read.
+    pub const CODE_NONE: u32 = 0;
+    /// [`OrderedRead::fence`].
+    pub const CODE_FENCE: u32 = 1;
+    /// [`OrderedRead::rdtscp`].
+    pub const CODE_RDTSCP: u32 = 2;
+
+    /// A fence then the read, as [`read_ordered`] does: `lfence; rdtsc` on
+    /// x86-64, `isb; mrs` on aarch64, `mftb` on ppc64. Every source has it.
+    pub const fn fence() -> OrderedRead {
+        OrderedRead(OrderedKind::Fence)
+    }
+
+    /// `rdtscp` (the TSC only), if CPUID reports it: it waits for every earlier
+    /// instruction before reading the counter (Intel SDM; AMD APM: older
+    /// instructions retire first), as `lfence; rdtsc` does.
+    pub fn rdtscp() -> Option<OrderedRead> {
+        rdtscp_supported().then_some(OrderedRead(OrderedKind::Rdtscp))
+    }
+
+    /// The way a page's code names; a code this library does not know (a newer
+    /// minor's, or damage), or `rdtscp` on a CPU that lacks it, is the fence:
+    /// the choice changes only the cost, never what the read guarantees.
+    pub fn from_code(code: u32) -> OrderedRead {
+        match code {
+            OrderedRead::CODE_RDTSCP => OrderedRead::rdtscp().unwrap_or(OrderedRead::fence()),
+            _ => OrderedRead::fence(),
+        }
+    }
+
+    /// The code recorded in a page.
+    pub fn code(self) -> u32 {
+        match self.0 {
+            OrderedKind::Fence => OrderedRead::CODE_FENCE,
+            OrderedKind::Rdtscp => OrderedRead::CODE_RDTSCP,
+        }
+    }
+
+    /// `lfence-rdtsc` or `rdtscp` for the TSC; `fence` for the other sources.
+    pub fn name(self, id: SourceId) -> &'static str {
+        match (self.0, id) {
+            (OrderedKind::Rdtscp, _) => "rdtscp",
+            (OrderedKind::Fence, SourceId::Tsc) => "lfence-rdtsc",
+            (OrderedKind::Fence, _) => "fence",
+        }
+    }
+}
+
+/// Whether CPUID reports RDTSCP (leaf 0x80000001, EDX bit 27). Some hypervisors
+/// hide it; `false` off x86-64.
+pub fn rdtscp_supported() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        arch::rdtscp_supported()
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// [`read_ordered`], made the way `how` says.
+#[inline(always)]
+pub fn read_ordered_by(id: SourceId, how: OrderedRead) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    if id == SourceId::Tsc && how.0 == OrderedKind::Rdtscp {
+        // Only `OrderedRead::rdtscp` makes this kind, after checking CPUID.
+        return arch::read_rdtscp();
+    }
+    let _ = how;
+    read_ordered(id)
+}
+
+/// What a creator records for `id`: for the TSC, whichever of `lfence; rdtsc`
+/// and `rdtscp` was cheaper here, each timed back to back (each read waits for
+/// the previous one, as a stamp's read waits for the loads before it), by the
+/// fastest of rounds that alternate the two so both meet the same interference;
+/// `rdtscp` only when strictly cheaper. Other sources have one ordered read.
+/// Takes some tens of microseconds.
+pub fn choose_ordered_read(id: SourceId) -> OrderedRead {
+    #[cfg(target_arch = "x86_64")]
+    if id == SourceId::Tsc {
+        if let Some(rdtscp) = OrderedRead::rdtscp() {
+            let (fence, p) = ordered_read_costs();
+            if p < fence {
+                return rdtscp;
+            }
+        }
+    }
+    let _ = id;
+    OrderedRead::fence()
+}
+
+/// The fastest batch of `lfence; rdtsc` and of `rdtscp` (only call where CPUID
+/// reports it), in TSC ticks per batch of the same length.
+#[cfg(target_arch = "x86_64")]
+fn ordered_read_costs() -> (u64, u64) {
+    const ROUNDS: usize = 24;
+    const BATCH: usize = 64;
+    // Generic, not `dyn`: an indirect call would add the same cost to both.
+    fn time(f: impl Fn() -> u64) -> u64 {
+        let t0 = arch::read_fenced();
+        for _ in 0..BATCH {
+            std::hint::black_box(f());
+        }
+        arch::read_fenced().wrapping_sub(t0)
+    }
+    let (mut fence, mut rdtscp) = (u64::MAX, u64::MAX);
+    for _ in 0..ROUNDS {
+        fence = fence.min(time(arch::read_ordered));
+        rdtscp = rdtscp.min(time(arch::read_rdtscp));
+    }
+    (fence, rdtscp)
 }
 
 /// Fenced read for measurement code (calibration, reliability probes): neither
@@ -173,7 +310,7 @@ pub fn parse_cpuinfo_timebase(cpuinfo: &str) -> Option<u64> {
 
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod arch {
-    use core::arch::x86_64::{__cpuid, __cpuid_count, _mm_lfence, _rdtsc};
+    use core::arch::x86_64::{__cpuid, __cpuid_count, __rdtscp, _mm_lfence, _rdtsc};
 
     #[inline(always)]
     pub fn read() -> u64 {
@@ -196,6 +333,26 @@ pub(crate) mod arch {
             _mm_lfence();
             _rdtsc()
         }
+    }
+
+    /// Only after CPUID reported RDTSCP (`OrderedRead::rdtscp`).
+    #[inline(always)]
+    pub fn read_rdtscp() -> u64 {
+        let mut aux = 0u32;
+        // SAFETY: callers reach this only through an `OrderedRead` of the rdtscp
+        // kind, which exists only where CPUID reports RDTSCP; it reads the counter
+        // and TSC_AUX into `aux`, a local.
+        unsafe { __rdtscp(&mut aux) }
+    }
+
+    #[allow(unused_unsafe)]
+    pub fn rdtscp_supported() -> bool {
+        if max_extended_leaf() < 0x8000_0001 {
+            return false;
+        }
+        // SAFETY: the leaf is within the reported maximum.
+        let r = unsafe { __cpuid(0x8000_0001) };
+        r.edx & (1 << 27) != 0
     }
 
     #[inline(always)]
@@ -418,11 +575,41 @@ mod tests {
     }
 
     #[test]
+    fn every_ordered_read_kind_reads_every_id() {
+        let kinds = [Some(OrderedRead::fence()), OrderedRead::rdtscp()];
+        for how in kinds.into_iter().flatten() {
+            assert_eq!(OrderedRead::from_code(how.code()), how);
+            for id in SourceId::ALL {
+                let a = read_ordered_by(id, how);
+                let deadline = crate::os::monotonic_raw_ns() + 50_000_000;
+                let mut b = read_ordered_by(id, how);
+                while b == a && crate::os::monotonic_raw_ns() < deadline {
+                    b = read_ordered_by(id, how);
+                }
+                assert!(b > a, "{} by {}: {a} then {b}", id.name(), how.name(id));
+            }
+        }
+        assert_eq!(OrderedRead::rdtscp().is_some(), rdtscp_supported());
+        // The creator's choice is one of the two, and rdtscp only where it exists.
+        let chosen = choose_ordered_read(SourceId::Tsc);
+        assert!(chosen == OrderedRead::fence() || rdtscp_supported());
+        assert_eq!(
+            choose_ordered_read(SourceId::MonotonicRaw),
+            OrderedRead::fence()
+        );
+    }
+
+    #[test]
     fn ordered_and_unordered_tsc_agree() {
         let a = read(SourceId::Tsc);
         let b = read_ordered(SourceId::Tsc);
         let c = read_fenced(SourceId::Tsc);
         let d = read(SourceId::Tsc);
         assert!(a <= b && b <= c && c <= d, "{a} {b} {c} {d}");
+        if let Some(rdtscp) = OrderedRead::rdtscp() {
+            let e = read_ordered_by(SourceId::Tsc, rdtscp);
+            let f = read_fenced(SourceId::Tsc);
+            assert!(d <= e && e <= f, "{d} {e} {f}");
+        }
     }
 }

@@ -261,6 +261,7 @@ impl HostDaemon {
                         super::extension_of(page),
                         super::stats_area_of(page),
                         super::bound_area_of(page),
+                        super::ordered_area_of(page),
                         &page_cfg,
                     )
                 };

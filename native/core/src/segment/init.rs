@@ -32,6 +32,7 @@ pub(super) fn initialise(
     ext: &Extension,
     stats: &StatsArea,
     bound: &BoundArea,
+    ordered: &OrderedArea,
     cfg: &Config,
 ) -> Result<()> {
     h.init_started_ns.store(crate::os::monotonic_ns(), Relaxed);
@@ -125,6 +126,12 @@ pub(super) fn initialise(
             counter,
         );
     }
+    // Measured here, by the one process that creates the page, so that every
+    // process orders its reads the same way whatever CPU it starts on.
+    ordered.ordered_read.store(
+        crate::clock::source::choose_ordered_read(source).code(),
+        Relaxed,
+    );
     h.seq.store(0, Relaxed);
     super::tie_stats::initialise(h, stats);
     // A replaced creator may have left anything here; nobody read it before `ready`.

@@ -29,8 +29,8 @@ pub const LAYOUT_VERSION: u32 = 4;
 /// first defined it, so every version 4 page is a minor 0 page or newer. 1: each
 /// slot's `quick` word (in bytes minor 0 left unused), which stamps check. 2:
 /// the tie statistics' check word ([`StatsArea`]). 3: the system clock's error
-/// bound ([`BoundArea`]).
-pub const LAYOUT_MINOR: u32 = 3;
+/// bound ([`BoundArea`]). 4: how ordered reads are made ([`OrderedArea`]).
+pub const LAYOUT_MINOR: u32 = 4;
 /// One page: the whole segment.
 pub const SEGMENT_SIZE: usize = 4096;
 /// Bytes kept for the reason a counter source was chosen.
@@ -326,6 +326,26 @@ pub struct BoundArea {
 pub const BOUND_AREA_OFFSET: usize = STATS_AREA_OFFSET + std::mem::size_of::<StatsArea>();
 
 const _: () = assert!(BOUND_AREA_OFFSET + std::mem::size_of::<BoundArea>() <= SEGMENT_SIZE - 64);
+
+/// Minor 4: how every process of the page makes an ordered counter read,
+/// chosen and written by the creator before the page is ready, never changed.
+/// Read once at attach into the handle, so the stamp's hot path reads nothing
+/// more from the page.
+#[repr(C)]
+pub struct OrderedArea {
+    /// An `OrderedRead` code: 1 the source's fenced read (`lfence; rdtsc`),
+    /// 2 `rdtscp`. Anything else (0 on older pages) means the fenced read.
+    pub ordered_read: AtomicU32,
+    /// Unused, zero.
+    pub _reserved: AtomicU32,
+}
+
+/// Where the page keeps its [`OrderedArea`]: after the bound area.
+pub const ORDERED_AREA_OFFSET: usize = BOUND_AREA_OFFSET + std::mem::size_of::<BoundArea>();
+
+const _: () =
+    assert!(ORDERED_AREA_OFFSET + std::mem::size_of::<OrderedArea>() <= SEGMENT_SIZE - 64);
+const _: () = assert!(ORDERED_AREA_OFFSET.is_multiple_of(8));
 const _: () = assert!(BOUND_AREA_OFFSET.is_multiple_of(8));
 const _: () = assert!(HOST_AREA_OFFSET.is_multiple_of(8));
 const _: () = assert!(EXTENSION_OFFSET.is_multiple_of(64));

@@ -31,7 +31,7 @@ pub use config::{default_name, Calendar, Config, HostConfig, Mode, OpenOptions, 
 pub use host::{DaemonRound, HostDaemon};
 
 use crate::clock::convert::Scale;
-use crate::clock::source::SourceId;
+use crate::clock::source::{OrderedRead, SourceId};
 use crate::error::{Error, Result};
 use crate::storage::{self, shm};
 use layout::*;
@@ -49,6 +49,9 @@ pub struct SharedBase {
     pub(crate) threshold: u64,
     /// The page is of minor 1 or later: its slots carry the quick word.
     pub(crate) quick_checked: bool,
+    /// How ordered stamps read the counter: the page's choice (minor 4), else
+    /// the fence. Cached here so the hot path reads no more of the page.
+    pub(crate) ordered: OrderedRead,
     /// Ticks a counter may lag the base (cross-CPU skew) before it counts as
     /// having gone backwards.
     pub(crate) backstep_limit: u64,
@@ -135,6 +138,7 @@ impl SharedBase {
                 extension_of(page),
                 stats_area_of(page),
                 bound_area_of(page),
+                ordered_area_of(page),
                 cfg,
             )
         };
@@ -178,7 +182,13 @@ impl SharedBase {
             // Set by the daemon's constructor, which holds the page's file.
             Access::HostWriter | Access::HostReader => -1,
         });
-        let quick_checked = minor_of(&page).layout_minor.load(Acquire) >= 1;
+        let minor = minor_of(&page).layout_minor.load(Acquire);
+        let quick_checked = minor >= 1;
+        let ordered = if minor >= 4 {
+            OrderedRead::from_code(ordered_area_of(&page).ordered_read.load(Relaxed))
+        } else {
+            OrderedRead::fence()
+        };
         let mut base = SharedBase {
             page,
             name: cfg.name.clone(),
@@ -188,6 +198,7 @@ impl SharedBase {
             freq_hz,
             threshold: checked.threshold,
             quick_checked,
+            ordered,
             backstep_limit: (freq_hz / 1000).max(1),
             calendar: cfg.calendar.clone(),
             role,
@@ -254,6 +265,12 @@ impl SharedBase {
     /// The counter source every process of this segment reads.
     pub fn source(&self) -> SourceId {
         self.source
+    }
+
+    /// How this handle's ordered stamps read the counter: what the page's
+    /// creator recorded, or the fence on a page of minor 3 or older.
+    pub fn ordered_read(&self) -> OrderedRead {
+        self.ordered
     }
 
     /// Calibrated counter frequency in Hz.
@@ -370,6 +387,13 @@ pub(crate) fn bound_area_of(page: &shm::Page) -> &BoundArea {
     // storage layer's last 64 bytes (checked at compile time); it is all
     // atomics, valid for any bit pattern.
     unsafe { &*(page.as_ptr().add(BOUND_AREA_OFFSET) as *const BoundArea) }
+}
+
+pub(crate) fn ordered_area_of(page: &shm::Page) -> &OrderedArea {
+    // SAFETY: ORDERED_AREA_OFFSET is 8-byte aligned and the area ends before the
+    // storage layer's last 64 bytes (checked at compile time); it is all
+    // atomics, valid for any bit pattern.
+    unsafe { &*(page.as_ptr().add(ORDERED_AREA_OFFSET) as *const OrderedArea) }
 }
 
 pub(crate) fn stats_area_of(page: &shm::Page) -> &StatsArea {

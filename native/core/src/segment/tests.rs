@@ -643,15 +643,16 @@ fn a_new_page_holds_this_minor_version_and_nothing_after_it() {
     let base = SharedBase::open(&t.cfg()).unwrap();
     let words = base.page_words_for_test();
     // Zero but for the statistics' check word (minor 2), which a new page's
-    // zero statistics have, and the bound area (minor 3), which the creator
-    // fills with its first pairing.
+    // zero statistics have, the bound area (minor 3), which the creator
+    // fills with its first pairing, and the ordered read's choice (minor 4).
     let check = STATS_AREA_OFFSET / 8;
     let bound = BOUND_AREA_OFFSET / 8..(BOUND_AREA_OFFSET + size_of::<BoundArea>()) / 8;
+    let ordered = ORDERED_AREA_OFFSET / 8;
     assert!(words[MINOR_FIELDS_OFFSET / 8..(SEGMENT_SIZE - 64) / 8]
         .iter()
         .enumerate()
         .map(|(i, w)| (MINOR_FIELDS_OFFSET / 8 + i, w))
-        .all(|(i, w)| i == check || bound.contains(&i) || w.load(SeqCst) == 0));
+        .all(|(i, w)| i == check || i == ordered || bound.contains(&i) || w.load(SeqCst) == 0));
     assert_eq!(words[bound.start].load(SeqCst), 2, "one publication, whole");
     assert_eq!(
         words[check].load(SeqCst),
@@ -668,6 +669,56 @@ fn a_new_page_holds_this_minor_version_and_nothing_after_it() {
     assert_eq!(dirty.layout_minor.load(SeqCst), LAYOUT_MINOR);
     assert_eq!(dirty._reserved.load(SeqCst), 0);
     assert!(later.iter().all(|w| w.load(SeqCst) == 0));
+}
+
+/// The creator records how ordered reads are made (minor 4); every handle
+/// attached later uses what the page says, not a measurement of its own; a page
+/// of an older minor, or with a code this library does not know, gets the fence.
+#[test]
+fn the_ordered_read_is_the_creators_choice_and_old_pages_get_the_fence() {
+    use source::OrderedRead;
+    let t = TestName::new("ordered");
+    let creator = SharedBase::open(&t.cfg()).unwrap();
+    let area = ordered_area_of(&creator.page);
+    let recorded = area.ordered_read.load(SeqCst);
+    assert_eq!(creator.ordered_read().code(), recorded);
+    if creator.source() == source::SourceId::Tsc && source::rdtscp_supported() {
+        assert!(
+            [OrderedRead::CODE_FENCE, OrderedRead::CODE_RDTSCP].contains(&recorded),
+            "{recorded}"
+        );
+    } else {
+        assert_eq!(recorded, OrderedRead::CODE_FENCE);
+    }
+    let rdtscp = OrderedRead::rdtscp().unwrap_or(OrderedRead::fence());
+    let attach = || SharedBase::open(&t.cfg()).unwrap();
+    let stamps_in_order = |b: &SharedBase| {
+        let (a, o) = (b.now_ns_ordered(), b.now_ns_ordered());
+        assert!(a <= o, "{a} {o}");
+    };
+    // Whichever the creator chose, an attacher follows the page.
+    for want in [OrderedRead::fence(), rdtscp] {
+        area.ordered_read.store(want.code(), SeqCst);
+        let b = attach();
+        assert_eq!(b.ordered_read(), want);
+        stamps_in_order(&b);
+    }
+    // Unknown codes (damage, a newer minor's) and missing ones are the fence.
+    for code in [OrderedRead::CODE_NONE, 7, u32::MAX] {
+        area.ordered_read.store(code, SeqCst);
+        assert_eq!(attach().ordered_read(), OrderedRead::fence(), "{code}");
+    }
+    // A page of minor 3 has no such field: what its bytes hold is not read.
+    area.ordered_read.store(OrderedRead::CODE_RDTSCP, SeqCst);
+    creator.minor_area().layout_minor.store(3, SeqCst);
+    let old = attach();
+    assert_eq!(old.ordered_read(), OrderedRead::fence());
+    stamps_in_order(&old);
+    creator
+        .minor_area()
+        .layout_minor
+        .store(LAYOUT_MINOR, SeqCst);
+    assert_eq!(attach().ordered_read(), rdtscp);
 }
 
 /// Another major version is refused, by a message that names both versions.

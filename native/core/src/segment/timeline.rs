@@ -111,13 +111,15 @@ impl SharedBase {
     }
 
     /// Epoch nanoseconds from an ordered counter read, for stamps compared across
-    /// threads: the read cannot be executed before earlier instructions.
+    /// threads: the read cannot be executed before earlier instructions. On the
+    /// TSC it is `lfence; rdtsc` or `rdtscp`, whichever the segment's creator
+    /// measured cheaper ([`SharedBase::ordered_read`]).
     #[inline(always)]
-    #[allow(clippy::redundant_closure)] // as in now_ns
     pub fn now_ns_ordered(&self) -> u64 {
+        let how = self.ordered;
         self.stamp_with(
             #[inline(always)]
-            |s| source::read_ordered(s),
+            |s| source::read_ordered_by(s, how),
         )
     }
 

@@ -14,8 +14,11 @@ public final class UniqueStamps {
     /**
      * A unique stamp: epoch nanoseconds strictly greater than every unique stamp issued before, by
      * any thread of any process of the segment (the real time, or the last + 1 when callers
-     * collide). Hot path: a volatile-boolean check plus one static native (a compare-and-swap on
-     * the shared segment); no allocation.
+     * collide). Hot path: a volatile-boolean check plus one static native (an unordered counter
+     * read and a compare-and-swap on the shared segment); no allocation. Unique stamps are in order
+     * among themselves because of the compare-and-swap alone; the counter read being unordered, a
+     * unique stamp may be a few ns smaller than a stamp another thread took (with {@link
+     * HighResTimestamp#getEpochNanosecondsOrdered()}) before an event this call follows.
      *
      * @return the stamp, nanoseconds since the Unix epoch
      * @throws HrtsException if the segment cannot be opened (first call only)
