@@ -186,14 +186,20 @@ pub fn use_chrony(socket: std::path::PathBuf) {
     let _ = CHRONY.set(socket);
 }
 
-/// chronyd's word: its tracking report's bound (ClockBound's formula), and
-/// unsynchronized when chronyd says so (leap status "unsynchronised").
+/// chronyd's word: its tracking report's bound (ClockBound's formula),
+/// unsynchronized when chronyd says so (leap status "unsynchronised"), and
+/// free-running when its last clock update is stale (see [`chrony_is_stale`]):
+/// chronyd keeps saying "synchronised" long after its sources went away.
 pub fn chrony(socket: &std::path::Path) -> crate::Result<Learned> {
     use super::chrony::{tracking, Leap as C};
     let t = tracking(socket, std::time::Duration::from_millis(200))?;
+    let now = crate::os::realtime_ns();
     Ok(Learned {
         status: match t.leap {
             C::Unsynchronised => BoundStatus::Unsynchronized,
+            _ if chrony_is_stale(t.ref_time_ns, t.last_update_interval_s, now) => {
+                BoundStatus::FreeRunning
+            }
             _ => BoundStatus::Synchronized,
         },
         source: BoundSource::Chrony,
@@ -204,6 +210,15 @@ pub fn chrony(socket: &std::path::Path) -> crate::Result<Learned> {
             _ => Leap::None,
         },
     })
+}
+
+/// Whether chronyd's last clock update (at `ref_time_ns`, epoch ns) is older
+/// than 8 of its recent update intervals, and at least 1 s: several polls in a
+/// row brought nothing, so the clock runs on its own (the bound chronyd
+/// reports still grows with the time since that update).
+pub fn chrony_is_stale(ref_time_ns: u64, update_interval_s: f64, now_ns: u64) -> bool {
+    let limit_ns = (8.0 * update_interval_s.max(0.0) * 1e9).max(1e9);
+    ref_time_ns > 0 && now_ns.saturating_sub(ref_time_ns) as f64 > limit_ns
 }
 
 /// The word of the first source that answers: a test build's override, else
@@ -224,6 +239,24 @@ pub fn learn() -> Learned {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn chrony_is_stale_after_eight_update_intervals_and_a_second() {
+        let s = 1_000_000_000u64;
+        let t = 1_700_000_000 * s;
+        assert!(!chrony_is_stale(t, 64.0, t + 500 * s));
+        assert!(chrony_is_stale(t, 64.0, t + 513 * s));
+        assert!(!chrony_is_stale(t, 0.0625, t + s / 2), "the 1 s floor");
+        assert!(chrony_is_stale(t, 0.0625, t + 2 * s));
+        assert!(
+            !chrony_is_stale(0, 64.0, t),
+            "no update yet is chronyd's own status"
+        );
+        assert!(
+            !chrony_is_stale(t + s, 64.0, t),
+            "an update ahead of now is fresh"
+        );
+    }
 
     #[test]
     fn the_kernel_is_read_without_changing_anything() {
