@@ -435,9 +435,15 @@ fn take_cell(metric: u32, ring: u32, w: &[u64; CELL_WORDS], t: &mut Taken, out: 
     // share of positive deltas that comes out negative (or of negative deltas
     // that comes out positive) went past the end of the range: the counter
     // saturates there, as one event at a time would have taken it.
+    // A gauge's sum is in two parts (see `cell`); `Taken` keeps their total.
+    let pos_sum = if float {
+        (f64::from_bits(w[cell::POS_SUM]) + f64::from_bits(w[cell::NEG_SUM])).to_bits()
+    } else {
+        w[cell::POS_SUM]
+    };
     if w[cell::POS_N] > t.pos_n {
         let sum = if float {
-            (f64::from_bits(w[cell::POS_SUM]) - f64::from_bits(t.pos_sum)).to_bits()
+            (f64::from_bits(pos_sum) - f64::from_bits(t.pos_sum)).to_bits()
         } else {
             match w[cell::POS_SUM].wrapping_sub(t.pos_sum) as i64 {
                 s if s < 0 => i64::MAX as u64,
@@ -468,7 +474,7 @@ fn take_cell(metric: u32, ring: u32, w: &[u64; CELL_WORDS], t: &mut Taken, out: 
     }
     *t = Taken {
         pos_n: w[cell::POS_N],
-        pos_sum: w[cell::POS_SUM],
+        pos_sum,
         neg_n: w[cell::NEG_N],
         neg_sum: w[cell::NEG_SUM],
         zero_n: w[cell::ZERO_N],

@@ -71,7 +71,8 @@ const CHUNKS: usize = MAX_METRICS / CHUNK_CELLS;
 
 /// Fold cell word offsets. Counter deltas are summed per sign (`POS_*` for
 /// positive, `NEG_*` for negative, `ZERO_N` counts zeros); gauge values
-/// (doubles) and durations use the `POS_*` words alone.
+/// (doubles) and durations use the `POS_*` words, and a gauge's sum is
+/// `POS_SUM + NEG_SUM` (two partial sums; a producer may use the first alone).
 pub mod cell {
     pub const SEQ: usize = 0;
     pub const POS_N: usize = 1;
@@ -351,10 +352,18 @@ impl Ring {
                 w(sum).store(value, Relaxed);
                 w(min).store(value, Relaxed);
                 w(max).store(value, Relaxed);
+                if gauge {
+                    w(cell::NEG_SUM).store(0f64.to_bits(), Relaxed);
+                }
             } else if gauge {
+                // Two partial sums, by the count's parity (the second in the
+                // negative sum's word, which a gauge has no other use for): a
+                // float add waits for the previous one, and alternating halves
+                // the chain that back-to-back sets wait on.
                 let v = f64::from_bits(value);
-                w(sum).store(
-                    (f64::from_bits(w(sum).load(Relaxed)) + v).to_bits(),
+                let part = if count & 1 == 0 { sum } else { cell::NEG_SUM };
+                w(part).store(
+                    (f64::from_bits(w(part).load(Relaxed)) + v).to_bits(),
                     Relaxed,
                 );
                 if v < f64::from_bits(w(min).load(Relaxed)) {
@@ -574,7 +583,7 @@ mod tests {
         assert_eq!(
             (
                 g[cell::POS_N],
-                f(cell::POS_SUM),
+                f(cell::POS_SUM) + f(cell::NEG_SUM),
                 f(cell::POS_MIN),
                 f(cell::POS_MAX)
             ),
