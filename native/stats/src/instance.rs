@@ -62,10 +62,11 @@ pub(crate) struct Instance {
     /// This instance's registration in the shared statistics segment, from its
     /// first start (if `shared-memory.enable`) until it is dropped.
     pub(crate) shared: Mutex<Option<Publisher>>,
-    /// One byte per metric id, 1 if its events are stamped one by one (see
-    /// [`ExactStamps`](crate::config::ExactStamps)); read by every counter and
-    /// gauge event, in Rust and Java.
-    pub(crate) exact: Box<[AtomicU8; MAX_METRICS]>,
+    /// One byte per metric id: [`FLAG_EXACT`] if its events are stamped one by
+    /// one (see [`ExactStamps`](crate::config::ExactStamps)), [`FLAG_STOPPED`]
+    /// while the instance is stopped; read by every counter and gauge event, in
+    /// Rust and Java.
+    pub(crate) flags: Box<[AtomicU8; MAX_METRICS]>,
     #[cfg(test)]
     pub(crate) paused: AtomicBool,
 }
@@ -80,6 +81,11 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // consistent enough to report (at worst one pass half applied).
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
+
+/// A metric flag: its counter or gauge events are stamped one by one.
+pub const FLAG_EXACT: u8 = 1;
+/// A metric flag: the instance is stopped (measuring points do nothing).
+pub const FLAG_STOPPED: u8 = 2;
 
 /// Events a pass must find for the processing thread to run the next one
 /// without sleeping first.
@@ -122,8 +128,8 @@ impl Instance {
             started_once: AtomicBool::new(false),
             lost: AtomicU64::new(0),
             shared: Mutex::new(None),
-            exact: (0..MAX_METRICS)
-                .map(|_| AtomicU8::new(0))
+            flags: (0..MAX_METRICS)
+                .map(|_| AtomicU8::new(FLAG_STOPPED))
                 .collect::<Box<[_]>>()
                 .try_into()
                 .unwrap_or_else(|_| unreachable!("MAX_METRICS flags were made")),
@@ -146,34 +152,45 @@ impl Instance {
         }
     }
 
+    /// Metric `id`'s flags: 0 for a pass-stamped counter or gauge of a
+    /// running instance (the measuring point's fast path, one load), else
+    /// [`FLAG_EXACT`] and [`FLAG_STOPPED`] bits. An id that is no metric's reads
+    /// as stopped.
+    #[inline(always)]
+    pub(crate) fn flags(&self, id: u32) -> u8 {
+        self.flags
+            .get(id as usize)
+            .map_or(FLAG_STOPPED, |f| f.load(Relaxed))
+    }
+
     /// Whether counter or gauge `id` is stamped per event (`exact-stamps`).
     #[inline(always)]
     pub(crate) fn is_exact(&self, id: u32) -> bool {
-        self.exact
-            .get(id as usize)
-            .is_some_and(|f| f.load(Relaxed) != 0)
+        self.flags(id) & FLAG_EXACT != 0
     }
 
     /// A metric was looked up: its cell in the shared segment is claimed and its
-    /// stamping set from the configuration in force.
+    /// flags set from the configuration in force.
     pub(crate) fn registered(&self, id: u32) -> Result<()> {
         let cfg = lock(&self.config);
-        self.set_exact(id, &cfg);
+        self.set_flags(id, &cfg, self.enabled());
         drop(cfg);
         self.claim_cell(id)
     }
 
-    fn set_exact(&self, id: u32, cfg: &Config) {
-        if let (Some(meta), Some(flag)) = (self.registry.meta(id), self.exact.get(id as usize)) {
-            flag.store(cfg.exact_stamps.covers(&meta.name) as u8, Relaxed);
+    fn set_flags(&self, id: u32, cfg: &Config, running: bool) {
+        if let (Some(meta), Some(flag)) = (self.registry.meta(id), self.flags.get(id as usize)) {
+            let exact = cfg.exact_stamps.covers(&meta.name) as u8 * FLAG_EXACT;
+            let stopped = if running { 0 } else { FLAG_STOPPED };
+            flag.store(exact | stopped, Relaxed);
         }
     }
 
-    /// Sets every metric's stamping from `cfg` (at start: the configuration
-    /// may have changed while stopped).
-    pub(crate) fn set_all_exact(&self, cfg: &Config) {
+    /// Sets every metric's flags: at start from the configuration in force
+    /// (it may have changed while stopped), at stop.
+    pub(crate) fn set_all_flags(&self, cfg: &Config, running: bool) {
         for id in 0..self.registry.len() as u32 {
-            self.set_exact(id, cfg);
+            self.set_flags(id, cfg, running);
         }
     }
 

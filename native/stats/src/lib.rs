@@ -73,7 +73,7 @@ pub use config::{Config, SharedMemory};
 pub use dump::{CounterDump, Dump, GaugeDump, Metric, TimerDump};
 pub use hrts_core::{Error, ErrorKind, Result};
 pub use incremental::Statistics;
-pub use instance::CONTROL_OFFSETS;
+pub use instance::{CONTROL_OFFSETS, FLAG_EXACT, FLAG_STOPPED};
 pub use points::{Counter, Gauge, MetricId, Timer, TimerOp, TimerScope, DEFAULT_INSTANCE};
 pub use processing::Health;
 pub use registry::Kind;

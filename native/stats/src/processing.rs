@@ -478,6 +478,6 @@ fn take_cell(metric: u32, ring: u32, w: &[u64; CELL_WORDS], t: &mut Taken, out: 
         neg_n: w[cell::NEG_N],
         neg_sum: w[cell::NEG_SUM],
         zero_n: w[cell::ZERO_N],
-        seq: w[cell::SEQ],
+        seq: 2 * (w[cell::POS_N] + w[cell::NEG_N] + w[cell::ZERO_N]),
     };
 }

@@ -73,7 +73,13 @@ const CHUNKS: usize = MAX_METRICS / CHUNK_CELLS;
 /// positive, `NEG_*` for negative, `ZERO_N` counts zeros); gauge values
 /// (doubles) and durations use the `POS_*` words, and a gauge's sum is
 /// `POS_SUM + NEG_SUM` (two partial sums; a producer may use the first alone).
+///
+/// The count words (`POS_N`, `NEG_N`, `ZERO_N`) hold twice the count, plus one
+/// while the producer writes the cell: each is its sign's sequence word, and
+/// their sum the cell's (see [`Ring::write_cell`]). [`Chunk::read_cell`] gives
+/// the counts themselves.
 pub mod cell {
+    /// Unused (once a sequence word apart from the counts).
     pub const SEQ: usize = 0;
     pub const POS_N: usize = 1;
     pub const POS_SUM: usize = 2;
@@ -90,9 +96,6 @@ pub mod cell {
     pub const LAST: usize = 11;
     pub const KIND: usize = 12;
 }
-
-/// The count part of a cell's sequence word (see [`Ring::write_cell`]).
-const SEQ_COUNT: u64 = (1 << 62) - 2;
 
 /// Event kinds (the `meta` word's bits 32..40).
 pub mod kind {
@@ -157,17 +160,21 @@ impl Chunk {
         (self.lines.as_ptr().cast(), self.lines.len() * 64)
     }
 
-    /// Cell `i`'s sequence word: 0 if never written, odd while being written,
-    /// and changed by every write.
+    /// Cell `i`'s version: the sum of its count words, 0 if never written,
+    /// odd while being written, and greater after every write.
     pub fn cell_seq(&self, i: usize) -> u64 {
-        self.w(CHUNK_HEADER_WORDS + i * CELL_WORDS).load(Acquire)
+        let base = CHUNK_HEADER_WORDS + i * CELL_WORDS;
+        let n = |k: usize| self.w(base + k).load(Acquire);
+        n(cell::POS_N)
+            .wrapping_add(n(cell::NEG_N))
+            .wrapping_add(n(cell::ZERO_N))
     }
 
-    /// A consistent copy of cell `i`, or `None` if it was never written or the
-    /// producer is writing it right now.
+    /// A consistent copy of cell `i`, its count words turned into counts, or
+    /// `None` if it was never written or the producer is writing it right now.
     pub fn read_cell(&self, i: usize) -> Option<[u64; CELL_WORDS]> {
         let base = CHUNK_HEADER_WORDS + i * CELL_WORDS;
-        let before = self.w(base).load(Acquire);
+        let before = self.cell_seq(i);
         if before == 0 || before & 1 == 1 {
             return None;
         }
@@ -176,7 +183,13 @@ impl Chunk {
             *v = self.w(base + k).load(Relaxed);
         }
         fence(Acquire);
-        (self.w(base).load(Relaxed) == before).then_some(out)
+        if self.cell_seq(i) != before {
+            return None;
+        }
+        for k in [cell::POS_N, cell::NEG_N, cell::ZERO_N] {
+            out[k] >>= 1;
+        }
+        Some(out)
     }
 }
 
@@ -323,27 +336,26 @@ impl Ring {
     /// position the event came before, for folds from a full ring), so that an
     /// increment costs about a relaxed add.
     ///
-    /// The sequence word is odd while the cell is written and changes with
-    /// every write, so the consumer copies a cell only when the word is even
-    /// and the same around the copy. It is made from the written count and its
-    /// sign (bits 62..64), which every write raises by one: never a value the
-    /// word had before, and no load of the word on this path.
+    /// The written sign's count word is the sequence word: odd while the cell
+    /// is written, two more after, so the sum of the count words is odd during
+    /// any write and greater after each; the consumer copies a cell only when
+    /// that sum is even and the same around the copy. One word per event
+    /// carries both the count and the guard.
     #[inline(always)]
     fn write_cell(chunk: &Chunk, metric: u32, kind: u8, value: u64, at: Option<u64>) {
         let base = CHUNK_HEADER_WORDS + (metric as usize % CHUNK_CELLS) * CELL_WORDS;
         let w = |i: usize| chunk.w(base + i);
         let gauge = kind == kind::GAUGE_SET;
-        let (sign, n, sum, min, max) = match value as i64 {
-            _ if gauge => (0, cell::POS_N, cell::POS_SUM, cell::POS_MIN, cell::POS_MAX),
-            0 => (2, cell::ZERO_N, 0, 0, 0),
-            d if d < 0 => (1, cell::NEG_N, cell::NEG_SUM, cell::NEG_MIN, cell::NEG_MAX),
-            _ => (0, cell::POS_N, cell::POS_SUM, cell::POS_MIN, cell::POS_MAX),
+        let (n, sum, min, max) = match value as i64 {
+            _ if gauge => (cell::POS_N, cell::POS_SUM, cell::POS_MIN, cell::POS_MAX),
+            0 => (cell::ZERO_N, 0, 0, 0),
+            d if d < 0 => (cell::NEG_N, cell::NEG_SUM, cell::NEG_MIN, cell::NEG_MAX),
+            _ => (cell::POS_N, cell::POS_SUM, cell::POS_MIN, cell::POS_MAX),
         };
-        let count = w(n).load(Relaxed);
-        let seq = (sign as u64) << 62 | (count << 1 & SEQ_COUNT);
-        w(cell::SEQ).store(seq | 1, Relaxed);
+        let twice = w(n).load(Relaxed);
+        w(n).store(twice | 1, Relaxed);
         fence(Release);
-        w(n).store(count + 1, Relaxed);
+        let count = twice >> 1;
         if count == 0 {
             w(cell::KIND).store(kind as u64, Relaxed);
         }
@@ -392,7 +404,7 @@ impl Ring {
         } else if gauge {
             w(cell::LAST).store(value, Relaxed);
         }
-        w(cell::SEQ).store(seq + 2, Release);
+        w(n).store(twice + 2, Release);
     }
 
     /// Queues an event while a counter init is not yet taken; false once the

@@ -96,7 +96,6 @@ impl Stats {
             agg.idle_ns = cfg.timer_idle_timeout.as_nanos() as u64;
         }
         inner.capacity.store(cfg.queue_capacity, Relaxed);
-        inner.set_all_exact(&cfg);
         inner
             .control
             .idle_ns
@@ -113,6 +112,7 @@ impl Stats {
                 .map_err(|e| hrts_core::Error::from_io("starting the statistics thread", &e, ""))?
         };
         inner.control.enabled.store(1, Release);
+        inner.set_all_flags(&lock(&inner.config), true);
         *worker = Some(Worker { stop, handle });
         Ok(())
     }
@@ -125,6 +125,7 @@ impl Stats {
         let mut worker = lock(&inner.worker);
         let Some(w) = worker.take() else { return };
         inner.control.enabled.store(0, Release);
+        inner.set_all_flags(&lock(&inner.config), false);
         w.stop.store(true, Release);
         w.handle.thread().unpark();
         let _ = w.handle.join();
@@ -235,12 +236,14 @@ impl Stats {
         (&self.inner.control as *const Control).cast()
     }
 
-    /// One byte per metric id, non-zero if the metric's counter or gauge events
-    /// are stamped one by one (`exact-stamps`): the address of
-    /// [`MAX_METRICS`](crate::registry::MAX_METRICS) bytes that live as long as
-    /// the instance, for producers in other languages.
+    /// One byte of flags per metric id, for producers in other languages: bit
+    /// [`FLAG_EXACT`](crate::FLAG_EXACT) if the metric's counter or gauge events
+    /// are stamped one by one (`exact-stamps`), bit
+    /// [`FLAG_STOPPED`](crate::FLAG_STOPPED) while the instance is stopped. The
+    /// address of [`MAX_METRICS`](crate::registry::MAX_METRICS) bytes that live
+    /// as long as the instance.
     pub fn exact_flags(&self) -> *const u8 {
-        self.inner.exact.as_ptr().cast()
+        self.inner.flags.as_ptr().cast()
     }
 
     /// A precise stamp from this instance's clock (0 before its first start if
