@@ -152,4 +152,10 @@ public class StatsBenchmark {
     public void twoThreadsMicrometerCounterIncrement(Meters m) {
         m.mCounter.increment();
     }
+
+    @Benchmark
+    @Threads(2)
+    public void twoThreadsHrtsGaugeSet(Meters m, PerThread t) {
+        m.gauge.set(t.x += 1.0);
+    }
 }

@@ -19,7 +19,7 @@ public final class Timer {
 
     Timer(long bits) {
         this.bits = bits;
-        this.id = (int) bits;
+        this.id = Layout.checkId(bits);
     }
 
     private static boolean enabled() {
