@@ -25,7 +25,7 @@ final class StatsNative {
     /** The metric's id; kind 1 counter, 2 gauge, 3 timer. */
     static native long nMetric(byte[] utf8Name, int kind);
 
-    /** The control block's address (offsets of enabled, idle timeout, coarse clock in {@link Layout}). */
+    /** The control block's address (offsets of the words Java reads in {@link Layout}). */
     static native long nControl();
 
     /**

@@ -85,7 +85,8 @@ public final class Timer {
     }
 
     /**
-     * Records a duration measured elsewhere.
+     * Records a duration measured elsewhere, stamped now (a precise stamp, taken only if the event
+     * is queued rather than folded into a full queue's cell).
      *
      * @param nanos the duration in nanoseconds
      */
