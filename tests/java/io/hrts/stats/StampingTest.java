@@ -183,4 +183,48 @@ public class StampingTest {
         assertEquals(3.0, gd.values().max(), 0);
         assertEquals(0.0, d.get("hrts-stats.dropped-events").value(), 0);
     }
+    /**
+     * More live threads than the producers' 256 lookup slots: threads share slots (the later ones
+     * take the ThreadLocal path, or claim a slot whose holder ended), and each event still goes to
+     * its own thread's queue.
+     */
+    @Test
+    public void moreThreadsThanProducerSlotsSumExactly() throws Exception {
+        StatsTest.restart("{" + QUIET + "}");
+        Counter c = Stats.counter("java.slots.counter");
+        final int threads = 600;
+        java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
+        List<Thread> all = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            Thread th = new Thread(() -> {
+                try {
+                    go.await();
+                } catch (InterruptedException e) {
+                    return;
+                }
+                for (int k = 0; k < 2_000; k++) {
+                    c.increment();
+                }
+            });
+            all.add(th);
+            th.start();
+        }
+        go.countDown();
+        for (Thread th : all) {
+            th.join();
+        }
+        // And threads started after those ended, in the slots they left.
+        for (int t = 0; t < 300; t++) {
+            Thread th = new Thread(() -> {
+                for (int k = 0; k < 2_000; k++) {
+                    c.add(2);
+                }
+            });
+            th.start();
+            th.join();
+        }
+        MetricDump m = Stats.dump().get("java.slots.counter");
+        assertEquals(threads * 2_000L + 300 * 4_000L, m.counterValue());
+        assertEquals(threads * 2_000L + 300 * 2_000L, m.incrDeltas().count());
+    }
 }
