@@ -227,4 +227,29 @@ public class StampingTest {
         assertEquals(threads * 2_000L + 300 * 4_000L, m.counterValue());
         assertEquals(threads * 2_000L + 300 * 2_000L, m.incrDeltas().count());
     }
+    /** Repeated deltas, both signs and zeros summed into one cell keep count, sum, min and max. */
+    @Test
+    public void summedDeltasKeepTheirExtremes() {
+        StatsTest.restart("{" + QUIET + "}");
+        Counter c = Stats.counter("java.summed.extremes");
+        long[] deltas = {5, 5, 3, 3, 7, 7, -2, -2, -9, 5, 0, 0, 3, -9, -1};
+        long value = 0;
+        for (long d : deltas) {
+            c.add(d);
+            value += d;
+        }
+        MetricDump m = Stats.dump().get("java.summed.extremes");
+        assertEquals(value, m.counterValue());
+        assertEquals(8, m.incrDeltas().count());
+        assertEquals(38.0, m.incrDeltas().sum(), 0);
+        assertEquals(3.0, m.incrDeltas().min(), 0);
+        assertEquals(7.0, m.incrDeltas().max(), 0);
+        assertEquals(5, m.decrDeltas().count());
+        assertEquals(23.0, m.decrDeltas().sum(), 0);
+        assertEquals(1.0, m.decrDeltas().min(), 0);
+        assertEquals(9.0, m.decrDeltas().max(), 0);
+        assertEquals(deltas.length, m.deltas().count());
+        assertEquals(-9.0, m.deltas().min(), 0);
+        assertEquals(7.0, m.deltas().max(), 0);
+    }
 }

@@ -50,6 +50,16 @@ final class Layout {
     static final int CHUNK_HEADER = RingLayout.CHUNK_HEADER_WORDS * 8;
     static final int FOLD_CANCEL = RingLayout.FOLD_CANCEL * 8;
 
+    static {
+        // Producer.foldAdd reaches a sign's sum, min and max from its count by these distances.
+        if (NEG_SUM - NEG_N != POS_SUM - POS_N || NEG_MIN - NEG_N != POS_MIN - POS_N
+                || NEG_MAX - NEG_N != POS_MAX - POS_N) {
+            throw new io.hrts.HrtsException(io.hrts.HrtsException.Kind.INTERNAL,
+                    "hrts-stats: the fold cell's positive and negative words are laid out differently; "
+                            + "Producer.foldAdd needs updating for this queue layout");
+        }
+    }
+
     static final Unsafe U = unsafe();
 
     private static Unsafe unsafe() {

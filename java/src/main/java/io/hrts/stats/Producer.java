@@ -254,10 +254,25 @@ final class Producer {
         U.storeFence();
         if (delta == 0) {
             U.putLong(base + Layout.ZERO_N, U.getLong(base + Layout.ZERO_N) + 1);
-        } else if (delta > 0) {
-            summed(base + Layout.POS_N, base + Layout.POS_SUM, base + Layout.POS_MIN, base + Layout.POS_MAX, delta);
         } else {
-            summed(base + Layout.NEG_N, base + Layout.NEG_SUM, base + Layout.NEG_MIN, base + Layout.NEG_MAX, delta);
+            long n = base + (delta > 0 ? Layout.POS_N : Layout.NEG_N);
+            long count = U.getLong(n);
+            U.putLong(n, count + 1);
+            // The sum of a sign never folded into is 0, so adding also starts it.
+            long sum = n + (Layout.POS_SUM - Layout.POS_N);
+            U.putLong(sum, U.getLong(sum) + delta);
+            // A delta equal to the cell's last value (a counter's deltas mostly repeat) was
+            // folded into the same sign's words before: min and max already cover it.
+            if (delta != U.getLong(base + Layout.LAST)) {
+                long min = n + (Layout.POS_MIN - Layout.POS_N);
+                long max = n + (Layout.POS_MAX - Layout.POS_N);
+                if (count == 0 || delta < U.getLong(min)) {
+                    U.putLong(min, delta);
+                }
+                if (count == 0 || delta > U.getLong(max)) {
+                    U.putLong(max, delta);
+                }
+            }
         }
         folded(chunk, base, seq, RingLayout.Kind.COUNTER_ADD, delta);
     }
