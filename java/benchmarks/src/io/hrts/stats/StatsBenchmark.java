@@ -76,6 +76,12 @@ public class StatsBenchmark {
         m.counter.increment();
     }
 
+    /** What the gauge benchmarks spend making their values: the gauge's floor. */
+    @Benchmark
+    public double floorGaugeValue(PerThread t) {
+        return t.x += 1.0;
+    }
+
     @Benchmark
     public void hrtsGaugeSet(Meters m, PerThread t) {
         m.gauge.set(t.x += 1.0);

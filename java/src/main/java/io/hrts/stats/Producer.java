@@ -277,6 +277,8 @@ final class Producer {
         folded(chunk, base, seq, RingLayout.Kind.COUNTER_ADD, delta);
     }
 
+    private static final long NEGATIVE_ZERO = Double.doubleToRawLongBits(-0.0);
+
     /** A gauge value (raw double bits) into the cell's {@code POS_*} words, as doubles. */
     private void foldSet(int metric, long bits) {
         long chunk = chunk(metric);
@@ -295,9 +297,17 @@ final class Producer {
             long sum = base + Layout.POS_SUM;
             long min = base + Layout.POS_MIN;
             long max = base + Layout.POS_MAX;
-            U.putLong(sum, Double.doubleToRawLongBits(Double.longBitsToDouble(U.getLong(sum)) + v));
-            U.putLong(min, Double.doubleToRawLongBits(Math.min(Double.longBitsToDouble(U.getLong(min)), v)));
-            U.putLong(max, Double.doubleToRawLongBits(Math.max(Double.longBitsToDouble(U.getLong(max)), v)));
+            U.putDouble(sum, U.getDouble(sum) + v);
+            // Stored only when they change, as Math.min and Math.max would pick (-0.0 below
+            // 0.0); a gauge is never NaN.
+            double m = U.getDouble(min);
+            if (v < m || (v == m && bits == NEGATIVE_ZERO)) {
+                U.putDouble(min, v);
+            }
+            m = U.getDouble(max);
+            if (v > m || (v == m && bits == 0)) {
+                U.putDouble(max, v);
+            }
         }
         folded(chunk, base, seq, RingLayout.Kind.GAUGE_SET, bits);
     }
