@@ -131,8 +131,9 @@ final class Producer {
         if (!push(metric, RingLayout.Kind.COUNTER_INIT, value, stamp())) {
             U.putLongVolatile(null, ring + Layout.DROPPED, ++dropped);
         } else if (summed) {
-            // 0 means none pending: a head of 0 (after 2^64 events) waits for 1.
-            initPending = Math.max(head, 1);
+            // 0 means none pending: a head of 0 (after 2^64 events) waits for 1. Not Math.max:
+            // the head is unsigned, as in Rust.
+            initPending = head != 0 ? head : 1;
         }
     }
 
