@@ -22,7 +22,7 @@ import org.openjdk.jmh.annotations.Warmup;
  * io.hrts.stats measuring points side by side with LongAdder.increment (the floor), HdrHistogram's
  * recordValue and Micrometer's Counter.increment / Timer.record on a SimpleMeterRegistry, in one
  * run: {@code ./gradlew jmh -PjmhArgs="io.hrts.stats"} (with -prof gc, so B/op is reported).
- * The {@code Two} benchmarks run the counters on 2 threads at once.
+ * The {@code twoThreads} benchmarks run the counters and the hrts gauge on 2 threads at once.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
