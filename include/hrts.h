@@ -480,7 +480,9 @@ typedef struct hrts_stats_metric_dump {
   uint32_t kind;
   uint32_t statistics_count;
   /**
-   * Last update, epoch nanoseconds on the hrts timeline.
+   * Last update, epoch nanoseconds on the hrts timeline: the update's own
+   * stamp for a timer, or a counter or gauge listed in `exact-stamps`; else
+   * the time of the processing pass that took it.
    */
   uint64_t timestamp;
   /**
@@ -1259,13 +1261,16 @@ void hrts_stats_counter_init(uint64_t counter,
 
 /**
  * Changes a counter by `delta` (negative decreases; the value saturates at
- * the ends of int64_t).
+ * the ends of int64_t). Unless the configuration lists the counter in
+ * `exact-stamps`, the delta takes no stamp: it is summed into the calling
+ * thread's cell and stamped by the processing pass that takes it.
  */
 void hrts_stats_counter_add(uint64_t counter,
                             int64_t delta);
 
 /**
- * Sets a gauge. NaN is refused with `HRTS_E_INVALID_ARGUMENT`.
+ * Sets a gauge. NaN is refused with `HRTS_E_INVALID_ARGUMENT`. Stamped as a
+ * counter's delta is (see `hrts_stats_counter_add`).
  */
 int hrts_stats_gauge_set(uint64_t gauge,
                          double value);

@@ -133,13 +133,16 @@ pub extern "C" fn hrts_stats_counter_init(counter: u64, value: i64) {
 }
 
 /// Changes a counter by `delta` (negative decreases; the value saturates at
-/// the ends of int64_t).
+/// the ends of int64_t). Unless the configuration lists the counter in
+/// `exact-stamps`, the delta takes no stamp: it is summed into the calling
+/// thread's cell and stamped by the processing pass that takes it.
 #[no_mangle]
 pub extern "C" fn hrts_stats_counter_add(counter: u64, delta: i64) {
     with_id(counter, |id| global().counter_add_id(id, delta))
 }
 
-/// Sets a gauge. NaN is refused with `HRTS_E_INVALID_ARGUMENT`.
+/// Sets a gauge. NaN is refused with `HRTS_E_INVALID_ARGUMENT`. Stamped as a
+/// counter's delta is (see `hrts_stats_counter_add`).
 #[no_mangle]
 pub extern "C" fn hrts_stats_gauge_set(gauge: u64, value: f64) -> c_int {
     status_call(|| {
@@ -225,7 +228,9 @@ pub struct hrts_stats_metric_dump {
     /// `HRTS_STATS_COUNTER`, `_GAUGE` or `_TIMER`.
     pub kind: u32,
     pub statistics_count: u32,
-    /// Last update, epoch nanoseconds on the hrts timeline.
+    /// Last update, epoch nanoseconds on the hrts timeline: the update's own
+    /// stamp for a timer, or a counter or gauge listed in `exact-stamps`; else
+    /// the time of the processing pass that took it.
     pub timestamp: u64,
     /// A counter's value.
     pub counter_value: i64,

@@ -133,13 +133,35 @@ pub fn n_metric<'local>(
 }
 
 /// `static native long nControl()`: the address of the measuring points'
-/// control block (enabled, idle timeout in ns, coarse clock), read by Java on
-/// every measurement. The global instance, and so its block, lives for the
+/// control block (enabled, idle timeout in ns, coarse clock), of which Java
+/// reads the enabled word on every measurement. The global instance, and so its block, lives for the
 /// whole process.
 #[jni_mangle("io.hrts.stats.StatsNative")]
 pub fn n_control<'local>(mut env: EnvUnowned<'local>, _c: JClass<'local>) -> jlong {
     env.with_env(|_| -> Result<jlong, Failure> { Ok(global().control_block() as jlong) })
         .resolve::<ThrowHrtsException>()
+}
+
+/// `static native long[] nExactFlags()`: {address, bytes} of the global
+/// instance's per-metric stamping flags (one byte per metric id, non-zero: the
+/// counter or gauge is listed in `exact-stamps`), which Java reads on every
+/// counter and gauge event to choose between summing it into the thread's
+/// cell and queueing it with a precise stamp. The global instance, and so its
+/// flags, lives for the whole process; Java checks a metric's id against the
+/// length once, when it makes the metric's handle.
+#[jni_mangle("io.hrts.stats.StatsNative")]
+pub fn n_exact_flags<'local>(
+    mut env: EnvUnowned<'local>,
+    _c: JClass<'local>,
+) -> JLongArray<'local> {
+    env.with_env(|env| -> Result<JLongArray<'local>, Failure> {
+        let flags = global().exact_flags();
+        long_array(
+            env,
+            &[flags as jlong, hrts_stats::registry::MAX_METRICS as jlong],
+        )
+    })
+    .resolve::<ThrowHrtsException>()
 }
 
 /// `static native long nAttachRing()`: a queue for the calling Java thread, as

@@ -40,8 +40,14 @@ public class StatsTest {
         Stats.stop();
     }
 
+    /**
+     * The seed's example is about each delta's value, which only a counter stamped per event
+     * keeps: one summed by default comes as a batch per sign (see {@link StampingTest}).
+     */
     @Test
     public void theSeedsCounterExample() {
+        restart("{\"json-dump\": {\"interval\": 0}, \"metrics-dump\": {\"interval\": 0},"
+                + " \"exact-stamps\": [\"java.events\"]}");
         Counter c = Stats.counter("java.events");
         for (long d : new long[] {1, 2, -3, 5, 10}) {
             c.add(d);

@@ -22,7 +22,7 @@ import org.openjdk.jmh.annotations.Warmup;
  * io.hrts.stats measuring points side by side with LongAdder.increment (the floor), HdrHistogram's
  * recordValue and Micrometer's Counter.increment / Timer.record on a SimpleMeterRegistry, in one
  * run: {@code ./gradlew jmh -PjmhArgs="io.hrts.stats"} (with -prof gc, so B/op is reported).
- * The {@code Two} benchmarks run the counters on 2 threads at once.
+ * The {@code twoThreads} benchmarks run the counters and the hrts gauge on 2 threads at once.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
@@ -74,6 +74,12 @@ public class StatsBenchmark {
     @Benchmark
     public void hrtsCounterIncrement(Meters m) {
         m.counter.increment();
+    }
+
+    /** What the gauge benchmarks spend making their values: the gauge's floor. */
+    @Benchmark
+    public double floorGaugeValue(PerThread t) {
+        return t.x += 1.0;
     }
 
     @Benchmark
@@ -151,5 +157,11 @@ public class StatsBenchmark {
     @Threads(2)
     public void twoThreadsMicrometerCounterIncrement(Meters m) {
         m.mCounter.increment();
+    }
+
+    @Benchmark
+    @Threads(2)
+    public void twoThreadsHrtsGaugeSet(Meters m, PerThread t) {
+        m.gauge.set(t.x += 1.0);
     }
 }

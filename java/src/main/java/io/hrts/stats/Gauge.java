@@ -2,14 +2,20 @@ package io.hrts.stats;
 
 import io.hrts.HrtsException;
 
-/** A gauge: a value that is set. Its dump has the statistics of the values it was set to. */
+/**
+ * A gauge: a value that is set. Its dump has the statistics of the values it was set to.
+ *
+ * <p>Setting it costs about an add: the value is summed into the calling thread's own cell for
+ * the gauge and stamped by the processing pass that takes it (see {@link Counter}); a gauge listed
+ * in the configuration key {@code exact-stamps} takes a precise stamp per value instead.
+ */
 public final class Gauge {
     private final long bits;
     private final int id;
 
     Gauge(long bits) {
         this.bits = bits;
-        this.id = (int) bits;
+        this.id = Layout.checkId(bits);
     }
 
     /**
@@ -23,7 +29,12 @@ public final class Gauge {
             throw new HrtsException(HrtsException.Kind.INVALID_ARGUMENT, "a gauge cannot be set to NaN; the value was ignored");
         }
         if (Layout.enabled()) {
-            Producer.current().record(id, RingLayout.Kind.GAUGE_SET, Double.doubleToRawLongBits(value));
+            long bits = Double.doubleToRawLongBits(value);
+            if (Layout.exact(id)) {
+                Producer.current().record(id, RingLayout.Kind.GAUGE_SET, bits);
+            } else {
+                Producer.current().set(id, bits);
+            }
         }
     }
 

@@ -50,6 +50,16 @@ final class Layout {
     static final int CHUNK_HEADER = RingLayout.CHUNK_HEADER_WORDS * 8;
     static final int FOLD_CANCEL = RingLayout.FOLD_CANCEL * 8;
 
+    static {
+        // Producer.foldAdd reaches a sign's sum, min and max from its count by these distances.
+        if (NEG_SUM - NEG_N != POS_SUM - POS_N || NEG_MIN - NEG_N != POS_MIN - POS_N
+                || NEG_MAX - NEG_N != POS_MAX - POS_N) {
+            throw new io.hrts.HrtsException(io.hrts.HrtsException.Kind.INTERNAL,
+                    "hrts-stats: the fold cell's positive and negative words are laid out differently; "
+                            + "Producer.foldAdd needs updating for this queue layout");
+        }
+    }
+
     static final Unsafe U = unsafe();
 
     private static Unsafe unsafe() {
@@ -62,13 +72,45 @@ final class Layout {
         }
     }
 
-    /** The measuring points' control block: enabled, coarse clock, idle timeout. */
+    /**
+     * The measuring points' control block: enabled, idle timeout (its coarse clock word is no
+     * longer read: counters and gauges take no stamp, timers take precise ones).
+     */
     static final long CONTROL = StatsNative.nControl();
     static final long ENABLED = CONTROL + RingLayout.Control.ENABLED;
     static final long IDLE_NS = CONTROL + RingLayout.Control.IDLE_NS;
-    static final long COARSE = CONTROL + RingLayout.Control.COARSE;
+
+    private static final long[] EXACT_BLOCK = StatsNative.nExactFlags();
+    /** One byte per metric id, non-zero if the metric is listed in {@code exact-stamps}. */
+    private static final long EXACT = EXACT_BLOCK[0];
+    /** How many ids {@link #EXACT} covers: every id a handle is made with is checked against it. */
+    static final long EXACT_IDS = EXACT_BLOCK[1];
 
     static boolean enabled() {
         return U.getLongVolatile(null, ENABLED) != 0;
+    }
+
+    /**
+     * Whether counter or gauge {@code metric} is stamped per event ({@code exact-stamps}). A plain
+     * read: it comes after the volatile read of {@link #enabled()}, which the native side's start
+     * publishes after setting every flag, so it cannot be hoisted out of a measuring loop.
+     * {@code metric} must be below {@link #EXACT_IDS} (see {@link #checkId(long)}).
+     */
+    static boolean exact(int metric) {
+        return U.getByte(EXACT + metric) != 0;
+    }
+
+    /**
+     * The id of a metric handle's bits as the native library gave them, checked once here so that
+     * no measurement can read or write outside the native flags and cells.
+     */
+    static int checkId(long bits) {
+        int id = (int) bits;
+        if (id < 0 || id >= EXACT_IDS) {
+            throw new io.hrts.HrtsException(io.hrts.HrtsException.Kind.INTERNAL,
+                    "hrts-stats: the native library gave metric id " + id + ", outside its " + EXACT_IDS
+                            + " ids; use the jar and native library of one release");
+        }
+        return id;
     }
 }

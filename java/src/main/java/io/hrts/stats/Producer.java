@@ -6,10 +6,12 @@ import io.hrts.HighResTimestamp;
 import java.lang.ref.Cleaner;
 
 /**
- * One Java thread's queue: the Java half of native/stats/src/ring.rs. It appends events to the
- * thread's ring and, when the ring is full (and for a while after, see {@code FOLD_RUN_RINGS}),
- * folds them into the thread's per-metric cells, exactly as a Rust thread does, so a measurement
- * never calls native code and never waits.
+ * One Java thread's queue: the Java half of native/stats/src/ring.rs. A counter or gauge event is
+ * summed into the thread's per-metric cell, as a Rust thread does, unless its metric is listed in
+ * {@code exact-stamps}: those events, timer durations and the rest are appended to the thread's
+ * ring with a precise stamp and folded into the cells only when the ring is full (and for a while
+ * after, see {@code FOLD_RUN_RINGS}). So a measurement never calls native code (but for a precise
+ * stamp) and never waits.
  *
  * <p>The queue's memory belongs to the native library; this object holds its handle and is the
  * only user of its addresses. When the thread is gone and this object unreachable, a cleaner
@@ -18,7 +20,23 @@ import java.lang.ref.Cleaner;
 final class Producer {
     private static final Cleaner CLEANER = Cleaner.create();
     private static final ThreadLocal<Producer> LOCAL = ThreadLocal.withInitial(Producer::new);
+    /**
+     * A faster way to the calling thread's producer than {@link #LOCAL} (whose lookup was a third
+     * of a counter increment): slot {@code thread id mod 256} holds the producer of one thread
+     * with that id, checked by identity. Threads whose slot another live thread holds take the
+     * {@code ThreadLocal} path. A slot of a thread that has ended keeps its producer, and so its
+     * queue, until a thread with the same slot claims it (see {@link #slow}).
+     */
+    private static final Producer[] SLOTS = new Producer[256];
 
+    /**
+     * The thread this producer belongs to. Final, so a thread that reads a producer from {@link
+     * #SLOTS} (racily, without a lock) sees it set; one that finds itself here made this producer,
+     * and so sees every other field as it left it.
+     */
+    private final Thread owner = Thread.currentThread();
+    /** Calls of {@link #slow} by this thread: how often to check whether its slot's holder ended. */
+    private int misses;
     private final long handle;
     private final long ring;
     private final long mask;
@@ -29,6 +47,13 @@ final class Producer {
     private long foldCredit;
     private long foldSeen;
     private long dropped;
+    /**
+     * 0, or the ring position just past this thread's last queued counter init while the
+     * processing thread has not taken it (ring.rs {@code INIT_PENDING}, which only the producer
+     * reads, so it stays here). Until it is taken, summed events are queued unstamped instead:
+     * in a cell a pass could not tell which of them came before the init.
+     */
+    private long initPending;
 
     private Producer() {
         long h = StatsNative.nAttachRing();
@@ -42,14 +67,84 @@ final class Producer {
     }
 
     static Producer current() {
-        return LOCAL.get();
+        Thread t = Thread.currentThread();
+        Producer p = SLOTS[(int) t.getId() & (SLOTS.length - 1)];
+        return p != null && p.owner == t ? p : slow(t);
     }
 
-    /** Queues (or folds) an event stamped with the coarse clock. */
+    /**
+     * The thread's producer from {@link #LOCAL}; claims the thread's slot if it is free or its
+     * holder has ended. Whether it has ended is checked at the thread's first miss (a short-lived
+     * thread frees the slot of one that ended before it) and then every 1024th: a live holder
+     * keeps the slot, and a thread that shares it pays for the check only now and then.
+     */
+    private static Producer slow(Thread t) {
+        Producer p = LOCAL.get();
+        int i = (int) t.getId() & (SLOTS.length - 1);
+        Producer held = SLOTS[i];
+        if (held == null || ((p.misses++ & 1023) == 0 && !held.owner.isAlive())) {
+            SLOTS[i] = p;
+        }
+        return p;
+    }
+
+    /**
+     * A counter delta that is not stamped per event (ring.rs {@code record_summed}): summed into
+     * the cell, stamped by the processing pass that takes it.
+     */
+    void add(int metric, long delta) {
+        if (initPending != 0 && queueAfterInit(metric, RingLayout.Kind.COUNTER_ADD, delta)) {
+            return;
+        }
+        foldAdd(metric, delta);
+    }
+
+    /** A gauge value (its raw double bits) that is not stamped per event; see {@link #add}. */
+    void set(int metric, long bits) {
+        if (initPending != 0 && queueAfterInit(metric, RingLayout.Kind.GAUGE_SET, bits)) {
+            return;
+        }
+        foldSet(metric, bits);
+    }
+
+    /**
+     * Queues an event unstamped (time 0: the processing thread gives it the time of the thread's
+     * next stamped event or of its pass) while a counter init is not taken; false once it is
+     * (the event is then summed), or if the ring is full (summed too, so it may be applied
+     * before the init: the same as a Rust thread).
+     */
+    private boolean queueAfterInit(int metric, int kind, long value) {
+        long tail = U.getLongVolatile(null, ring + Layout.TAIL);
+        if (tail - initPending >= 0) {
+            initPending = 0;
+            return false;
+        }
+        return push(metric, kind, value, 0);
+    }
+
+    /**
+     * Queues a counter init with a precise stamp; {@code summed}: the counter's deltas are summed
+     * into its cell, which must wait until the init is taken (see {@link #initPending}). A full
+     * ring drops the init and counts the drop.
+     */
+    void init(int metric, long value, boolean summed) {
+        if (!push(metric, RingLayout.Kind.COUNTER_INIT, value, stamp())) {
+            U.putLongVolatile(null, ring + Layout.DROPPED, ++dropped);
+        } else if (summed) {
+            // 0 means none pending: a head of 0 (after 2^64 events) waits for 1. Not Math.max:
+            // the head is unsigned, as in Rust.
+            initPending = head != 0 ? head : 1;
+        }
+    }
+
+    /**
+     * Queues an event with a precise stamp taken only if it is queued, or folds it (unstamped)
+     * while the ring is full or was full recently (ring.rs {@code record}).
+     */
     void record(int metric, int kind, long value) {
         if (foldCredit > 0 && folding()) {
             fold(metric, kind, value);
-        } else if (!push(metric, kind, value, stamp())) {
+        } else if (!hasRoom() || !push(metric, kind, value, stamp())) {
             foldCredit = foldRun;
             fold(metric, kind, value);
         }
@@ -84,9 +179,18 @@ final class Producer {
         }
     }
 
+    /** The precise stamp of a queued event, on the statistics' timeline. */
     static long stamp() {
-        long coarse = U.getLongVolatile(null, Layout.COARSE);
-        return coarse != 0 ? coarse : HighResTimestamp.getEpochNanoseconds();
+        return HighResTimestamp.getEpochNanoseconds();
+    }
+
+    /** Whether {@link #push} will find a free slot (so that a stamp is not taken for nothing). */
+    private boolean hasRoom() {
+        if (head - cachedTail > mask) {
+            cachedTail = U.getLongVolatile(null, ring + Layout.TAIL);
+            return head - cachedTail <= mask;
+        }
+        return true;
     }
 
     private boolean push(int metric, int kind, long value, long ts) {
@@ -105,68 +209,149 @@ final class Producer {
     }
 
     private long chunk(int metric) {
-        int i = metric >>> Layout.CHUNK_SHIFT;
-        long c = chunks[i];
-        if (c == 0) {
-            c = StatsNative.nChunk(handle, metric);
-            chunks[i] = c;
-        }
+        long c = chunks[metric >>> Layout.CHUNK_SHIFT];
+        return c != 0 ? c : newChunk(metric);
+    }
+
+    /** The native call of a thread's first event in a chunk, out of the inlined path. */
+    private long newChunk(int metric) {
+        long c = StatsNative.nChunk(handle, metric);
+        chunks[metric >>> Layout.CHUNK_SHIFT] = c;
         return c;
     }
 
+    /**
+     * Folds an event that met a full ring. The cell protocol is ring.rs {@code fold_inline}'s,
+     * which the processing thread reads: the sequence word odd while writing (a plain store and a
+     * store fence, as the Rust side's Relaxed store and Release fence; a volatile store would add
+     * a full fence per event), the fields, the sequence word even again and the chunk's version
+     * word bumped, both with release stores.
+     */
     private void fold(int metric, int kind, long value) {
-        long c = chunk(metric);
-        long base = c + Layout.CHUNK_HEADER + (long) (metric & Layout.CHUNK_MASK) * Layout.CELL_BYTES;
+        if (kind == RingLayout.Kind.COUNTER_ADD) {
+            foldAdd(metric, value);
+        } else if (kind == RingLayout.Kind.GAUGE_SET) {
+            foldSet(metric, value);
+        } else {
+            foldPositive(metric, kind, value);
+        }
+    }
+
+    /** The address of {@code metric}'s cell in chunk {@code chunk}. */
+    private static long cell(long chunk, int metric) {
+        return chunk + Layout.CHUNK_HEADER + (long) (metric & Layout.CHUNK_MASK) * Layout.CELL_BYTES;
+    }
+
+    /**
+     * A counter delta into its cell: deltas are summed per sign, zeros only counted. Kept apart
+     * from the gauge's and the timer's folds so that the counter's path, inlined into {@link
+     * Counter#add(long)}, carries no kind test (and, for {@code increment()}, no sign test).
+     */
+    private void foldAdd(int metric, long delta) {
+        long chunk = chunk(metric);
+        long base = cell(chunk, metric);
         long seq = U.getLong(base + Layout.SEQ);
-        // Odd while writing; the fence keeps the field stores after it (the Rust
-        // side's Relaxed store + Release fence; a volatile store would add a full
-        // fence per fold).
         U.putOrderedLong(null, base + Layout.SEQ, seq + 1);
         U.storeFence();
-        long n;
-        long sum;
-        long min;
-        long max;
-        if (kind == RingLayout.Kind.COUNTER_ADD && value == 0) {
-            n = base + Layout.ZERO_N;
-            sum = 0;
-            min = 0;
-            max = 0;
-        } else if (kind == RingLayout.Kind.COUNTER_ADD && value < 0) {
-            n = base + Layout.NEG_N;
-            sum = base + Layout.NEG_SUM;
-            min = base + Layout.NEG_MIN;
-            max = base + Layout.NEG_MAX;
+        if (delta == 0) {
+            U.putLong(base + Layout.ZERO_N, U.getLong(base + Layout.ZERO_N) + 1);
         } else {
-            n = base + Layout.POS_N;
-            sum = base + Layout.POS_SUM;
-            min = base + Layout.POS_MIN;
-            max = base + Layout.POS_MAX;
-        }
-        long count = U.getLong(n);
-        U.putLong(n, count + 1);
-        if (sum != 0) {
-            if (count == 0) {
-                U.putLong(sum, value);
-                U.putLong(min, value);
-                U.putLong(max, value);
-            } else if (kind == RingLayout.Kind.GAUGE_SET) {
-                double v = Double.longBitsToDouble(value);
-                U.putLong(sum, Double.doubleToRawLongBits(Double.longBitsToDouble(U.getLong(sum)) + v));
-                U.putLong(min, Double.doubleToRawLongBits(Math.min(Double.longBitsToDouble(U.getLong(min)), v)));
-                U.putLong(max, Double.doubleToRawLongBits(Math.max(Double.longBitsToDouble(U.getLong(max)), v)));
-            } else {
-                U.putLong(sum, U.getLong(sum) + value);
-                U.putLong(min, Math.min(U.getLong(min), value));
-                U.putLong(max, Math.max(U.getLong(max), value));
+            long n = base + (delta > 0 ? Layout.POS_N : Layout.NEG_N);
+            long count = U.getLong(n);
+            U.putLong(n, count + 1);
+            // The sum of a sign never folded into is 0, so adding also starts it.
+            long sum = n + (Layout.POS_SUM - Layout.POS_N);
+            U.putLong(sum, U.getLong(sum) + delta);
+            // A delta equal to the cell's last value (a counter's deltas mostly repeat) was
+            // folded into the same sign's words before: min and max already cover it.
+            if (delta != U.getLong(base + Layout.LAST)) {
+                long min = n + (Layout.POS_MIN - Layout.POS_N);
+                long max = n + (Layout.POS_MAX - Layout.POS_N);
+                if (count == 0 || delta < U.getLong(min)) {
+                    U.putLong(min, delta);
+                }
+                if (count == 0 || delta > U.getLong(max)) {
+                    U.putLong(max, delta);
+                }
             }
         }
+        folded(chunk, base, seq, RingLayout.Kind.COUNTER_ADD, delta);
+    }
+
+    private static final long NEGATIVE_ZERO = Double.doubleToRawLongBits(-0.0);
+
+    /** A gauge value (raw double bits) into the cell's {@code POS_*} words, as doubles. */
+    private void foldSet(int metric, long bits) {
+        long chunk = chunk(metric);
+        long base = cell(chunk, metric);
+        long seq = U.getLong(base + Layout.SEQ);
+        U.putOrderedLong(null, base + Layout.SEQ, seq + 1);
+        U.storeFence();
+        long count = U.getLong(base + Layout.POS_N);
+        U.putLong(base + Layout.POS_N, count + 1);
+        if (count == 0) {
+            U.putLong(base + Layout.POS_SUM, bits);
+            U.putLong(base + Layout.POS_MIN, bits);
+            U.putLong(base + Layout.POS_MAX, bits);
+        } else {
+            double v = Double.longBitsToDouble(bits);
+            long sum = base + Layout.POS_SUM;
+            long min = base + Layout.POS_MIN;
+            long max = base + Layout.POS_MAX;
+            U.putDouble(sum, U.getDouble(sum) + v);
+            // Stored only when they change, as Math.min and Math.max would pick (-0.0 below
+            // 0.0); a gauge is never NaN.
+            double m = U.getDouble(min);
+            if (v < m || (v == m && bits == NEGATIVE_ZERO)) {
+                U.putDouble(min, v);
+            }
+            m = U.getDouble(max);
+            if (v > m || (v == m && bits == 0)) {
+                U.putDouble(max, v);
+            }
+        }
+        folded(chunk, base, seq, RingLayout.Kind.GAUGE_SET, bits);
+    }
+
+    /** Any other foldable event (a timer duration) into the {@code POS_*} words, as integers. */
+    private void foldPositive(int metric, int kind, long value) {
+        long chunk = chunk(metric);
+        long base = cell(chunk, metric);
+        long seq = U.getLong(base + Layout.SEQ);
+        U.putOrderedLong(null, base + Layout.SEQ, seq + 1);
+        U.storeFence();
+        summed(base + Layout.POS_N, base + Layout.POS_SUM, base + Layout.POS_MIN, base + Layout.POS_MAX, value);
+        folded(chunk, base, seq, kind, value);
+    }
+
+    /** Count, sum, min and max of integer values at the given word addresses. */
+    private static void summed(long n, long sum, long min, long max, long value) {
+        long count = U.getLong(n);
+        U.putLong(n, count + 1);
+        if (count == 0) {
+            U.putLong(sum, value);
+            U.putLong(min, value);
+            U.putLong(max, value);
+        } else {
+            U.putLong(sum, U.getLong(sum) + value);
+            // Stored only when they change: a counter's deltas mostly repeat.
+            if (value < U.getLong(min)) {
+                U.putLong(min, value);
+            }
+            if (value > U.getLong(max)) {
+                U.putLong(max, value);
+            }
+        }
+    }
+
+    /** The words every fold ends with; publishes the cell (see {@link #fold}). */
+    private void folded(long chunk, long base, long seq, int kind, long value) {
         if (seq == 0) {
             U.putLong(base + Layout.KIND, kind);
         }
         U.putLong(base + Layout.POS, head);
         U.putLong(base + Layout.LAST, value);
         U.putOrderedLong(null, base + Layout.SEQ, seq + 2);
-        U.putOrderedLong(null, c, U.getLong(c) + 1);
+        U.putOrderedLong(null, chunk, U.getLong(chunk) + 1);
     }
 }

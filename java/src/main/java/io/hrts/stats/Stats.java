@@ -24,10 +24,13 @@ import java.nio.charset.StandardCharsets;
  * }</pre>
  *
  * <p>Measuring points ({@link Counter}, {@link Gauge}, {@link Timer#record(long)}, {@link
- * Timer.Scope}) write the calling thread's own queue in native memory: no lock, no allocation
- * after the thread's first measurement, no native call except the precise stamps of timers.
- * Nothing is recorded before {@link #start()} or after {@link #stop()}. Each thread that measures
- * gets a queue of its own (about 50 KiB by default), released after the thread is gone.
+ * Timer.Scope}) write the calling thread's own queue and cells in native memory: no lock, no
+ * allocation after the thread's first measurement, no native call except precise stamps. A
+ * counter's delta or a gauge's value takes no stamp: it is summed into the thread's cell for the
+ * metric and stamped by the processing pass that takes it, unless the configuration key {@code
+ * exact-stamps} lists the metric; timer events and counter inits take precise stamps. Nothing is
+ * recorded before {@link #start()} or after {@link #stop()}. Each thread that measures gets a
+ * queue of its own (about 50 KiB by default), released after the thread is gone.
  *
  * <p>Every failure is an {@link HrtsException} whose message names what was wrong.
  */
@@ -79,7 +82,8 @@ public final class Stats {
      * incremental-statistics.moving-interval} (ms, 1000), {@code timer.idle-timeout} (ms, 10000),
      * {@code json-dump.interval} and {@code metrics-dump.interval} (ms, 500; 0 disables), {@code
      * message-queue.sleep-on-empty} (µs list), {@code message-queue.capacity} (events per thread,
-     * 2048). Only while stopped.
+     * 2048), {@code exact-stamps} (counters and gauges stamped per event rather than by the
+     * processing pass: names, or prefixes ending in {@code *}; none). Only while stopped.
      *
      * @param json the configuration, a JSON object
      * @throws HrtsException naming the unknown key or the bad value's key

@@ -25,8 +25,14 @@ final class StatsNative {
     /** The metric's id; kind 1 counter, 2 gauge, 3 timer. */
     static native long nMetric(byte[] utf8Name, int kind);
 
-    /** The control block's address (offsets of enabled, idle timeout, coarse clock in {@link Layout}). */
+    /** The control block's address (offsets of the words Java reads in {@link Layout}). */
     static native long nControl();
+
+    /**
+     * {address, bytes} of the per-metric stamping flags: one byte per metric id, non-zero if the
+     * counter or gauge is listed in {@code exact-stamps}; they live as long as the process.
+     */
+    static native long[] nExactFlags();
 
     /** The queue layout, see {@link Layout}. */
     static native int[] nLayout();

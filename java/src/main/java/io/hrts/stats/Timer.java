@@ -19,7 +19,7 @@ public final class Timer {
 
     Timer(long bits) {
         this.bits = bits;
-        this.id = (int) bits;
+        this.id = Layout.checkId(bits);
     }
 
     private static boolean enabled() {
@@ -85,7 +85,8 @@ public final class Timer {
     }
 
     /**
-     * Records a duration measured elsewhere.
+     * Records a duration measured elsewhere, stamped now (a precise stamp, taken only if the event
+     * is queued rather than folded into a full queue's cell).
      *
      * @param nanos the duration in nanoseconds
      */
