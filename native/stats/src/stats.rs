@@ -111,8 +111,9 @@ impl Stats {
                 .spawn(move || inner.run(&stop, cfg))
                 .map_err(|e| hrts_core::Error::from_io("starting the statistics thread", &e, ""))?
         };
-        inner.control.enabled.store(1, Release);
+        // Flags before `enabled`: a Java producer reads them after it.
         inner.set_all_flags(&lock(&inner.config), true);
+        inner.control.enabled.store(1, Release);
         *worker = Some(Worker { stop, handle });
         Ok(())
     }

@@ -33,7 +33,6 @@ final class Layout {
     static final int CHUNK_SHIFT = Integer.numberOfTrailingZeros(RingLayout.CHUNK_CELLS);
     static final int CHUNK_MASK = RingLayout.CHUNK_CELLS - 1;
     static final int CELL_BYTES = RingLayout.CELL_WORDS * 8;
-    static final int SEQ = RingLayout.Cell.SEQ * 8;
     static final int POS_N = RingLayout.Cell.POS_N * 8;
     static final int POS_SUM = RingLayout.Cell.POS_SUM * 8;
     static final int POS_MIN = RingLayout.Cell.POS_MIN * 8;
@@ -81,7 +80,7 @@ final class Layout {
     static final long IDLE_NS = CONTROL + RingLayout.Control.IDLE_NS;
 
     private static final long[] EXACT_BLOCK = StatsNative.nExactFlags();
-    /** One byte per metric id, non-zero if the metric is listed in {@code exact-stamps}. */
+    /** One byte of flags per metric id: bit 0 if the metric is listed in {@code exact-stamps}. */
     private static final long EXACT = EXACT_BLOCK[0];
     /** How many ids {@link #EXACT} covers: every id a handle is made with is checked against it. */
     static final long EXACT_IDS = EXACT_BLOCK[1];
@@ -97,7 +96,8 @@ final class Layout {
      * {@code metric} must be below {@link #EXACT_IDS} (see {@link #checkId(long)}).
      */
     static boolean exact(int metric) {
-        return U.getByte(EXACT + metric) != 0;
+        // Bit 0: exact-stamps; bit 1 (stopped) is the native side's, which enabled() covers here.
+        return (U.getByte(EXACT + metric) & 1) != 0;
     }
 
     /**

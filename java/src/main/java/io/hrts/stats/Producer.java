@@ -222,10 +222,10 @@ final class Producer {
 
     /**
      * Folds an event that met a full ring. The cell protocol is ring.rs {@code fold_inline}'s,
-     * which the processing thread reads: the sequence word odd while writing (a plain store and a
-     * store fence, as the Rust side's Relaxed store and Release fence; a volatile store would add
-     * a full fence per event), the fields, the sequence word even again and the chunk's version
-     * word bumped, both with release stores.
+     * which the processing thread reads: the count word of the event's sign (twice the count) odd
+     * while writing (an ordered store and a store fence, as the Rust side's Relaxed store and
+     * Release fence; a volatile store would add a full fence per event), the fields, then the
+     * count word two above what it was, with a release store.
      */
     private void fold(int metric, int kind, long value) {
         if (kind == RingLayout.Kind.COUNTER_ADD) {
@@ -250,15 +250,12 @@ final class Producer {
     private void foldAdd(int metric, long delta) {
         long chunk = chunk(metric);
         long base = cell(chunk, metric);
-        long seq = U.getLong(base + Layout.SEQ);
-        U.putOrderedLong(null, base + Layout.SEQ, seq + 1);
+        long n = base + (delta > 0 ? Layout.POS_N : delta < 0 ? Layout.NEG_N : Layout.ZERO_N);
+        long twice = U.getLong(n);
+        U.putOrderedLong(null, n, twice | 1);
         U.storeFence();
-        if (delta == 0) {
-            U.putLong(base + Layout.ZERO_N, U.getLong(base + Layout.ZERO_N) + 1);
-        } else {
-            long n = base + (delta > 0 ? Layout.POS_N : Layout.NEG_N);
-            long count = U.getLong(n);
-            U.putLong(n, count + 1);
+        long count = twice >>> 1;
+        if (delta != 0) {
             // The sum of a sign never folded into is 0, so adding also starts it.
             long sum = n + (Layout.POS_SUM - Layout.POS_N);
             U.putLong(sum, U.getLong(sum) + delta);
@@ -275,7 +272,7 @@ final class Producer {
                 }
             }
         }
-        folded(chunk, base, seq, RingLayout.Kind.COUNTER_ADD, delta);
+        folded(base, n, twice, RingLayout.Kind.COUNTER_ADD, delta);
     }
 
     private static final long NEGATIVE_ZERO = Double.doubleToRawLongBits(-0.0);
@@ -284,11 +281,11 @@ final class Producer {
     private void foldSet(int metric, long bits) {
         long chunk = chunk(metric);
         long base = cell(chunk, metric);
-        long seq = U.getLong(base + Layout.SEQ);
-        U.putOrderedLong(null, base + Layout.SEQ, seq + 1);
+        long n = base + Layout.POS_N;
+        long twice = U.getLong(n);
+        U.putOrderedLong(null, n, twice | 1);
         U.storeFence();
-        long count = U.getLong(base + Layout.POS_N);
-        U.putLong(base + Layout.POS_N, count + 1);
+        long count = twice >>> 1;
         if (count == 0) {
             U.putLong(base + Layout.POS_SUM, bits);
             U.putLong(base + Layout.POS_MIN, bits);
@@ -310,24 +307,23 @@ final class Producer {
                 U.putDouble(max, v);
             }
         }
-        folded(chunk, base, seq, RingLayout.Kind.GAUGE_SET, bits);
+        folded(base, n, twice, RingLayout.Kind.GAUGE_SET, bits);
     }
 
     /** Any other foldable event (a timer duration) into the {@code POS_*} words, as integers. */
     private void foldPositive(int metric, int kind, long value) {
         long chunk = chunk(metric);
         long base = cell(chunk, metric);
-        long seq = U.getLong(base + Layout.SEQ);
-        U.putOrderedLong(null, base + Layout.SEQ, seq + 1);
+        long n = base + Layout.POS_N;
+        long twice = U.getLong(n);
+        U.putOrderedLong(null, n, twice | 1);
         U.storeFence();
-        summed(base + Layout.POS_N, base + Layout.POS_SUM, base + Layout.POS_MIN, base + Layout.POS_MAX, value);
-        folded(chunk, base, seq, kind, value);
+        summed(twice >>> 1, base + Layout.POS_SUM, base + Layout.POS_MIN, base + Layout.POS_MAX, value);
+        folded(base, n, twice, kind, value);
     }
 
-    /** Count, sum, min and max of integer values at the given word addresses. */
-    private static void summed(long n, long sum, long min, long max, long value) {
-        long count = U.getLong(n);
-        U.putLong(n, count + 1);
+    /** Sum, min and max of integer values at the given word addresses, {@code count} before. */
+    private static void summed(long count, long sum, long min, long max, long value) {
         if (count == 0) {
             U.putLong(sum, value);
             U.putLong(min, value);
@@ -344,14 +340,16 @@ final class Producer {
         }
     }
 
-    /** The words every fold ends with; publishes the cell (see {@link #fold}). */
-    private void folded(long chunk, long base, long seq, int kind, long value) {
-        if (seq == 0) {
+    /**
+     * The words every fold ends with; publishes the cell by raising its count word {@code n}
+     * (which held {@code twice}) to the next even value (see {@link #fold}).
+     */
+    private void folded(long base, long n, long twice, int kind, long value) {
+        if (twice == 0) {
             U.putLong(base + Layout.KIND, kind);
         }
         U.putLong(base + Layout.POS, head);
         U.putLong(base + Layout.LAST, value);
-        U.putOrderedLong(null, base + Layout.SEQ, seq + 2);
-        U.putOrderedLong(null, chunk, U.getLong(chunk) + 1);
+        U.putOrderedLong(null, n, twice + 2);
     }
 }
