@@ -38,10 +38,11 @@ import org.junit.rules.TemporaryFolder;
 public class PackedLibrariesTest {
     /**
      * The jar with every platform's library: 1.53 MB once WTMLIB's operations, the periodic
-     * JSON dump, the rate statistic and damage reports reached Java (2026-11-25); the bound
-     * catches the next unexplained growth.
+     * JSON dump, the rate statistic and damage reports reached Java, 1.60 MB once the bounded
+     * stamp (with its chronyd client), the host page, the measured ordered read and the
+     * measuring points' flags did (2026-11-25); the bound catches the next unexplained growth.
      */
-    private static final long MAX_JAR_BYTES = 1_600_000;
+    private static final long MAX_JAR_BYTES = 1_650_000;
     private static final int ET_DYN = 3;
 
     @ClassRule
