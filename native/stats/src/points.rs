@@ -20,8 +20,9 @@ use std::sync::Arc;
 /// The instance id of a timer's default instance.
 pub const DEFAULT_INSTANCE: u64 = u64::MAX;
 
-/// A counter or gauge event. One flag byte says whether it takes the fast
-/// path: a running instance's pass-stamped metric.
+/// A counter's delta, a gauge's value or a timer's recorded duration. One
+/// flag byte says whether it takes the fast path: a running instance's
+/// pass-stamped metric.
 #[inline(always)]
 pub(crate) fn emit(inner: &Instance, id: u32, kind: u8, value: u64) {
     if inner.flags(id) != 0 {
@@ -203,15 +204,12 @@ impl Timer {
         }
     }
 
-    /// Records a duration measured elsewhere (nanoseconds).
+    /// Records a duration measured elsewhere (nanoseconds). Like a counter's
+    /// delta, it is summed into the thread's cell and stamped by the pass that
+    /// takes it, unless the timer is listed in `exact-stamps`.
     #[inline(always)]
     pub fn record(&self, duration_ns: u64) {
-        if self.inner.enabled() {
-            let inner = &self.inner;
-            with_ring(inner, |r| {
-                r.record(self.id, kind::TIMER_RECORD, duration_ns, || inner.now())
-            });
-        }
+        emit(&self.inner, self.id, kind::TIMER_RECORD, duration_ns);
     }
 }
 
@@ -283,9 +281,18 @@ impl TimerScope<'_> {
         }
         let id = self.timer.id;
         let duration = now.saturating_sub(self.start);
-        with_ring(inner, |r| {
-            r.record(id, kind::TIMER_RECORD, duration, || now)
-        });
+        // The duration is exact either way; the event's time is the pass's,
+        // or, for a timer in `exact-stamps`, this stop's.
+        if inner.flags(id) == 0 {
+            match ring_for(inner) {
+                Some(ring) => ring.record_summed(id, kind::TIMER_RECORD, duration),
+                None => inner.count_lost(),
+            }
+        } else {
+            with_ring(inner, |r| {
+                r.record(id, kind::TIMER_RECORD, duration, || now)
+            });
+        }
     }
 }
 

@@ -305,7 +305,8 @@ impl Ring {
         }
     }
 
-    /// Producer: sums a pass-stamped counter or gauge event into the thread's
+    /// Producer: sums a pass-stamped event (a counter's delta, a gauge's value,
+    /// a timer's recorded duration) into the thread's
     /// cell for the metric: no clock read, no queue slot, nothing shared with
     /// another core. Right after a counter init it is queued instead (see
     /// [`INIT_PENDING`]).
@@ -401,7 +402,8 @@ impl Ring {
         if let Some(at) = at {
             w(cell::POS).store(at, Relaxed);
             w(cell::LAST).store(value, Relaxed);
-        } else if gauge {
+        } else if kind != kind::COUNTER_ADD {
+            // A gauge's value and a timer's last duration are what they show.
             w(cell::LAST).store(value, Relaxed);
         }
         w(n).store(twice + 2, Release);

@@ -7,7 +7,6 @@ use crate::clock::Clock;
 use crate::config::Config;
 use crate::dump::Dump;
 use crate::instance::{lock, params, Control, Instance, Worker};
-use crate::local::with_ring;
 use crate::points::{
     emit, emit_timer, nan, timer_of, timer_start, timer_stop, Counter, Gauge, MetricId, Timer,
     TimerOp,
@@ -308,11 +307,8 @@ impl Stats {
     /// also have applied the idle timeout (see [`Stats::idle_timeout_ns`]).
     #[inline(always)]
     pub fn timer_record_id(&self, m: MetricId, duration_ns: u64) {
-        if m.kind == Kind::Timer && self.inner.enabled() {
-            let inner = &self.inner;
-            with_ring(inner, |r| {
-                r.record(m.id, kind::TIMER_RECORD, duration_ns, || inner.now())
-            });
+        if m.kind == Kind::Timer {
+            emit(&self.inner, m.id, kind::TIMER_RECORD, duration_ns);
         }
     }
 

@@ -1053,25 +1053,34 @@ fn an_init_among_summed_deltas_of_one_pass_keeps_its_place() {
     stats.stop();
 }
 
-/// On the hrts timeline, a pass-stamped event's time lies between the moment
-/// it happened and the end of the pass that took it.
+/// On the hrts timeline, a pass-stamped event's time (a counter's, a gauge's, a
+/// timer's recorded duration's) lies between the moment it happened and the
+/// end of the pass that took it.
 #[test]
 fn a_pass_stamped_event_is_stamped_between_its_moment_and_its_pass() {
     let stats = Stats::new(quiet_config());
     stats.start().unwrap();
     let c = stats.counter("c").unwrap();
     let g = stats.gauge("g").unwrap();
-    for _ in 0..20 {
+    let t = stats.timer("t").unwrap();
+    for i in 0..20 {
         let before = stats.now();
         c.increment();
         g.set(1.0).unwrap();
+        t.record(1000 + i);
+        drop(t.scope());
         stats.flush();
         let after = stats.now();
         let dump = stats.dump();
-        for name in ["c", "g"] {
+        let Metric::Timer(m) = &dump.metrics["t"] else {
+            panic!()
+        };
+        assert_eq!(m.values.count, 2 * (i + 1), "every duration counted");
+        for name in ["c", "g", "t"] {
             let ts = match &dump.metrics[name] {
                 Metric::Counter(m) => m.timestamp,
                 Metric::Gauge(m) => m.timestamp,
+                Metric::Timer(m) => m.timestamp,
                 other => panic!("{other:?}"),
             };
             assert!(
