@@ -76,7 +76,7 @@ const CHUNKS: usize = MAX_METRICS / CHUNK_CELLS;
 ///
 /// The count words (`POS_N`, `NEG_N`, `ZERO_N`) hold twice the count, plus one
 /// while the producer writes the cell: each is its sign's sequence word, and
-/// their sum the cell's (see [`Ring::write_cell`]). [`Chunk::read_cell`] gives
+/// their sum the cell's (see `Ring::write_cell`). [`Chunk::read_cell`] gives
 /// the counts themselves.
 pub mod cell {
     /// Unused (once a sequence word apart from the counts).
