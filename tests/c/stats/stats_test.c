@@ -224,7 +224,8 @@ int main(int argc, char **argv) {
   }
   check_configuration_errors();
   check(hrts_stats_configure_json("{\"handystats\": {\"incremental-statistics\": {\"moving-average-alpha\": 0.25},"
-                                  " \"json-dump\": {\"interval\": 0}, \"metrics-dump\": {\"interval\": 0}}}") ==
+                                  " \"json-dump\": {\"interval\": 0}, \"metrics-dump\": {\"interval\": 0},"
+                                  " \"exact-stamps\": [\"scenario.*\"]}}") ==
             HRTS_SUCCESS,
         "configure");
   HRTS_COUNTER_INCREMENT("c.before.start", 1); /* not recorded */

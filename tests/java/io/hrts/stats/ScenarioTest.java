@@ -22,7 +22,8 @@ import org.junit.Test;
  */
 public class ScenarioTest {
     static final String CONFIG = "{\"handystats\": {\"incremental-statistics\": {\"moving-average-alpha\": 0.25},"
-            + " \"json-dump\": {\"interval\": 0}, \"metrics-dump\": {\"interval\": 0}}}";
+            + " \"json-dump\": {\"interval\": 0}, \"metrics-dump\": {\"interval\": 0},"
+            + " \"exact-stamps\": [\"scenario.*\"]}}";
 
     static String javaScenario() {
         Stats.stop();
