@@ -82,9 +82,6 @@ pub fn run(base: &SharedBase) -> Result<(), CliError> {
     // `opened` is this process's own story, not a fact of the segment.
     let mut fields = base.info().fields();
     fields.insert(2, ("opened", opened_name(base.opened()).to_string()));
-    // The creator's measured choice for ordered stamps (layout minor 4).
-    let ordered = base.ordered_read().name(base.source());
-    fields.push(("ordered read", ordered.to_string()));
     let mut s = lines(&fields);
     s.push_str(&lines(&bound_fields(base)));
     s.push_str(&super::os_frequency::lines(base.source(), base.frequency()));
