@@ -133,7 +133,7 @@ pub fn n_metric<'local>(
 }
 
 /// `static native long nControl()`: the address of the measuring points'
-/// control block (enabled, idle timeout in ns, coarse clock), of which Java
+/// control block (enabled, idle timeout in ns, a word always 0), of which Java
 /// reads the enabled word on every measurement. The global instance, and so its block, lives for the
 /// whole process.
 #[jni_mangle("io.hrts.stats.StatsNative")]

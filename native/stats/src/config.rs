@@ -39,19 +39,21 @@ pub struct Config {
     /// Publishing to the shared statistics segment (`shared-memory`, hrts's own
     /// section; see [`shared`](crate::shared)).
     pub shared_memory: SharedMemory,
-    /// Counters and gauges whose every event carries its own precise stamp
+    /// Metrics whose every counter delta, gauge value or recorded duration
+    /// carries its own precise stamp
     /// (`exact-stamps`, hrts's own key: metric names, or prefixes ending in
     /// `*`; none by default). The others are stamped by the processing pass
     /// that takes them: see [`ExactStamps`].
     pub exact_stamps: ExactStamps,
 }
 
-/// Which counters and gauges are stamped per event. By default none is: an
-/// event then costs about a relaxed add (it is summed into the thread's cell
-/// for the metric, never queued, no clock read) and is stamped with the time of
-/// the processing pass that takes it, at most one sleep step (10 ms by
-/// default) after it happened. A metric listed here pays a clock read and a
-/// queue slot per event and is stamped when it happens; timers always are.
+/// Which metrics are stamped per event. By default none is: a counter's delta,
+/// a gauge's value and (from Rust and C) a timer's recorded duration then cost
+/// about a relaxed add (summed into the thread's cell for the metric, never
+/// queued, no clock read) and are stamped with the time of the processing pass
+/// that takes them, at most one sleep step (10 ms by default) after they
+/// happened. A metric listed here pays a clock read and a queue slot per event
+/// and is stamped when it happens, as timer instance events always are.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ExactStamps(pub Vec<String>);
 

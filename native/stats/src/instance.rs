@@ -64,8 +64,8 @@ pub(crate) struct Instance {
     pub(crate) shared: Mutex<Option<Publisher>>,
     /// One byte per metric id: [`FLAG_EXACT`] if its events are stamped one by
     /// one (see [`ExactStamps`](crate::config::ExactStamps)), [`FLAG_STOPPED`]
-    /// while the instance is stopped; read by every counter and gauge event, in
-    /// Rust and Java.
+    /// while the instance is stopped; read by every counter, gauge and recorded
+    /// duration event, in Rust, C and Java.
     pub(crate) flags: Box<[AtomicU8; MAX_METRICS]>,
     #[cfg(test)]
     pub(crate) paused: AtomicBool,
@@ -82,7 +82,8 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// A metric flag: its counter or gauge events are stamped one by one.
+/// A metric flag: its counter, gauge or recorded-duration events are stamped
+/// one by one.
 pub const FLAG_EXACT: u8 = 1;
 /// A metric flag: the instance is stopped (measuring points do nothing).
 pub const FLAG_STOPPED: u8 = 2;
@@ -152,8 +153,7 @@ impl Instance {
         }
     }
 
-    /// Metric `id`'s flags: 0 for a pass-stamped counter or gauge of a
-    /// running instance (the measuring point's fast path, one load), else
+    /// Metric `id`'s flags: 0 for a pass-stamped metric of a running instance (the measuring point's fast path, one load), else
     /// [`FLAG_EXACT`] and [`FLAG_STOPPED`] bits. An id that is no metric's reads
     /// as stopped.
     #[inline(always)]
@@ -163,7 +163,7 @@ impl Instance {
             .map_or(FLAG_STOPPED, |f| f.load(Relaxed))
     }
 
-    /// Whether counter or gauge `id` is stamped per event (`exact-stamps`).
+    /// Whether metric `id` is stamped per event (`exact-stamps`).
     #[inline(always)]
     pub(crate) fn is_exact(&self, id: u32) -> bool {
         self.flags(id) & FLAG_EXACT != 0

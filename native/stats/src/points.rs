@@ -3,10 +3,11 @@
 //! measurement, and never waiting for another thread. While the instance is
 //! stopped they do nothing.
 //!
-//! Counters and gauges are summed into the thread's cell for the metric and
-//! stamped by the processing pass that takes them, unless the configuration
-//! lists them in `exact-stamps` (see [`ExactStamps`](crate::config::ExactStamps));
-//! timers always take precise stamps.
+//! Counter deltas, gauge values and timers' recorded durations are summed into
+//! the thread's cell for the metric and stamped by the processing pass that
+//! takes them, unless the configuration lists the metric in `exact-stamps` (see
+//! [`ExactStamps`](crate::config::ExactStamps)); timer instance events always
+//! take precise stamps.
 
 use crate::instance::Instance;
 use crate::local::{ring_for, with_ring};
@@ -25,8 +26,14 @@ pub const DEFAULT_INSTANCE: u64 = u64::MAX;
 /// pass-stamped metric.
 #[inline(always)]
 pub(crate) fn emit(inner: &Instance, id: u32, kind: u8, value: u64) {
+    emit_stamped(inner, id, kind, value, || inner.now());
+}
+
+/// [`emit`] whose stamp, if the metric is exact, comes from `stamp`.
+#[inline(always)]
+fn emit_stamped(inner: &Instance, id: u32, kind: u8, value: u64, stamp: impl FnOnce() -> u64) {
     if inner.flags(id) != 0 {
-        return emit_flagged(inner, id, kind, value);
+        return emit_flagged(inner, id, kind, value, stamp);
     }
     // No closure on this path: the fold is then inlined into the caller.
     match ring_for(inner) {
@@ -38,7 +45,7 @@ pub(crate) fn emit(inner: &Instance, id: u32, kind: u8, value: u64) {
 /// An exact metric's event, or one that met a stopped instance (or a start or
 /// stop under way).
 #[inline(never)]
-fn emit_flagged(inner: &Instance, id: u32, kind: u8, value: u64) {
+fn emit_flagged(inner: &Instance, id: u32, kind: u8, value: u64, stamp: impl FnOnce() -> u64) {
     if !inner.enabled() {
         return;
     }
@@ -46,7 +53,7 @@ fn emit_flagged(inner: &Instance, id: u32, kind: u8, value: u64) {
         return inner.count_lost();
     };
     if inner.is_exact(id) {
-        ring.record(id, kind, value, || inner.now());
+        ring.record(id, kind, value, stamp);
     } else {
         ring.record_summed(id, kind, value);
     }
@@ -283,16 +290,7 @@ impl TimerScope<'_> {
         let duration = now.saturating_sub(self.start);
         // The duration is exact either way; the event's time is the pass's,
         // or, for a timer in `exact-stamps`, this stop's.
-        if inner.flags(id) == 0 {
-            match ring_for(inner) {
-                Some(ring) => ring.record_summed(id, kind::TIMER_RECORD, duration),
-                None => inner.count_lost(),
-            }
-        } else {
-            with_ring(inner, |r| {
-                r.record(id, kind::TIMER_RECORD, duration, || now)
-            });
-        }
+        emit_stamped(inner, id, kind::TIMER_RECORD, duration, || now);
     }
 }
 

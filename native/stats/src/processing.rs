@@ -38,8 +38,17 @@ struct Taken {
     neg_n: u64,
     neg_sum: u64,
     zero_n: u64,
-    /// The cell's sequence word when read.
-    seq: u64,
+}
+
+impl Taken {
+    /// The cell's version (see `Chunk::cell_seq`) when it was read: twice
+    /// its counts.
+    fn seq(&self) -> u64 {
+        self.pos_n
+            .wrapping_add(self.neg_n)
+            .wrapping_add(self.zero_n)
+            .wrapping_mul(2)
+    }
 }
 
 struct ChunkTaken {
@@ -49,7 +58,7 @@ struct ChunkTaken {
 struct Cursor {
     ring: Arc<Ring>,
     /// Newest time taken from this ring: one thread's events keep their order
-    /// even when a coarse stamp follows a precise one.
+    /// whatever their stamps.
     last_ts: u64,
     taken: Vec<Option<Box<ChunkTaken>>>,
 }
@@ -404,7 +413,7 @@ fn take_cells(c: &mut Cursor, ring: u32, out: &mut Vec<Item>) {
             })
         });
         for (k, t) in taken.cells.iter_mut().enumerate() {
-            if chunk.cell_seq(k) == t.seq {
+            if chunk.cell_seq(k) == t.seq() {
                 continue;
             }
             if let Some(w) = chunk.read_cell(k) {
@@ -431,16 +440,16 @@ fn take_cell(metric: u32, ring: u32, w: &[u64; CELL_WORDS], t: &mut Taken, out: 
             max,
         })
     };
-    // A cell's sums run on (wrapping) for as long as its thread lives; a pass's
-    // share of positive deltas that comes out negative (or of negative deltas
-    // that comes out positive) went past the end of the range: the counter
-    // saturates there, as one event at a time would have taken it.
     // A gauge's sum is in two parts (see `cell`); `Taken` keeps their total.
     let pos_sum = if float {
         (f64::from_bits(w[cell::POS_SUM]) + f64::from_bits(w[cell::NEG_SUM])).to_bits()
     } else {
         w[cell::POS_SUM]
     };
+    // A cell's sums run on (wrapping) for as long as its thread lives; a pass's
+    // share of positive deltas that comes out negative (or of negative deltas
+    // that comes out positive) went past the end of the range: the counter
+    // saturates there, as one event at a time would have taken it.
     if w[cell::POS_N] > t.pos_n {
         let sum = if float {
             (f64::from_bits(pos_sum) - f64::from_bits(t.pos_sum)).to_bits()
@@ -478,6 +487,5 @@ fn take_cell(metric: u32, ring: u32, w: &[u64; CELL_WORDS], t: &mut Taken, out: 
         neg_n: w[cell::NEG_N],
         neg_sum: w[cell::NEG_SUM],
         zero_n: w[cell::ZERO_N],
-        seq: 2 * (w[cell::POS_N] + w[cell::NEG_N] + w[cell::ZERO_N]),
     };
 }

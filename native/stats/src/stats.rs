@@ -237,8 +237,8 @@ impl Stats {
     }
 
     /// One byte of flags per metric id, for producers in other languages: bit
-    /// [`FLAG_EXACT`](crate::FLAG_EXACT) if the metric's counter or gauge events
-    /// are stamped one by one (`exact-stamps`), bit
+    /// [`FLAG_EXACT`](crate::FLAG_EXACT) if the metric's counter, gauge or
+    /// recorded-duration events are stamped one by one (`exact-stamps`), bit
     /// [`FLAG_STOPPED`](crate::FLAG_STOPPED) while the instance is stopped. The
     /// address of [`MAX_METRICS`](crate::registry::MAX_METRICS) bytes that live
     /// as long as the instance.

@@ -221,7 +221,7 @@ final class Producer {
     }
 
     /**
-     * Folds an event that met a full ring. The cell protocol is ring.rs {@code fold_inline}'s,
+     * Folds an event that met a full ring. The cell protocol is ring.rs {@code write_cell}'s,
      * which the processing thread reads: the count word of the event's sign (twice the count) odd
      * while writing (an ordered store and a store fence, as the Rust side's Relaxed store and
      * Release fence; a volatile store would add a full fence per event), the fields, then the
@@ -251,9 +251,7 @@ final class Producer {
         long chunk = chunk(metric);
         long base = cell(chunk, metric);
         long n = base + (delta > 0 ? Layout.POS_N : delta < 0 ? Layout.NEG_N : Layout.ZERO_N);
-        long twice = U.getLong(n);
-        U.putOrderedLong(null, n, twice | 1);
-        U.storeFence();
+        long twice = open(n);
         long count = twice >>> 1;
         if (delta != 0) {
             // The sum of a sign never folded into is 0, so adding also starts it.
@@ -282,9 +280,7 @@ final class Producer {
         long chunk = chunk(metric);
         long base = cell(chunk, metric);
         long n = base + Layout.POS_N;
-        long twice = U.getLong(n);
-        U.putOrderedLong(null, n, twice | 1);
-        U.storeFence();
+        long twice = open(n);
         long count = twice >>> 1;
         if (count == 0) {
             U.putLong(base + Layout.POS_SUM, bits);
@@ -315,9 +311,7 @@ final class Producer {
         long chunk = chunk(metric);
         long base = cell(chunk, metric);
         long n = base + Layout.POS_N;
-        long twice = U.getLong(n);
-        U.putOrderedLong(null, n, twice | 1);
-        U.storeFence();
+        long twice = open(n);
         summed(twice >>> 1, base + Layout.POS_SUM, base + Layout.POS_MIN, base + Layout.POS_MAX, value);
         folded(base, n, twice, kind, value);
     }
@@ -338,6 +332,17 @@ final class Producer {
                 U.putLong(max, value);
             }
         }
+    }
+
+    /**
+     * The guard every fold starts with: count word {@code n} (twice the count) made odd, and a
+     * store fence so the fields' stores come after it; returns what the word held.
+     */
+    private static long open(long n) {
+        long twice = U.getLong(n);
+        U.putOrderedLong(null, n, twice | 1);
+        U.storeFence();
+        return twice;
     }
 
     /**
