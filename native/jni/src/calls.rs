@@ -83,6 +83,44 @@ pub(crate) fn logic_version() -> jlong {
     ibmts::LOGIC_VERSION as jlong
 }
 
+/// Opens the library copy at `path` and takes a shared lock on all of it, the
+/// kind Java's `FileChannel.lock(0, Long.MAX_VALUE, true)` takes (a POSIX record
+/// lock, owned by the process), so that the cleanups of other JVMs, which need an
+/// exclusive one, leave the copy alone. The descriptor stays open on purpose: the
+/// lock lives as long as the process. Returns 0 or the errno.
+pub(crate) fn hold_copy(path: &[u8]) -> jint {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::io::IntoRawFd;
+    let file = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(std::ffi::OsStr::from_bytes(path))
+    {
+        Ok(f) => f,
+        Err(e) => return e.raw_os_error().unwrap_or(libc::EIO),
+    };
+    // SAFETY: a zeroed `flock` is a valid value of the plain C struct; the fields
+    // that matter are set below.
+    let mut fl: libc::flock = unsafe { std::mem::zeroed() };
+    fl.l_type = libc::F_RDLCK as libc::c_short;
+    fl.l_whence = libc::SEEK_SET as libc::c_short;
+    fl.l_start = 0;
+    fl.l_len = 0; // to the end of the file, however long
+    let fd = file.into_raw_fd();
+    // SAFETY: `fd` is an open descriptor this function owns, and `fl` a valid
+    // `flock` that outlives the call; F_SETLK never blocks.
+    if unsafe { libc::fcntl(fd, libc::F_SETLK, &fl) } != 0 {
+        let err = std::io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::EIO);
+        // SAFETY: `fd` is ours and not used after this.
+        unsafe { libc::close(fd) };
+        return err;
+    }
+    0
+}
+
 /// The calling process's id.
 pub(crate) fn pid() -> jint {
     // Linux pids fit in an i32 (pid_max <= 2^22); the cast is a bit reinterpretation.

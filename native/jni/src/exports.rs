@@ -1,4 +1,4 @@
-//! The 25 native methods of `io.hrts.Native`, one export each
+//! The 27 native methods of `io.hrts.Native`, one export each
 //! (`Java_io_hrts_Native_<name>`: `#[jni_mangle]` turns `epoch_nanos` into
 //! `epochNanos`). Each is its JNI signature, the boundary and a call into
 //! [`crate::calls`]; nothing else is exported.
@@ -48,6 +48,24 @@ pub fn logic_version<'local>(mut env: EnvUnowned<'local>, _class: JClass<'local>
 pub fn copyright<'local>(mut env: EnvUnowned<'local>, _class: JClass<'local>) -> JString<'local> {
     env.with_env(|env| -> Result<_, Failure> {
         Ok(JString::from_str(env, hrts_core::ibmts::COPYRIGHT)?)
+    })
+    .resolve::<ThrowHrtsException>()
+}
+
+/// `static native int holdCopy(byte[] utf8Path)`: a shared lock on the extracted
+/// library copy, kept until the process ends; 0 or the errno. Never throws: a
+/// copy that is not held only risks being removed by another build's cleanup.
+#[jni_mangle("io.hrts.Native")]
+pub fn hold_copy<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    path: JByteArray<'local>,
+) -> jint {
+    env.with_env(|env| -> Result<jint, Failure> {
+        if path.is_null() {
+            return Ok(libc::EINVAL);
+        }
+        Ok(calls::hold_copy(&env.convert_byte_array(&path)?))
     })
     .resolve::<ThrowHrtsException>()
 }

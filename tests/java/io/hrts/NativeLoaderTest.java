@@ -7,6 +7,7 @@ import static org.junit.Assert.assertThrows;
 import static org.junit.Assert.assertTrue;
 
 import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
@@ -137,10 +138,7 @@ public class NativeLoaderTest {
     public void theBuildRecordsEachPackedLibrarysHashAndSize() throws Exception {
         // The loader finds its extracted copy by these alone (no read or hash of the library
         // at start): they must describe the bytes the jar really carries.
-        java.util.Properties build = new java.util.Properties();
-        try (InputStream in = NativeLoader.class.getResourceAsStream("/io/hrts/hrts.properties")) {
-            build.load(in);
-        }
+        assertEquals(NativeLoader.packagedPlatforms(), Arrays.asList(BuildInfo.PLATFORMS));
         for (String platform : NativeLoader.packagedPlatforms()) {
             byte[] packed;
             try (InputStream in = NativeLoader.class.getResourceAsStream(
@@ -151,12 +149,13 @@ public class NativeLoaderTest {
             for (byte b : java.security.MessageDigest.getInstance("SHA-256").digest(packed)) {
                 hex.append(String.format("%02x", b));
             }
-            assertEquals(platform, hex.toString(), build.getProperty("sha256." + platform));
-            assertEquals(platform, String.valueOf(packed.length), build.getProperty("size." + platform));
+            int i = NativeLoader.packedIndex(platform);
+            assertEquals(platform, hex.toString(), BuildInfo.SHA256[i]);
+            assertEquals(platform, packed.length, BuildInfo.SIZE[i]);
         }
         Path copy = NativeLoader.extractTo(tmp.newFolder("named").toPath());
-        assertEquals("libhrts_jni-" + build.getProperty("sha256." + NativeLoader.platform()).substring(0, 16)
-                + ".so", copy.getFileName().toString());
+        assertEquals("libhrts_jni-" + BuildInfo.SHA256[NativeLoader.packedIndex(NativeLoader.platform())]
+                .substring(0, 16) + ".so", copy.getFileName().toString());
     }
 
     @Test
@@ -271,16 +270,33 @@ public class NativeLoaderTest {
     }
 
     @Test
-    public void aCopyThisJvmHoldsIsNotRemoved() throws Exception {
-        Path base = tmp.newFolder("held").toPath();
-        Path held = copy(base.resolve("0.0.1"), 1);
-        assertTrue(ExtractedCopies.holdInUse(held));
-        assertTrue("holding twice is fine", ExtractedCopies.holdInUse(held));
-        Object me = Files.getAttribute(base, "unix:uid");
-        assertEquals(Collections.emptyList(), ExtractedCopies.removeStale(base, "0.1.0", null, me));
-        assertTrue(Files.exists(held));
-        assertFalse("a vanished copy is reported, not held",
-                ExtractedCopies.holdInUse(base.resolve("0.0.1/libhrts_jni-00000000000000ff.so")));
+    public void theLoadedCopyIsHeldWithASharedLock() throws Exception {
+        // What other JVMs' cleanups see: a POSIX read lock of this process on the copy's inode.
+        Path copy = Paths.get(NativeLoader.load());
+        assertTrue(copy.toString(), copy.getFileName().toString().matches("libhrts_jni-[0-9a-f]{16}\\.so"));
+        assertTrue("held: " + locksOf(copy), locksOf(copy).contains("POSIX  ADVISORY  READ"));
+
+        Path other = copy(tmp.newFolder("held").toPath(), 1);
+        assertEquals("", locksOf(other));
+        assertEquals(0, Native.holdCopy(other.toString().getBytes(StandardCharsets.UTF_8)));
+        assertTrue(locksOf(other), locksOf(other).contains("POSIX  ADVISORY  READ"));
+        assertEquals("a missing copy: ENOENT, no exception", 2,
+                Native.holdCopy((other + ".gone").getBytes(StandardCharsets.UTF_8)));
+    }
+
+    /** The lines of /proc/locks that this process holds on {@code p}'s inode (pid and inode). */
+    private static String locksOf(Path p) throws Exception {
+        long inode = (Long) Files.getAttribute(p, "unix:ino");
+        String pid = String.valueOf(ProcessHandle.current().pid());
+        StringBuilder out = new StringBuilder();
+        for (String line : Files.readAllLines(Paths.get("/proc/locks"))) {
+            String[] f = line.trim().split("\\s+");
+            // "1: POSIX  ADVISORY  READ 1234 00:2a:5678 0 EOF"
+            if (f.length >= 6 && f[4].equals(pid) && f[5].endsWith(":" + inode)) {
+                out.append(String.join("  ", f[1], f[2], f[3])).append('\n');
+            }
+        }
+        return out.toString();
     }
 
     private static List<Path> list(Path dir) throws Exception {

@@ -8,25 +8,23 @@ import java.nio.file.DirectoryNotEmptyException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.FileTime;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.regex.Pattern;
 
 /**
  * The copies of the JNI library that {@link NativeLoader} extracts, and their cleanup.
  *
- * <p>Every JVM holds a shared lock on the copy it loaded for as long as it runs (an fcntl lock,
- * released by the kernel when the process ends). The cleanup removes a copy only when it can
- * take an exclusive lock on it, so it never removes a copy that a running JVM is about to load;
- * a JVM that already loaded a copy keeps its mapping even if the file goes.
+ * <p>Every JVM holds a shared lock on the copy it loaded for as long as it runs (an fcntl lock taken
+ * by the library itself, {@code Native.holdCopy}, released by the kernel when the process ends).
+ * The cleanup removes a copy only when it can take an exclusive lock on it, so it leaves the
+ * copies of running JVMs. A JVM that finds its copy gone between its check and its load extracts
+ * it again; one that already loaded a copy keeps its mapping even if the file goes.
  *
  * <p>The cleanup touches only what the loader made: directories named as versions in the
  * per-user base directory, owned by this user, not symbolic links, and in them only regular files
@@ -42,72 +40,23 @@ final class ExtractedCopies {
     private static final Pattern VERSION = Pattern.compile("[0-9]+(\\.[0-9]+)*([-+][A-Za-z0-9.+-]*)?");
     /** A temporary file this old is left by a JVM that died while extracting. */
     private static final long TEMP_MAX_AGE_MS = 3_600_000L;
-    /** Copies locked by this JVM, by absolute path: held until the JVM exits. */
-    private static final Map<Path, Held> HELD = new HashMap<>(); // guarded by HELD
 
     private ExtractedCopies() {}
 
-    /**
-     * Takes a shared lock on {@code copy} for the rest of this JVM's life, and checks that the
-     * path still names the file that is locked (a cleanup may have removed it just before).
-     *
-     * @return true if {@code copy} is locked and in place; false if it went away meanwhile (the
-     *     caller extracts it again)
-     */
-    static boolean holdInUse(Path copy) throws IOException {
-        Path path = copy.toAbsolutePath();
-        synchronized (HELD) {
-            Object before;
-            try {
-                before = fileKey(path);
-            } catch (NoSuchFileException e) {
-                return false;
-            }
-            Held held = HELD.get(path);
-            if (held != null && Objects.equals(held.key, before)) {
-                return true; // this JVM holds it already
-            }
-            FileChannel ch = FileChannel.open(path, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS);
-            boolean keep = false;
-            try {
-                // Blocks only while a cleanup holds its exclusive lock (a few system calls).
-                ch.lock(0, Long.MAX_VALUE, true);
-                Object after;
-                try {
-                    after = fileKey(path);
-                } catch (NoSuchFileException e) {
-                    return false;
-                }
-                if (!Objects.equals(before, after)) {
-                    return false;
-                }
-                if (held != null) {
-                    held.channel.close(); // a replaced file: its lock is of no use now
-                }
-                HELD.put(path, new Held(ch, after));
-                keep = true;
-                return true;
-            } finally {
-                if (!keep) {
-                    ch.close();
-                }
-            }
-        }
-    }
-
-    /** A lock this JVM holds: the open channel and the identity (device, inode) of its file. */
-    private static final class Held {
-        final FileChannel channel;
-        final Object key;
-
-        Held(FileChannel channel, Object key) {
-            this.channel = channel;
-            this.key = key;
-        }
-    }
-
     private static Object fileKey(Path p) throws IOException {
         return Files.readAttributes(p, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS).fileKey();
+    }
+
+    /**
+     * {@link #removeStale(Path, String, Path, Object)} for this user's copies, after a load. Best
+     * effort: a cleanup problem never fails the load (the next extracting JVM tries again).
+     */
+    static void removeStale(Path base, String version, Path keep) {
+        try {
+            removeStale(base, version, keep, LibraryCopy.currentUid());
+        } catch (IOException | RuntimeException e) {
+            // the copies stay
+        }
     }
 
     /**
@@ -189,7 +138,7 @@ final class ExtractedCopies {
             try {
                 lock = ch.tryLock(0, Long.MAX_VALUE, false);
             } catch (OverlappingFileLockException e) {
-                return false; // this JVM holds it
+                return false; // this JVM locked it through Java
             }
             if (lock == null) {
                 return false; // another JVM holds it

@@ -326,7 +326,18 @@ public final class HighResTimestamp {
         return BoundStatus.fromCode(Native.bounded(out));
     }
 
-    private static final ThreadLocal<long[]> BOUNDS = ThreadLocal.withInitial(() -> new long[2]);
+    /**
+     * Each thread's interval for {@link #after}, {@link #before} and {@link #commitWait}: in a
+     * holder class with no lambda, so that the first stamp of a JVM does not pay for either.
+     */
+    private static final class Bounds {
+        static final ThreadLocal<long[]> OF_THREAD = new ThreadLocal<long[]>() {
+            @Override
+            protected long[] initialValue() {
+                return new long[2];
+            }
+        };
+    }
 
     /**
      * TrueTime's {@code after(t)}: true time is certainly later than {@code t}.
@@ -336,7 +347,7 @@ public final class HighResTimestamp {
      * @throws HrtsException as {@link #getBoundedEpochNanoseconds(long[])}
      */
     public static boolean after(long t) {
-        long[] b = BOUNDS.get();
+        long[] b = Bounds.OF_THREAD.get();
         getBoundedEpochNanoseconds(b);
         return Long.compareUnsigned(b[0], t) > 0;
     }
@@ -349,7 +360,7 @@ public final class HighResTimestamp {
      * @throws HrtsException as {@link #getBoundedEpochNanoseconds(long[])}
      */
     public static boolean before(long t) {
-        long[] b = BOUNDS.get();
+        long[] b = Bounds.OF_THREAD.get();
         getBoundedEpochNanoseconds(b);
         return Long.compareUnsigned(b[1], t) < 0;
     }
@@ -363,7 +374,7 @@ public final class HighResTimestamp {
      * @throws InterruptedException if interrupted while waiting
      */
     public static void commitWait(long t) throws InterruptedException {
-        long[] b = BOUNDS.get();
+        long[] b = Bounds.OF_THREAD.get();
         while (true) {
             getBoundedEpochNanoseconds(b);
             if (Long.compareUnsigned(b[0], t) > 0) {

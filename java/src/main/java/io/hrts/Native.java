@@ -3,7 +3,7 @@ package io.hrts;
 import java.nio.charset.StandardCharsets;
 
 /**
- * The native library: loading it, opening the segment once per JVM, and its 25 native methods
+ * The native library: loading it, opening the segment once per JVM, and its 27 native methods
  * (implemented by {@code native/jni}, exported as {@code Java_io_hrts_Native_<name>}). Not an
  * API: the public classes ({@link HighResTimestamp}, {@link UniqueStamps}, {@link Sequences},
  * {@link ItcStamps}) call it.
@@ -52,7 +52,12 @@ final class Native {
             return;
         }
         load();
-        String name = HighResTimestamp.configuredSegmentName();
+        // The property only: for null the library reads HRTS_SEGMENT itself (System.getenv
+        // costs a JDK 25 its environment classes before the first stamp).
+        String name = System.getProperty(HighResTimestamp.SEGMENT_PROPERTY);
+        if (name != null && name.isEmpty()) {
+            name = null;
+        }
         OpenOptions options = OpenOptions.fromProperties();
         openSegment(name == null ? null : name.getBytes(StandardCharsets.UTF_8), options.modeCode(),
                 options.tieIntervalMs(), options.maxSlewPpm(), options.stepThresholdMs());
@@ -75,6 +80,13 @@ final class Native {
     static native int bounded(long[] out);
 
     static native String copyright();
+
+    /**
+     * Takes a shared fcntl lock on the library copy at this path (UTF-8) and keeps it, and its
+     * file descriptor, until the process ends: other JVMs' cleanups leave a locked copy
+     * ({@link ExtractedCopies}). Best effort; returns 0, or the errno that prevented it.
+     */
+    static native int holdCopy(byte[] utf8Path);
 
     static native int pid();
 

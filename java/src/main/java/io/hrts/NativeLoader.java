@@ -1,24 +1,17 @@
 package io.hrts;
 
-import java.io.ByteArrayOutputStream;
 import java.io.File;
 import java.io.IOException;
-import java.io.InputStream;
-import java.nio.file.AtomicMoveNotSupportedException;
-import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.Paths;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.attribute.PosixFilePermissions;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Properties;
 
 /**
@@ -39,10 +32,15 @@ import java.util.Properties;
  * <p>If nothing loads, {@link HrtsException} names the platform, the platforms the jar has, every
  * path tried with its failure, and how to fix it.
  *
- * <p>A JVM holds a shared lock on the copy it loaded while it runs. After loading from the default
- * directory the loader removes the copies that older hrts versions (and other builds of this
- * version) extracted there, if no running JVM holds them: only directories and files of its own
- * naming scheme, owned by this user, never following symbolic links.
+ * <p>A JVM holds a shared lock on the copy it loaded while it runs. A JVM that extracts a copy into
+ * the default directory (the first of a new version or build) then removes the copies that older
+ * hrts versions (and other builds of this version) extracted there, if no running JVM holds them:
+ * only directories and files of its own naming scheme, owned by this user, never following
+ * symbolic links.
+ *
+ * <p>A JVM that finds its copy extracted already reads no resource from the jar and loads no class
+ * the first stamp does not need: the copy's name and size come from constants the build
+ * generated ({@code BuildInfo}).
  */
 public final class NativeLoader {
     /** System property naming the library file to load; overrides everything else. */
@@ -53,8 +51,6 @@ public final class NativeLoader {
     public static final String LIBRARY_NAME = "hrts_jni";
     /** The file name of the library. */
     public static final String LIBRARY_FILE = "lib" + LIBRARY_NAME + ".so";
-
-    private static final String VERSION_RESOURCE = "/io/hrts/hrts.properties";
 
     private static String loadedFrom; // guarded by NativeLoader.class
 
@@ -128,53 +124,34 @@ public final class NativeLoader {
     /**
      * The hrts version this jar was built as.
      *
-     * @return e.g. {@code 0.1.0}; {@code "dev"} if unknown
+     * @return e.g. {@code 0.1.0}
      */
     public static String version() {
-        String v0 = buildProperties().getProperty("version");
-        if (v0 != null && !v0.trim().isEmpty()) {
-            return v0.trim();
-        }
-        Package pkg = NativeLoader.class.getPackage();
-        String v = pkg == null ? null : pkg.getImplementationVersion();
-        return v == null ? "dev" : v;
+        return BuildInfo.VERSION;
     }
 
     /**
      * The platforms this jar carries a native library for, as the build recorded them.
      *
-     * @return e.g. {@code [linux-x86_64, linux-aarch64, linux-ppc64le]}; empty if unknown
+     * @return e.g. {@code [linux-x86_64, linux-aarch64, linux-ppc64le]}
      */
     public static List<String> packagedPlatforms() {
-        String list = buildProperties().getProperty("platforms", "");
-        List<String> out = new ArrayList<>();
-        for (String p : list.split(",")) {
-            if (!p.trim().isEmpty()) {
-                out.add(p.trim());
-            }
-        }
-        return Collections.unmodifiableList(out);
+        return Collections.unmodifiableList(Arrays.asList(BuildInfo.PLATFORMS.clone()));
     }
 
-    /** The jar's build properties, read once: loading consults them twice (version, library). */
-    private static Properties buildProperties() {
-        return BuildProperties.VALUES;
+    /** The index of {@code platform} in {@link BuildInfo#PLATFORMS}, or -1 if not packed. */
+    static int packedIndex(String platform) {
+        for (int i = 0; i < BuildInfo.PLATFORMS.length; i++) {
+            if (BuildInfo.PLATFORMS[i].equals(platform)) {
+                return i;
+            }
+        }
+        return -1;
     }
 
-    private static final class BuildProperties {
-        static final Properties VALUES = read();
-
-        private static Properties read() {
-            Properties p = new Properties();
-            try (InputStream in = NativeLoader.class.getResourceAsStream(VERSION_RESOURCE)) {
-                if (in != null) {
-                    p.load(in);
-                }
-            } catch (IOException e) {
-                // unknown: callers fall back
-            }
-            return p;
-        }
+    /** The file name of the extracted copy: the content's hash keeps different builds apart. */
+    static String copyName(int packed) {
+        return "lib" + LIBRARY_NAME + "-" + BuildInfo.SHA256[packed].substring(0, 16) + ".so";
     }
 
     /**
@@ -192,9 +169,16 @@ public final class NativeLoader {
         return Paths.get(tmp, "hrts-" + safeName(user));
     }
 
+    /** {@code s} with every character but {@code [A-Za-z0-9._-]} made {@code _}; never hidden. */
     private static String safeName(String s) {
-        String r = s.replaceAll("[^A-Za-z0-9._-]", "_");
-        return r.isEmpty() || r.startsWith(".") ? "_" + r : r;
+        StringBuilder r = new StringBuilder(s.length() + 1);
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            boolean ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')
+                    || c == '.' || c == '_' || c == '-';
+            r.append(ok ? c : '_');
+        }
+        return r.length() == 0 || r.charAt(0) == '.' ? "_" + r : r.toString();
     }
 
     /** Loads according to {@code props} (the system properties in normal use). */
@@ -218,48 +202,18 @@ public final class NativeLoader {
                     tried.add(label + ": System.load failed: " + e);
                 }
             }
-            throw failure(props, tried);
+            throw LoadFailure.of(props, tried);
         }
 
         // (b) The library packed in the jar, extracted to a directory.
-        Packed packed = new Packed(platform(
-                props.getProperty("os.name", ""), props.getProperty("os.arch", "")));
-        String resource = packed.resource;
-        if (!packed.present()) {
-            if (tried.isEmpty()) {
-                List<String> have = packagedPlatforms();
-                tried.add("jar resource " + resource + ": not packaged in " + codeSource()
-                        + " (no library for this platform; this jar has libraries for "
-                        + (have.isEmpty() ? "no platform" : String.join(", ", have)) + ")");
-            }
+        String platform = platform(props.getProperty("os.name", ""), props.getProperty("os.arch", ""));
+        int packed = packedIndex(platform);
+        if (packed < 0) {
+            tried.add(LoadFailure.notPackaged(platform));
         } else {
-            Path target = null;
-            String dirProp = props.getProperty(DIR_PROPERTY);
-            boolean explicitDir = dirProp != null && !dirProp.trim().isEmpty();
-            Path dir = explicitDir
-                    ? Paths.get(dirProp.trim()).toAbsolutePath()
-                    : userBaseDir(props).toAbsolutePath().resolve(safeName(version()));
-            String label = "jar resource " + resource + " extracted to "
-                    + (explicitDir ? "-D" + DIR_PROPERTY + "=" : "") + dir;
-            try {
-                if (!explicitDir) {
-                    ensurePrivateDir(dir.getParent());
-                }
-                target = extractAndHold(packed, dir);
-            } catch (IOException | RuntimeException e) {
-                tried.add(label + ": cannot extract: " + e);
-            }
-            if (target != null) {
-                try {
-                    System.load(target.toString());
-                    if (!explicitDir) {
-                        removeStaleCopies(dir, target);
-                    }
-                    return target.toString();
-                } catch (UnsatisfiedLinkError | SecurityException e) {
-                    tried.add(label + ": System.load(" + target + ") failed: " + e
-                            + (explicitDir ? "" : " (is " + dir.getParent() + " on a noexec mount?)"));
-                }
+            String loaded = loadPacked(props, platform, packed, tried);
+            if (loaded != null) {
+                return loaded;
             }
         }
 
@@ -271,13 +225,62 @@ public final class NativeLoader {
             tried.add("System.loadLibrary(\"" + LIBRARY_NAME + "\") with java.library.path="
                     + props.getProperty("java.library.path", "") + ": " + e.getMessage());
         }
-        throw failure(props, tried);
+        throw LoadFailure.of(props, tried);
+    }
+
+    /**
+     * Loads the packed library from its copy in the extraction directory, extracting it first if
+     * the copy is missing (or was removed by another JVM's cleanup just before the load).
+     *
+     * @return the copy loaded, or null with the reason added to {@code tried}
+     */
+    private static String loadPacked(Properties props, String platform, int packed, List<String> tried) {
+        String dirProp = props.getProperty(DIR_PROPERTY);
+        boolean explicitDir = dirProp != null && !dirProp.trim().isEmpty();
+        Path base = userBaseDir(props).toAbsolutePath();
+        Path dir = explicitDir ? Paths.get(dirProp.trim()).toAbsolutePath() : base.resolve(safeName(version()));
+        Path copy = dir.resolve(copyName(packed));
+        String resource = "native/" + platform + "/" + LIBRARY_FILE;
+        boolean extracted = false;
+        try {
+            if (!explicitDir) {
+                LibraryCopy.checkPrivateDir(base);
+            }
+            for (int attempt = 1; ; attempt++) {
+                if (!LibraryCopy.isCopy(copy, BuildInfo.SIZE[packed])) {
+                    LibraryCopy.extract(resource, copy);
+                    extracted = true;
+                }
+                try {
+                    System.load(copy.toString());
+                    break;
+                } catch (UnsatisfiedLinkError | SecurityException e) {
+                    if (attempt < 5 && !Files.exists(copy, LinkOption.NOFOLLOW_LINKS)) {
+                        continue; // removed by another JVM's cleanup in between: extract again
+                    }
+                    tried.add(LoadFailure.packedLabel(resource, dir, explicitDir) + ": System.load(" + copy
+                            + ") failed: " + e + (explicitDir ? "" : " (is " + base + " on a noexec mount?)"));
+                    return null;
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            tried.add(LoadFailure.packedLabel(resource, dir, explicitDir) + ": cannot extract: " + e);
+            return null;
+        }
+        // Best effort: a copy that is not held may be removed by another build's cleanup, which
+        // only makes a later JVM extract it again (this one's mapping stays).
+        Native.holdCopy(copy.toString().getBytes(StandardCharsets.UTF_8));
+        if (extracted && !explicitDir) {
+            ExtractedCopies.removeStale(base, dir.getFileName().toString(), copy);
+        }
+        return copy.toString();
     }
 
     /**
      * Extracts the library packed in this jar for this platform into {@code dir} (created if
      * needed) and returns the file, without loading it. The file name carries a hash of the
-     * content, so different builds never overwrite each other's library.
+     * content, so different builds never overwrite each other's library; a file of that name
+     * but another size is replaced.
      *
      * @param dir the directory to extract to
      * @return the extracted library file
@@ -285,222 +288,23 @@ public final class NativeLoader {
      * @throws HrtsException if this jar has no library for this platform
      */
     public static Path extractTo(Path dir) throws IOException {
-        Packed packed = new Packed(platform());
-        if (!packed.present()) {
+        int packed = packedIndex(platform());
+        if (packed < 0) {
             throw new HrtsException("hrts: " + resourcePath() + " is not packaged in " + codeSource());
         }
-        return extract(packed, dir.toAbsolutePath());
+        Path copy = dir.toAbsolutePath().resolve(copyName(packed));
+        if (!LibraryCopy.isCopy(copy, BuildInfo.SIZE[packed])) {
+            LibraryCopy.extract(resourcePath(), copy);
+        }
+        return copy;
     }
 
-    /**
-     * The library packed in the jar for one platform. The build records its SHA-256 and size
-     * in {@code hrts.properties}, so an extracted copy is found without reading the library from
-     * the jar or hashing it; the bytes are read only to extract. A jar without that record
-     * (not made by this build) gets its hash computed as before.
-     */
-    private static final class Packed {
-        final String resource;
-        private final String recordedHash;
-        private final long recordedSize;
-        private byte[] bytes;
-
-        Packed(String platform) {
-            resource = "native/" + platform + "/" + LIBRARY_FILE;
-            Properties build = buildProperties();
-            String hash = build.getProperty("sha256." + platform, "");
-            long size = -1;
-            try {
-                size = Long.parseLong(build.getProperty("size." + platform, "-1"));
-            } catch (NumberFormatException e) {
-                // unknown: read and hashed below
-            }
-            boolean usable = hash.length() == 64 && size > 0;
-            for (int i = 0; usable && i < hash.length(); i++) {
-                char c = hash.charAt(i);
-                usable = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-            }
-            recordedHash = usable ? hash : null;
-            recordedSize = usable ? size : -1;
-        }
-
-        boolean present() {
-            return NativeLoader.class.getResource("/" + resource) != null;
-        }
-
-        byte[] bytes() throws IOException {
-            if (bytes == null) {
-                bytes = readResource("/" + resource);
-                if (bytes == null) {
-                    throw new IOException(resource + " is not packaged in " + codeSource());
-                }
-            }
-            return bytes;
-        }
-
-        /** The copy's file name: the content hash keeps different builds apart. */
-        String fileName() throws IOException {
-            String hash = recordedHash != null ? recordedHash : sha256Hex(bytes());
-            return "lib" + LIBRARY_NAME + "-" + hash.substring(0, 16) + ".so";
-        }
-
-        long size() throws IOException {
-            return recordedSize >= 0 ? recordedSize : bytes().length;
-        }
-    }
-
-    /**
-     * Extracts and takes this JVM's shared lock on the copy (see {@link ExtractedCopies}); extracts
-     * again if a cleanup in another JVM removed the copy in between.
-     */
-    private static Path extractAndHold(Packed packed, Path dir) throws IOException {
-        for (int attempt = 0; attempt < 5; attempt++) {
-            Path target = extract(packed, dir);
-            if (ExtractedCopies.holdInUse(target)) {
-                return target;
-            }
-        }
-        throw new IOException("the extracted copy in " + dir + " kept disappearing (removed by "
-                + "another process?)");
-    }
-
-    /** Best effort, after a successful load: never a reason to fail it. */
-    private static void removeStaleCopies(Path dir, Path loaded) {
-        try {
-            ExtractedCopies.removeStale(dir.getParent(), dir.getFileName().toString(), loaded,
-                    currentUid());
-        } catch (IOException | RuntimeException e) {
-            // the copies stay; the next JVM tries again
-        }
-    }
-
-    private static Object currentUid() throws IOException {
-        return Files.getAttribute(Paths.get("/proc/self"), "unix:uid");
-    }
-
-    /**
-     * A copy of the right name and size is the library: copies are written whole to a temporary
-     * file and renamed into place, under a name made of the content's hash, and the default
-     * directory is writable by this user only (checked before).
-     */
-    private static Path extract(Packed packed, Path dir) throws IOException {
-        Files.createDirectories(dir);
-        Path target = dir.resolve(packed.fileName());
-        if (Files.isRegularFile(target, LinkOption.NOFOLLOW_LINKS)
-                && Files.size(target) == packed.size()) {
-            return target; // already extracted (by us or a concurrent JVM)
-        }
-        Path tmp = Files.createTempFile(dir, ".lib" + LIBRARY_NAME + "-", ".tmp");
-        try {
-            Files.write(tmp, packed.bytes());
-            Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("rwxr-xr-x"));
-            try {
-                Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE,
-                        StandardCopyOption.REPLACE_EXISTING);
-            } catch (AtomicMoveNotSupportedException e) {
-                Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING);
-            }
-        } finally {
-            Files.deleteIfExists(tmp);
-        }
-        return target;
-    }
-
-    /**
-     * Creates {@code dir} mode 0700 if missing and refuses it unless it is a real directory
-     * owned by this user and writable by nobody else: a shared /tmp must not let another user
-     * plant the library this JVM loads.
-     */
-    private static void ensurePrivateDir(Path dir) throws IOException {
-        // Usually there from an earlier JVM: one attribute read checks it (creating it, or
-        // the exception a concurrent creation throws, costs a start-up several ms).
-        if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
-            try {
-                Files.createDirectories(dir.getParent());
-                Files.createDirectory(dir,
-                        PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-            } catch (FileAlreadyExistsException e) {
-                // made by a concurrent JVM: checked below
-            }
-        }
-        Map<String, Object> attrs = Files.readAttributes(dir, "unix:uid,mode,isDirectory",
-                LinkOption.NOFOLLOW_LINKS);
-        if (!Boolean.TRUE.equals(attrs.get("isDirectory"))) {
-            throw new IOException(dir + " is not a directory (or is a symbolic link)");
-        }
-        Object owner = attrs.get("uid");
-        Object self = currentUid();
-        if (!owner.equals(self)) {
-            throw new IOException(dir + " is owned by uid " + owner + ", not by this user (uid "
-                    + self + ")");
-        }
-        int mode = (Integer) attrs.get("mode");
-        if ((mode & 0022) != 0) {
-            throw new IOException(dir + " is writable by other users (mode "
-                    + Integer.toOctalString(mode & 07777) + ")");
-        }
-    }
-
-    private static byte[] readResource(String name) throws IOException {
-        try (InputStream in = NativeLoader.class.getResourceAsStream(name)) {
-            if (in == null) {
-                return null;
-            }
-            ByteArrayOutputStream out = new ByteArrayOutputStream(1 << 20);
-            byte[] buf = new byte[64 * 1024];
-            for (int n; (n = in.read(buf)) > 0; ) {
-                out.write(buf, 0, n);
-            }
-            return out.toByteArray();
-        }
-    }
-
-    private static String sha256Hex(byte[] data) {
-        try {
-            byte[] d = MessageDigest.getInstance("SHA-256").digest(data);
-            StringBuilder sb = new StringBuilder();
-            for (byte b : d) {
-                sb.append(String.format("%02x", b));
-            }
-            return sb.toString();
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is required of every JVM", e);
-        }
-    }
-
-    private static String codeSource() {
+    static String codeSource() {
         try {
             return new File(NativeLoader.class.getProtectionDomain().getCodeSource().getLocation()
                     .toURI()).toString();
         } catch (Exception | Error e) {
             return "the hrts jar";
         }
-    }
-
-    private static HrtsException failure(Properties props, List<String> tried) {
-        String osName = props.getProperty("os.name", "?");
-        String osArch = props.getProperty("os.arch", "?");
-        String plat = platform(osName, osArch);
-        StringBuilder sb = new StringBuilder();
-        sb.append("hrts: cannot load the native library ").append(LIBRARY_FILE)
-                .append(" for platform ").append(plat)
-                .append(" (os.name=").append(osName).append(", os.arch=").append(osArch)
-                .append(", hrts ").append(version()).append(").\nTried:\n");
-        for (int i = 0; i < tried.size(); i++) {
-            sb.append("  ").append(i + 1).append(". ").append(tried.get(i)).append('\n');
-        }
-        sb.append("How to fix:\n")
-                .append("  - point -D").append(LIBRARY_PROPERTY)
-                .append("=/path/to/").append(LIBRARY_FILE)
-                .append(" at an existing library built for ").append(plat)
-                .append(" (cargo build --release -p hrts-jni gives target/release/")
-                .append(LIBRARY_FILE).append("), or\n")
-                .append("  - if the extraction directory is unusable (e.g. ")
-                .append(props.getProperty("java.io.tmpdir", "/tmp"))
-                .append(" is mounted noexec), set -D").append(DIR_PROPERTY)
-                .append("=/a/writable/directory/on/an/exec/mount, or\n")
-                .append("  - use an hrts jar that contains native/").append(plat).append('/')
-                .append(LIBRARY_FILE).append(" (build it with ./gradlew jar), or\n")
-                .append("  - install ").append(LIBRARY_FILE).append(" on java.library.path.");
-        return new HrtsException(sb.toString());
     }
 }

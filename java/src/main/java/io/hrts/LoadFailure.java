@@ -1,0 +1,56 @@
+package io.hrts;
+
+import java.util.List;
+import java.util.Properties;
+
+/**
+ * The error {@link NativeLoader} throws when nothing loads: the platform, every path tried with
+ * its failure, and how to fix it. Apart from the loader so that a JVM whose library loads never
+ * loads (or verifies) this code.
+ */
+final class LoadFailure {
+    private LoadFailure() {}
+
+    /** What the jar lacks for {@code platform}, as one entry of the tried list. */
+    static String notPackaged(String platform) {
+        List<String> have = NativeLoader.packagedPlatforms();
+        return "jar resource native/" + platform + "/" + NativeLoader.LIBRARY_FILE + ": not packaged in "
+                + NativeLoader.codeSource() + " (no library for this platform; this jar has libraries for "
+                + (have.isEmpty() ? "no platform" : String.join(", ", have)) + ")";
+    }
+
+    /** How the tried list names the packed library's copy in {@code dir}. */
+    static String packedLabel(String resource, java.nio.file.Path dir, boolean explicitDir) {
+        return "jar resource " + resource + " extracted to " + (explicitDir ? "-D" + NativeLoader.DIR_PROPERTY + "=" : "")
+                + dir;
+    }
+
+    static HrtsException of(Properties props, List<String> tried) {
+        String osName = props.getProperty("os.name", "?");
+        String osArch = props.getProperty("os.arch", "?");
+        String plat = NativeLoader.platform(osName, osArch);
+        String lib = NativeLoader.LIBRARY_FILE;
+        StringBuilder sb = new StringBuilder();
+        sb.append("hrts: cannot load the native library ").append(lib)
+                .append(" for platform ").append(plat)
+                .append(" (os.name=").append(osName).append(", os.arch=").append(osArch)
+                .append(", hrts ").append(NativeLoader.version()).append(").\nTried:\n");
+        for (int i = 0; i < tried.size(); i++) {
+            sb.append("  ").append(i + 1).append(". ").append(tried.get(i)).append('\n');
+        }
+        sb.append("How to fix:\n")
+                .append("  - point -D").append(NativeLoader.LIBRARY_PROPERTY)
+                .append("=/path/to/").append(lib)
+                .append(" at an existing library built for ").append(plat)
+                .append(" (cargo build --release -p hrts-jni gives target/release/")
+                .append(lib).append("), or\n")
+                .append("  - if the extraction directory is unusable (e.g. ")
+                .append(props.getProperty("java.io.tmpdir", "/tmp"))
+                .append(" is mounted noexec), set -D").append(NativeLoader.DIR_PROPERTY)
+                .append("=/a/writable/directory/on/an/exec/mount, or\n")
+                .append("  - use an hrts jar that contains native/").append(plat).append('/')
+                .append(lib).append(" (build it with ./gradlew jar), or\n")
+                .append("  - install ").append(lib).append(" on java.library.path.");
+        return new HrtsException(sb.toString());
+    }
+}
