@@ -46,8 +46,8 @@ pub enum Command {
     /// Evaluate the hardware counter's reliability across CPUs (WTMLIB methods); progress on
     /// stderr, results on stdout
     Eval(EvalArgs),
-    /// Watch the segment follow CLOCK_REALTIME: one line per tie (offset, correction),
-    /// optionally as CSV and as an SVG plot
+    /// Watch the segment follow CLOCK_REALTIME: one line per tie (offset, correction, error
+    /// bound and status), optionally as CSV and as an SVG plot
     Track(TrackArgs),
     /// Set the base anew (IBMTS setBaseInfo) for every process, bumping the generation; prints
     /// the new base: the explicit way to re-pair with the system clock at once

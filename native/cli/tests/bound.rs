@@ -110,3 +110,68 @@ fn after_a_commit_wait_every_later_interval_starts_after_the_commit() {
         "the test bound is 20 µs each side: {widest}"
     );
 }
+
+/// `hrts track` shows the bound and status on every line and in the CSV, and
+/// shades it around the offset in the plot.
+#[test]
+#[cfg(feature = "testing")]
+fn track_shows_the_bound_and_its_status_and_plots_it_around_the_offset() {
+    let seg = Segment::new();
+    let dir = std::env::temp_dir().join(format!("hrts-track-bound-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (csv, svg) = (dir.join("t.csv"), dir.join("t.svg"));
+    let out = seg
+        .command()
+        .env("HRTS_TIE_INTERVAL_MS", "200")
+        .env("HRTS_TEST_BOUND", "synchronized,20000")
+        .args(["track", "1.2", "--csv"])
+        .arg(&csv)
+        .arg("--svg")
+        .arg(&svg)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    assert!(lines.len() >= 3, "{text}");
+    let mut widest = 0;
+    for l in &lines {
+        let bound = l
+            .split("  bound synchronized ±")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{l}"));
+        let (half, rest) = bound.split_once(" ns").unwrap();
+        assert_eq!(rest, " (source test, 20000 ns)", "{l}");
+        let half: u64 = half.parse().unwrap();
+        assert!(half > 20_000 && half < 1_000_000, "{l}");
+        widest = widest.max(half);
+    }
+    let rows = std::fs::read_to_string(&csv).unwrap();
+    let header: Vec<&str> = rows.lines().next().unwrap().split(',').collect();
+    let status = header.iter().position(|c| *c == "bound_status").unwrap();
+    let half = header
+        .iter()
+        .position(|c| *c == "bound_half_width_ns")
+        .unwrap();
+    for row in rows.lines().skip(1) {
+        let f: Vec<&str> = row.split(',').collect();
+        assert_eq!(f[status], "synchronized", "{row}");
+        assert!(f[half].parse::<u64>().unwrap() > 20_000, "{row}");
+    }
+    let plot = std::fs::read_to_string(&svg).unwrap();
+    assert_eq!(
+        plot.matches("<path class=\"bound synchronized\"").count(),
+        1,
+        "{plot}"
+    );
+    assert!(plot.contains(">bound: offset ± half width (synchronized)</text>"));
+    // The band is µs wide, the offsets far smaller: the axis is in µs.
+    assert!(
+        plot.contains(">offset (µs)</text>"),
+        "widest ±{widest} ns: {plot}"
+    );
+}

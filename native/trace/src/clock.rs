@@ -6,7 +6,8 @@
 //! core's hot path: it lets one machine play several hosts whose clocks
 //! disagree by known amounts.
 
-use hrts_core::{Error, ErrorKind, Result, SharedBase};
+use crate::format::BoundRecord;
+use hrts_core::{BoundStatus, Error, ErrorKind, Result, SharedBase};
 
 /// Environment variable, **for tests only**: `OFFSET_NS,DRIFT_PPM[,REF_NS]`
 /// makes this process's trace clock read `t + OFFSET + (t - REF) * DRIFT / 1e6`
@@ -21,6 +22,13 @@ pub const ENV_TRACE_HOST: &str = "HRTS_TRACE_HOST";
 /// A local clock in epoch nanoseconds, read by trace writers and sync.
 pub trait Clock: Send + Sync {
     fn now_ns(&self) -> u64;
+
+    /// What the clock's time service says of its error now, for the trace's
+    /// bound records; `None` for a clock no time service vouches for (the
+    /// default: test clocks).
+    fn bound(&self) -> Option<BoundRecord> {
+        None
+    }
 }
 
 /// An artificial offset and drift: `t + offset + (t - reference) * drift`.
@@ -170,13 +178,19 @@ impl HostClock {
     }
 }
 
+impl HostClock {
+    fn base(&self) -> &SharedBase {
+        match &self.base {
+            Base::Global(b) => b,
+            Base::Owned(b) => b,
+        }
+    }
+}
+
 impl Clock for HostClock {
     #[inline]
     fn now_ns(&self) -> u64 {
-        let base = match &self.base {
-            Base::Global(b) => *b,
-            Base::Owned(b) => b,
-        };
+        let base = self.base();
         // Ordered: a stamp taken after a message arrived must not be read
         // speculatively before it.
         let t = base.now_ns_ordered();
@@ -184,6 +198,32 @@ impl Clock for HostClock {
             None => t,
             Some(s) => s.apply(t),
         }
+    }
+
+    /// The segment's bound, as `now_bounded` would widen a stamp now. A
+    /// skewed clock has none: the bound speaks of the timeline, and a skewed
+    /// clock is deliberately off it.
+    fn bound(&self) -> Option<BoundRecord> {
+        if self.skew.is_some() {
+            return None;
+        }
+        let at_ns = self.now_ns();
+        let Some(s) = self.base().bound_state() else {
+            return Some(BoundRecord::unknown(at_ns));
+        };
+        let synchronized = s.status == BoundStatus::Synchronized;
+        Some(BoundRecord {
+            at_ns,
+            status: s.status,
+            source: s.source,
+            bound_ns: s.bound_ns,
+            half_width_ns: s.half_width_ns,
+            widest_ns: if synchronized {
+                s.widest_synchronized_ns()
+            } else {
+                0
+            },
+        })
     }
 }
 

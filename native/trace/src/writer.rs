@@ -47,6 +47,8 @@ pub struct TraceWriter {
     /// The most events on one tick among the records the file held before this
     /// writer (`append`); 0 for a new file.
     prior_max_events: u64,
+    /// Whether the file takes BOUND records (not a version-1 file continued).
+    records_bounds: bool,
     inner: Mutex<Inner>,
 }
 
@@ -106,11 +108,12 @@ impl TraceWriter {
         let mut out = BufWriter::with_capacity(1 << 16, file);
         out.write_all(&header.encode())
             .map_err(|e| write_error(&path, &e))?;
-        Ok(TraceWriter {
+        let w = TraceWriter {
             path,
             clock,
             stamper: ItcStamper::new(format, origin),
             prior_max_events: 0,
+            records_bounds: true,
             inner: Mutex::new(Inner {
                 out: Some(out),
                 names: HashMap::new(),
@@ -119,7 +122,9 @@ impl TraceWriter {
                 sync_rounds: 0,
                 buf: Vec::with_capacity(256),
             }),
-        })
+        };
+        w.record_bound()?;
+        Ok(w)
     }
 
     /// Opens an existing complete trace file of the same clock to add records
@@ -177,11 +182,13 @@ impl TraceWriter {
             let at = h.origin_ns + (last >> h.event_bits) * h.tick_num;
             while stamper.stamp_at(at)? < last {}
         }
-        Ok(TraceWriter {
+        let w = TraceWriter {
             path,
             clock,
             stamper,
             prior_max_events,
+            // A file of format version 1 stays one that its own hrts reads.
+            records_bounds: h.version >= 2,
             inner: Mutex::new(Inner {
                 out: Some(BufWriter::with_capacity(1 << 16, file)),
                 names,
@@ -190,7 +197,9 @@ impl TraceWriter {
                 sync_rounds: old.syncs.len() as u64,
                 buf: Vec::with_capacity(256),
             }),
-        })
+        };
+        w.record_bound()?;
+        Ok(w)
     }
 
     pub fn path(&self) -> &Path {
@@ -250,6 +259,17 @@ impl TraceWriter {
         Ok(())
     }
 
+    /// Records what the clock's time service says of its error now (a BOUND
+    /// record), if a time service vouches for the clock. Called when the file
+    /// is opened and when it is closed; a long run may call it in between,
+    /// so that `hrts merge` sees a bound that grew meanwhile.
+    pub fn record_bound(&self) -> Result<()> {
+        let Some(bound) = self.clock.bound().filter(|_| self.records_bounds) else {
+            return Ok(());
+        };
+        self.lock()?.put(&self.path, Record::Bound(bound))
+    }
+
     /// Writes buffered records to the file.
     pub fn flush(&self) -> Result<()> {
         let mut inner = self.lock()?;
@@ -262,6 +282,7 @@ impl TraceWriter {
 
     /// Writes the END record and closes the file. Later calls fail.
     pub fn close(&self) -> Result<WriterSummary> {
+        self.record_bound()?;
         let mut inner = self.lock()?;
         let end = Record::End {
             records: inner.records,

@@ -6,7 +6,7 @@ use crate::exit::CliError;
 use hrts_trace::format::map_flag_names;
 use hrts_trace::merge::{
     causality, check_order, merge, naive_causality, read_inputs, write_chrome_json, write_global,
-    Causality, MappingKind, MergeOptions,
+    Basis, Causality, Interval, MappingKind, MergeOptions, Merged,
 };
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -19,6 +19,11 @@ use std::time::Instant;
 /// trace with --json. Prints each host's fit with its error bound, the run's length, message
 /// causality (hrts's merge and the naive one that takes local stamps as global) and
 /// throughput.
+///
+/// When every file's bound records say its host's clock is synchronized and no file was
+/// synced with a master, each event is placed at its stamp ± its host's error bound instead,
+/// and the report counts the pairs of events of different hosts whose intervals overlap (their
+/// order is unknown), with the first 10; otherwise it says why the bounds were not used.
 ///
 /// What the fit cannot vouch for is refused unless a flag accepts it (then flagged in the
 /// output).
@@ -143,6 +148,7 @@ pub fn run(args: &MergeArgs) -> Result<(), CliError> {
             if flags.is_empty() { "-" } else { &flags }
         );
     }
+    s.push_str(&basis_lines(&merged));
     for note in &merged.notes {
         let _ = writeln!(s, "note: {note}");
     }
@@ -164,6 +170,56 @@ pub fn run(args: &MergeArgs) -> Result<(), CliError> {
         json_s.map_or(String::new(), |j| format!(" (JSON {j:.3} s more)"))
     );
     print(&s)
+}
+
+/// How the hosts were placed; by bounds, the pairs that could not be ordered.
+fn basis_lines(m: &Merged) -> String {
+    let u = match &m.basis {
+        Basis::Sync { why_not_bounds } => {
+            return format!(
+                "order: by ping-pong sync, as without bound records (bounds not used: \
+                 {why_not_bounds})\n"
+            )
+        }
+        Basis::Bounds(u) => u,
+    };
+    let mut s = String::from(
+        "order: by error bounds (every host's bound records say synchronized; each event at \
+         its stamp ± its host's bound_ns)\n",
+    );
+    let _ = writeln!(
+        s,
+        "unorderable: {} pairs of events on different hosts whose intervals overlap (either \
+         may have come first){}",
+        u.pairs,
+        match u.examples.len() {
+            0 => String::new(),
+            n => format!("; the first {n} below"),
+        }
+    );
+    let event = |i: usize, iv: &Interval| {
+        let g = &m.events[i];
+        let p = &m.procs[g.proc_index as usize];
+        format!(
+            "{} pid={} {} {} id={} earliest={} latest={}",
+            p.host,
+            p.pid,
+            g.event.kind.name(),
+            m.names[g.event.name as usize],
+            g.event.id,
+            iv.earliest,
+            iv.latest
+        )
+    };
+    for p in &u.examples {
+        let _ = writeln!(
+            s,
+            "unorderable pair: {} | {}",
+            event(p.first, &p.first_interval),
+            event(p.second, &p.second_interval)
+        );
+    }
+    s
 }
 
 fn causality_line(what: &str, c: &Causality) -> String {

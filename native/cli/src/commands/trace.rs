@@ -30,6 +30,7 @@ pub enum TraceCommand {
     /// Each line is one of:
     ///   e STAMP KIND ID NAME [PAYLOAD]          an event of a process trace
     ///   s PHASE MASTER_HOST EXCHANGES           a sync round
+    ///   b AT STATUS SOURCE BOUND HALF WIDEST    a bound record (ns; AT on the local clock)
     ///   g STAMP PROC KIND ID LOCAL_STAMP NAME   an event of a merged trace
     ///   p INDEX HOST PID FLAGS FILE             a process of a merged trace
     #[command(verbatim_doc_comment)]
@@ -203,6 +204,7 @@ fn info(path: &Path) -> Result<(), CliError> {
         f.names.len()
     );
     s.push_str(&super::trace_report::info_line(h.max_events_per_tick));
+    s.push_str(&super::trace_report::bound_lines(&f.bounds));
     if h.is_global() {
         s.push_str(&format!(
             "events: {}\nprocesses: {}\n",
@@ -242,6 +244,18 @@ fn dump(path: &Path) -> Result<(), CliError> {
             s.phase.name(),
             s.master_host,
             s.exchanges.len()
+        )?;
+    }
+    for b in &f.bounds {
+        writeln!(
+            out,
+            "b {} {} {} {} {} {}",
+            b.at_ns,
+            b.status.name(),
+            b.source.name(),
+            b.bound_ns,
+            b.half_width_ns,
+            b.widest_ns
         )?;
     }
     for e in &f.events {

@@ -2,11 +2,13 @@
 //! the calendar. It stamps every millisecond (so ties happen even if nothing else
 //! stamps) and prints one line per tie (frozen mode: one per second): time,
 //! offset from `CLOCK_REALTIME` now (narrowest bracket), the offset the tie
-//! measured, and the slope's correction. Optionally writes the rows as CSV and
-//! the offset over time as an SVG plot.
+//! measured, the slope's correction, and the error bound a stamp gets then
+//! (status and half width, as `hrts now --bound` gives it). Optionally writes
+//! the rows as CSV and the offset over time, with the bound around it, as an
+//! SVG plot.
 
 use crate::exit::CliError;
-use hrts_core::{Mode, TrackingState};
+use hrts_core::{BoundState, Mode, TrackingState};
 use std::fmt::Write as _;
 use std::fs::File;
 use std::io::Write as _;
@@ -21,7 +23,7 @@ pub struct TrackArgs {
     /// Also write the lines as CSV to FILE
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
-    /// Also plot the offset over time as SVG to FILE
+    /// Also plot the offset over time, with the error bound around it, as SVG to FILE
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
 }
@@ -42,9 +44,35 @@ pub struct Row {
     pub offset_ns: i64,
     pub state: TrackingState,
     pub generation: u64,
+    /// The bound as the page holds it then (`None`: none published yet).
+    pub bound: Option<BoundState>,
 }
 
 impl Row {
+    /// Half the interval a stamp got, ns; 0 when the status gives none.
+    fn half_width_ns(&self) -> u64 {
+        self.bound.map_or(0, |b| b.half_width_ns)
+    }
+
+    fn bound_text(&self) -> String {
+        match &self.bound {
+            None => "bound none (no bound published yet)".to_string(),
+            Some(b) if b.status.bounded() => format!(
+                "bound {} ±{} ns (source {}, {} ns)",
+                b.status.name(),
+                b.half_width_ns,
+                b.source.name(),
+                b.bound_ns
+            ),
+            Some(b) => format!(
+                "bound {} (source {}, {} ns)",
+                b.status.name(),
+                b.source.name(),
+                b.bound_ns
+            ),
+        }
+    }
+
     fn line(&self) -> String {
         let t = &self.state;
         let what = match t.mode {
@@ -53,7 +81,7 @@ impl Row {
         };
         format!(
             "{:9.3} s  {what}  offset {:+} ns  tie offset {:+} ns  correction {:+.3} ppm \
-             (frequency {:+.3}, slew {:+.3})  pending {:+} ns  generation {}",
+             (frequency {:+.3}, slew {:+.3})  pending {:+} ns  generation {}  {}",
             self.elapsed_s,
             self.offset_ns,
             t.last_offset_ns,
@@ -61,17 +89,18 @@ impl Row {
             t.frequency_ppb as f64 / 1000.0,
             t.slew_ppb as f64 / 1000.0,
             t.pending_ns,
-            self.generation
+            self.generation,
+            self.bound_text()
         )
     }
 }
 
-pub const CSV_HEADER: &str = "elapsed_s,epoch_ns,offset_ns,tie_offset_ns,pending_ns,frequency_ppm,slew_ppm,correction_ppm,ties,steps,generation";
+pub const CSV_HEADER: &str = "elapsed_s,epoch_ns,offset_ns,tie_offset_ns,pending_ns,frequency_ppm,slew_ppm,correction_ppm,ties,steps,generation,bound_status,bound_source,bound_ns,bound_half_width_ns";
 
 fn csv_row(r: &Row) -> String {
     let t = &r.state;
     format!(
-        "{:.6},{},{},{},{},{:.3},{:.3},{:.3},{},{},{}",
+        "{:.6},{},{},{},{},{:.3},{:.3},{:.3},{},{},{},{}",
         r.elapsed_s,
         r.epoch_ns,
         r.offset_ns,
@@ -82,7 +111,17 @@ fn csv_row(r: &Row) -> String {
         t.correction_ppm(),
         t.ties,
         t.steps,
-        r.generation
+        r.generation,
+        match &r.bound {
+            None => "none,,,".to_string(),
+            Some(b) => format!(
+                "{},{},{},{}",
+                b.status.name(),
+                b.source.name(),
+                b.bound_ns,
+                b.half_width_ns
+            ),
+        }
     )
 }
 
@@ -175,6 +214,7 @@ pub fn run(segment: Option<&str>, options: &TrackArgs) -> Result<(), CliError> {
                 offset_ns: base.offset_now(),
                 state,
                 generation: base.base_info().generation,
+                bound: base.bound_state(),
             };
             writeln!(out, "{}", row.line())?;
             out.flush()?;
@@ -194,6 +234,14 @@ pub fn run(segment: Option<&str>, options: &TrackArgs) -> Result<(), CliError> {
         file.write(&svg(base.name(), state.mode, &rows))?;
     }
     Ok(())
+}
+
+/// The band's colour for a status that gives an interval.
+fn bound_colour(status: hrts_core::BoundStatus) -> &'static str {
+    match status {
+        hrts_core::BoundStatus::Synchronized => "#2ca02c",
+        _ => "#ff7f0e",
+    }
 }
 
 /// Round tick positions covering `lo..=hi`: about `target` of them, spaced 1,
@@ -251,21 +299,51 @@ fn xml_escape(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
+/// Runs of consecutive rows that give an interval with one status: the
+/// stretches the plot shades (a row without one breaks the band).
+fn bound_runs(rows: &[Row]) -> Vec<(hrts_core::BoundStatus, std::ops::Range<usize>)> {
+    let mut runs: Vec<(hrts_core::BoundStatus, std::ops::Range<usize>)> = Vec::new();
+    for (i, r) in rows.iter().enumerate() {
+        let Some(status) = r.bound.map(|b| b.status).filter(|s| s.bounded()) else {
+            continue;
+        };
+        match runs.last_mut() {
+            Some((s, run)) if *s == status && run.end == i => run.end = i + 1,
+            _ => runs.push((status, i..i + 1)),
+        }
+    }
+    runs
+}
+
 /// The offset from CLOCK_REALTIME over the run, as a plot: a title naming the
 /// segment and mode, a time axis (s) and an offset axis (in the unit that suits
-/// the offsets) with ticks, labels and a grid, the offset as a line, each tie
-/// (tracking mode) or sample (frozen mode) marked, and each step marked. Plain
-/// SVG 1.1, no scripts or external references.
+/// the offsets) with ticks, labels and a grid, the offset as a line with the
+/// error bound shaded around it (offset ± half width, one shade per status;
+/// none where the status gives no interval), each tie (tracking mode) or
+/// sample (frozen mode) marked, and each step marked. Plain SVG 1.1, no
+/// scripts or external references.
 pub fn svg(name: &str, mode: Mode, rows: &[Row]) -> String {
     let (w, h, left, right, top, bottom) = (800.0, 450.0, 80.0, 30.0, 60.0, 60.0);
     let max_abs = rows
         .iter()
-        .map(|r| r.offset_ns.unsigned_abs() as f64)
+        .map(|r| r.offset_ns.unsigned_abs() as f64 + r.half_width_ns() as f64)
         .fold(0.0, f64::max);
     let (unit, per) = offset_unit(max_abs);
     let values: Vec<f64> = rows.iter().map(|r| r.offset_ns as f64 / per).collect();
-    let lo = values.iter().copied().fold(0.0, f64::min);
-    let hi = values.iter().copied().fold(0.0, f64::max);
+    let halves: Vec<f64> = rows
+        .iter()
+        .map(|r| r.half_width_ns() as f64 / per)
+        .collect();
+    let lo = values
+        .iter()
+        .zip(&halves)
+        .map(|(v, b)| v - b)
+        .fold(0.0, f64::min);
+    let hi = values
+        .iter()
+        .zip(&halves)
+        .map(|(v, b)| v + b)
+        .fold(0.0, f64::max);
     let (lo, hi) = if hi - lo < 1e-9 {
         (-1.0, 1.0)
     } else {
@@ -366,6 +444,33 @@ pub fn svg(name: &str, mode: Mode, rows: &[Row]) -> String {
             );
         }
     }
+    // The bound: what a stamp's interval spans around the offset.
+    let runs = bound_runs(rows);
+    for (status, run) in &runs {
+        let upper = run.clone().map(|i| {
+            format!(
+                "{:.1},{:.1}",
+                x(rows[i].elapsed_s),
+                y(values[i] + halves[i])
+            )
+        });
+        let lower = run.clone().rev().map(|i| {
+            format!(
+                "{:.1},{:.1}",
+                x(rows[i].elapsed_s),
+                y(values[i] - halves[i])
+            )
+        });
+        let outline: Vec<String> = upper.chain(lower).collect();
+        let _ = writeln!(
+            s,
+            r#"<path class="bound {}" d="M{} Z" fill="{}" fill-opacity="0.2" stroke="{}" stroke-opacity="0.5"/>"#,
+            status.name(),
+            outline.join(" L"),
+            bound_colour(*status),
+            bound_colour(*status)
+        );
+    }
     let points: Vec<String> = rows
         .iter()
         .zip(&values)
@@ -397,6 +502,46 @@ pub fn svg(name: &str, mode: Mode, rows: &[Row]) -> String {
         lx + 8.0,
         y1 + 16.0
     );
+    // One legend line per bound status the run showed, and one for rows
+    // without an interval, so that a plot without a band says why.
+    let mut legend_y = y1 + 30.0 + if steps > 0 { 18.0 } else { 0.0 };
+    let mut shown: Vec<hrts_core::BoundStatus> = Vec::new();
+    for (status, _) in &runs {
+        if shown.contains(status) {
+            continue;
+        }
+        shown.push(*status);
+        let _ = writeln!(
+            s,
+            r#"<rect x="{:.1}" y="{:.1}" width="8" height="8" fill="{}" fill-opacity="0.4"/><text class="legend" x="{:.1}" y="{:.1}">bound: offset ± half width ({})</text>"#,
+            lx - 4.0,
+            legend_y - 4.0,
+            bound_colour(*status),
+            lx + 8.0,
+            legend_y + 4.0,
+            status.name()
+        );
+        legend_y += 18.0;
+    }
+    let unbounded: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.half_width_ns() == 0)
+        .map(|r| r.bound.map_or("none published", |b| b.status.name()))
+        .fold(Vec::new(), |mut seen, n| {
+            if !seen.contains(&n) {
+                seen.push(n);
+            }
+            seen
+        });
+    if !unbounded.is_empty() {
+        let _ = writeln!(
+            s,
+            r#"<text class="legend no-bound" x="{:.1}" y="{:.1}">no bound: {}</text>"#,
+            lx + 8.0,
+            legend_y + 4.0,
+            unbounded.join(", ")
+        );
+    }
     if steps > 0 {
         let _ = writeln!(
             s,
@@ -416,6 +561,7 @@ pub fn svg(name: &str, mode: Mode, rows: &[Row]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use hrts_core::{BoundSource, BoundStatus, Leap};
 
     fn row(t: f64, off: i64) -> Row {
         Row {
@@ -441,7 +587,110 @@ mod tests {
                 statistics_valid: true,
             },
             generation: 1,
+            bound: None,
         }
+    }
+
+    fn bound(status: BoundStatus, half_width_ns: u64) -> Option<BoundState> {
+        Some(BoundState {
+            status,
+            source: BoundSource::Test,
+            leap: Leap::None,
+            bound_ns: 20_000,
+            line_error_ns: 300,
+            drift_ppb: 50_000,
+            age_ns: 400_000_000,
+            half_width_ns,
+            shift_ns: 100,
+            fresh_ns: 3_000_000_000,
+        })
+    }
+
+    #[test]
+    fn rows_print_and_serialise_the_bound_and_its_status() {
+        let mut r = row(1.5, -12);
+        assert!(r.line().ends_with("  bound none (no bound published yet)"));
+        assert!(csv_row(&r).ends_with(",1,none,,,"), "{}", csv_row(&r));
+        r.bound = bound(BoundStatus::Synchronized, 40_420);
+        let line = r.line();
+        assert!(
+            line.ends_with("  bound synchronized ±40420 ns (source test, 20000 ns)"),
+            "{line}"
+        );
+        assert_eq!(
+            common_offset(&line),
+            -12,
+            "the offset stays where readers find it"
+        );
+        assert!(csv_row(&r).ends_with(",1,synchronized,test,20000,40420"));
+        r.bound = bound(BoundStatus::Unsynchronized, 0);
+        assert!(r
+            .line()
+            .ends_with("  bound unsynchronized (source test, 20000 ns)"));
+        assert_eq!(
+            csv_row(&r).split(',').count(),
+            CSV_HEADER.split(',').count()
+        );
+    }
+
+    /// The offset as the multi-process tests read it (tests/common).
+    fn common_offset(line: &str) -> i64 {
+        line.split("  offset ")
+            .nth(1)
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    }
+
+    #[test]
+    fn the_plot_shades_the_bound_around_the_offset_per_status() {
+        // 0..4 synchronized ±2 µs, 5 unsynchronized, 6..9 free-running ±3 µs.
+        let rows: Vec<Row> = (0..10)
+            .map(|i| {
+                let mut r = row(i as f64, 500);
+                r.bound = match i {
+                    0..=4 => bound(BoundStatus::Synchronized, 2_000),
+                    5 => bound(BoundStatus::Unsynchronized, 0),
+                    _ => bound(BoundStatus::FreeRunning, 3_000),
+                };
+                r
+            })
+            .collect();
+        let svg = svg("/b", Mode::Tracking, &rows);
+        let bands = elements(&svg, "path", "bound synchronized");
+        assert_eq!(bands.len(), 1);
+        assert_eq!(elements(&svg, "path", "bound free-running").len(), 1);
+        // The band's outline: five points above the line, five below.
+        let d = bands[0].0.split(" d=\"M").nth(1).unwrap();
+        let d = &d[..d.find(" Z").unwrap()];
+        let ys: Vec<f64> = d
+            .split(" L")
+            .map(|p| p.split_once(',').unwrap().1.parse().unwrap())
+            .collect();
+        assert_eq!(ys.len(), 10);
+        // The axis reaches the band: offset 0.5 µs + 3 µs, in µs.
+        let axis = elements(&svg, "text", "axis-title y")[0].1;
+        assert_eq!(axis, "offset (µs)");
+        let y_values: Vec<f64> = elements(&svg, "text", "tick-label y")
+            .iter()
+            .map(|(_, t)| t.parse().unwrap())
+            .collect();
+        assert!(*y_values.last().unwrap() >= 3.5, "{y_values:?}");
+        assert!(y_values[0] <= -1.5, "{y_values:?}");
+        // Above the line is up (smaller y), symmetric around it.
+        let line_y = ys[0] + (ys[9] - ys[0]) / 2.0;
+        assert!(ys[..5].iter().all(|y| *y < line_y) && ys[5..].iter().all(|y| *y > line_y));
+        assert!(svg.contains(">bound: offset ± half width (synchronized)</text>"));
+        assert!(svg.contains(">bound: offset ± half width (free-running)</text>"));
+        assert!(svg.contains(">no bound: unsynchronized</text>"));
+        // Without a bound, no band and the legend says so.
+        let plain = super::svg("/p", Mode::Tracking, &rows[..0]);
+        assert!(!plain.contains("class=\"bound"));
+        let none = super::svg("/p", Mode::Tracking, &[row(0.0, 1)]);
+        assert!(none.contains(">no bound: none published</text>"));
     }
 
     #[test]

@@ -62,6 +62,25 @@ pub struct BoundState {
     pub age_ns: u64,
     /// Half the interval a stamp now gets, ns (0 unless bounded).
     pub half_width_ns: u64,
+    /// The counter's cross-CPU shift bound, ns (part of every half width).
+    pub shift_ns: u64,
+    /// How long after its learning the word counts as synchronized, ns.
+    pub fresh_ns: u64,
+}
+
+impl BoundState {
+    /// The widest half width a stamp gets while this word stays
+    /// synchronized: its drift term grown to the end of the freshness
+    /// window. A reader that keeps one width for a stretch of stamps (a
+    /// trace merge) takes this one, never an interval narrower than a stamp
+    /// between two learnings got.
+    pub fn widest_synchronized_ns(&self) -> u64 {
+        let drift = (self.fresh_ns / 1_000 + 1).saturating_mul(self.drift_ppb) / 1_000_000 + 1;
+        self.bound_ns
+            .saturating_add(self.line_error_ns)
+            .saturating_add(self.shift_ns)
+            .saturating_add(drift)
+    }
 }
 
 /// What the area held, read whole.
@@ -241,6 +260,8 @@ impl SharedBase {
             drift_ppb: p.drift_ppb,
             age_ns,
             half_width_ns,
+            shift_ns: self.shift_ns(),
+            fresh_ns: p.fresh_ns,
         }
     }
 
@@ -384,6 +405,11 @@ mod tests {
             (s.source, s.bound_ns, s.line_error_ns),
             (BoundSource::Test, 50_000, 700)
         );
+        // The widest a synchronized stamp gets on this word: its drift grown
+        // over the whole freshness window (3 s at the 1 s tie interval: 150 µs).
+        assert_eq!(s.fresh_ns, 3_000_000_000);
+        assert_eq!(s.widest_synchronized_ns(), fixed + 150_001);
+        assert!(s.widest_synchronized_ns() >= half);
         // Time only goes on (and a minute is far more than any test takes, even
         // under qemu).
         assert!(base.after(b.earliest - 1).unwrap());

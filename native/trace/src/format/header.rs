@@ -1,7 +1,7 @@
 //! The file header: what converting a file's stamps needs, and where they came from.
 
 use super::bytes::{put_str, put_u16, put_u32, put_u64, Cursor};
-use super::{FLAG_GLOBAL, FLAG_TEST_SKEW, FORMAT_VERSION, MAGIC};
+use super::{FLAG_GLOBAL, FLAG_TEST_SKEW, FORMAT_VERSION, MAGIC, OLDEST_READ_VERSION};
 use crate::clock::ClockInfo;
 use hrts_core::{Error, ErrorKind, Result};
 
@@ -138,12 +138,12 @@ impl Header {
         let mut c = Cursor::new(buf, "the trace header");
         c.take(8)?;
         let version = c.u16()?;
-        if version != FORMAT_VERSION {
+        if !(OLDEST_READ_VERSION..=FORMAT_VERSION).contains(&version) {
             return Err(Error::new(
                 ErrorKind::Version,
                 format!(
-                    "{what} is trace format version {version}; this hrts reads version \
-                     {FORMAT_VERSION}: use the hrts that wrote it"
+                    "{what} is trace format version {version}; this hrts reads versions \
+                     {OLDEST_READ_VERSION} to {FORMAT_VERSION}: use the hrts that wrote it"
                 ),
             ));
         }
@@ -335,9 +335,15 @@ mod tests {
         assert_eq!(kind(b""), ErrorKind::Truncated);
         assert_eq!(kind(&b[..5]), ErrorKind::Truncated);
         assert_eq!(kind(&b[..40]), ErrorKind::Truncated);
-        let mut v2 = b.clone();
-        v2[8] = 2;
-        assert_eq!(kind(&v2), ErrorKind::Version);
+        let mut v3 = b.clone();
+        v3[8] = 3;
+        assert_eq!(kind(&v3), ErrorKind::Version);
+        let mut v0 = b.clone();
+        v0[8] = 0;
+        assert_eq!(kind(&v0), ErrorKind::Version);
+        let mut v1 = b.clone();
+        v1[8] = 1;
+        assert_eq!(Header::decode(&v1, "v1").unwrap().version, 1);
         let mut bits = b.clone();
         bits[16] = 0;
         assert_eq!(kind(&bits), ErrorKind::Corrupt);

@@ -1,4 +1,4 @@
-//! The trace file format (version 1), byte for byte in `native/trace/FORMAT.md`.
+//! The trace file format (version 2), byte for byte in `native/trace/FORMAT.md`.
 //!
 //! A file is a header followed by records. Every integer is little-endian.
 //! Each record is `type: u8, length: u32, body[length]`; the file ends with an
@@ -12,14 +12,18 @@ mod record;
 pub use header::{Header, HEADER_EXTENSION_LEN, HEADER_FIXED_LEN, MAX_EVENTS_UNKNOWN};
 pub use reader::{read_file, ReadOptions, TraceFile};
 pub use record::{
-    encode_event, map_flag_names, Event, EventKind, GlobalEvent, ProcRecord, Record, RunRecord,
-    SyncRecord, MAP_DISAGREEMENT, MAP_EXTRAPOLATED, MAP_INCOMPLETE, MAP_MASTER, MAP_UNSYNCED,
+    encode_event, map_flag_names, BoundRecord, Event, EventKind, GlobalEvent, ProcRecord, Record,
+    RunRecord, SyncRecord, MAP_BOUNDS, MAP_DISAGREEMENT, MAP_EXTRAPOLATED, MAP_INCOMPLETE,
+    MAP_MASTER, MAP_UNSYNCED,
 };
 
 /// The first 8 bytes of every hrts trace file.
 pub const MAGIC: [u8; 8] = *b"HRTSTRC\0";
-/// The format version this crate writes and reads.
-pub const FORMAT_VERSION: u16 = 1;
+/// The format version this crate writes; it reads every version from
+/// [`OLDEST_READ_VERSION`] up (version 2 added the BOUND record).
+pub const FORMAT_VERSION: u16 = 2;
+/// The oldest format version this crate reads.
+pub const OLDEST_READ_VERSION: u16 = 1;
 /// Largest record body a reader accepts: larger lengths are damage, not data.
 pub const MAX_RECORD_LEN: u32 = 16 << 20;
 /// Largest payload a writer accepts for one event.

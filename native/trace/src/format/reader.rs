@@ -1,7 +1,7 @@
 //! Reading and validating a whole trace file.
 
 use super::header::Header;
-use super::record::{Event, GlobalEvent, ProcRecord, Record, RunRecord, SyncRecord};
+use super::record::{BoundRecord, Event, GlobalEvent, ProcRecord, Record, RunRecord, SyncRecord};
 use super::MAX_RECORD_LEN;
 use hrts_core::{Error, ErrorKind, Result};
 use std::collections::HashMap;
@@ -26,6 +26,9 @@ pub struct TraceFile {
     /// Local events (process files), in file order.
     pub events: Vec<Event>,
     pub syncs: Vec<SyncRecord>,
+    /// The host's error bound as the writer read it (process traces of
+    /// format version 2 on; none in older files), in file order.
+    pub bounds: Vec<BoundRecord>,
     /// Global traces only.
     pub procs: Vec<ProcRecord>,
     pub global_events: Vec<GlobalEvent>,
@@ -67,6 +70,7 @@ pub fn parse(buf: &[u8], what: &str, opts: ReadOptions) -> Result<TraceFile> {
         names: HashMap::new(),
         events: Vec::new(),
         syncs: Vec::new(),
+        bounds: Vec::new(),
         procs: Vec::new(),
         global_events: Vec::new(),
         run: None,
@@ -130,6 +134,7 @@ pub fn parse(buf: &[u8], what: &str, opts: ReadOptions) -> Result<TraceFile> {
                 file.events.push(e);
             }
             Record::Sync(s) if !global => file.syncs.push(s),
+            Record::Bound(b) if !global => file.bounds.push(b),
             Record::End {
                 records: r,
                 events: n,

@@ -2,12 +2,13 @@
 
 use super::bytes::{put_f64, put_str, put_u32, put_u64, Cursor};
 use crate::sync::{Exchange, SyncPhase};
-use hrts_core::{Error, ErrorKind, Result};
+use hrts_core::{BoundSource, BoundStatus, Error, ErrorKind, Result};
 
 pub(crate) const T_NAME: u8 = 1;
 pub(crate) const T_EVENT: u8 = 2;
 pub(crate) const T_SYNC: u8 = 3;
 pub(crate) const T_END: u8 = 4;
+pub(crate) const T_BOUND: u8 = 5;
 pub(crate) const T_PROC: u8 = 16;
 pub(crate) const T_GEVENT: u8 = 17;
 pub(crate) const T_RUN: u8 = 18;
@@ -75,6 +76,39 @@ pub struct SyncRecord {
     pub exchanges: Vec<Exchange>,
 }
 
+/// What the host's time service said of its clock's error when a writer
+/// asked (the word `hrts_core::SharedBase::now_bounded` widens stamps by). A
+/// writer records one when it opens its file and one when it closes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BoundRecord {
+    /// The trace clock (local epoch ns) when the bound was read.
+    pub at_ns: u64,
+    pub status: BoundStatus,
+    pub source: BoundSource,
+    /// The time service's own bound, ns.
+    pub bound_ns: u64,
+    /// Half the interval a stamp taken then got, ns (0 unless bounded).
+    pub half_width_ns: u64,
+    /// The widest half width a stamp gets while this word stays
+    /// synchronized, ns (0 unless synchronized): what a merge widens each
+    /// of the host's stamps by.
+    pub widest_ns: u64,
+}
+
+impl BoundRecord {
+    /// A clock whose segment holds no bound yet (or a frozen one).
+    pub fn unknown(at_ns: u64) -> BoundRecord {
+        BoundRecord {
+            at_ns,
+            status: BoundStatus::Unknown,
+            source: BoundSource::None,
+            bound_ns: 0,
+            half_width_ns: 0,
+            widest_ns: 0,
+        }
+    }
+}
+
 /// Mapping flag: the process ran on the master's clock (identity, exact).
 pub const MAP_MASTER: u32 = 1;
 /// Mapping flag: never synced; local stamps taken as global (`--allow-unsynced`).
@@ -85,6 +119,9 @@ pub const MAP_EXTRAPOLATED: u32 = 4;
 pub const MAP_DISAGREEMENT: u32 = 8;
 /// Mapping flag: the file had no END record (`--allow-incomplete`).
 pub const MAP_INCOMPLETE: u32 = 16;
+/// Mapping flag: placed by its host's error bound (identity, the bound its
+/// bound records allow), not by a ping-pong sync.
+pub const MAP_BOUNDS: u32 = 32;
 
 /// The flags' names, in bit order, for reports.
 pub fn map_flag_names(flags: u32) -> Vec<&'static str> {
@@ -94,6 +131,7 @@ pub fn map_flag_names(flags: u32) -> Vec<&'static str> {
         (MAP_EXTRAPOLATED, "extrapolated"),
         (MAP_DISAGREEMENT, "disagreement"),
         (MAP_INCOMPLETE, "incomplete"),
+        (MAP_BOUNDS, "bounds"),
     ]
     .into_iter()
     .filter(|(bit, _)| flags & bit != 0)
@@ -152,6 +190,7 @@ pub enum Record {
     },
     Event(Event),
     Sync(SyncRecord),
+    Bound(BoundRecord),
     /// Closes a file: the number of records and events before it.
     End {
         records: u64,
@@ -189,6 +228,15 @@ impl Record {
                     }
                 }
                 T_SYNC
+            }
+            Record::Bound(b) => {
+                put_u64(out, b.at_ns);
+                out.push(b.status.code() as u8);
+                out.push(b.source as u8);
+                put_u64(out, b.bound_ns);
+                put_u64(out, b.half_width_ns);
+                put_u64(out, b.widest_ns);
+                T_BOUND
             }
             Record::End { records, events } => {
                 put_u64(out, *records);
@@ -277,6 +325,20 @@ impl Record {
                     master_host,
                     master_clock_id,
                     exchanges,
+                })
+            }
+            T_BOUND => {
+                let mut c = Cursor::new(body, "a bound record");
+                let at_ns = c.u64()?;
+                // A status this reader does not know vouches for nothing.
+                let status = BoundStatus::from_code(c.u8()? as u32).unwrap_or(BoundStatus::Unknown);
+                Record::Bound(BoundRecord {
+                    at_ns,
+                    status,
+                    source: BoundSource::from_code(c.u8()? as u32),
+                    bound_ns: c.u64()?,
+                    half_width_ns: c.u64()?,
+                    widest_ns: c.u64()?,
                 })
             }
             T_END => {
@@ -428,6 +490,15 @@ mod tests {
                 wall: 5,
             }],
         }));
+        round_trip(Record::Bound(BoundRecord {
+            at_ns: 1_700_000_000_000_000_000,
+            status: BoundStatus::Synchronized,
+            source: BoundSource::Chrony,
+            bound_ns: 40_000,
+            half_width_ns: 41_000,
+            widest_ns: 190_000,
+        }));
+        round_trip(Record::Bound(BoundRecord::unknown(5)));
         round_trip(Record::End {
             records: 10,
             events: 8,
@@ -504,8 +575,18 @@ mod tests {
         assert!(Record::decode(sync[0], &sync[5..]).is_err());
         assert_eq!(EventKind::from_name("receive"), Some(EventKind::Receive));
         assert_eq!(
-            map_flag_names(MAP_MASTER | MAP_INCOMPLETE),
-            ["master-clock", "incomplete"]
+            map_flag_names(MAP_MASTER | MAP_INCOMPLETE | MAP_BOUNDS),
+            ["master-clock", "incomplete", "bounds"]
+        );
+        // A bound record cut short is damage; a status from a later hrts is
+        // taken as unknown (it vouches for nothing here).
+        let mut bound = Vec::new();
+        Record::Bound(BoundRecord::unknown(1)).encode(&mut bound);
+        assert!(Record::decode(bound[0], &bound[5..bound.len() - 1]).is_err());
+        bound[5 + 8] = 77;
+        assert_eq!(
+            Record::decode(bound[0], &bound[5..]).unwrap(),
+            Record::Bound(BoundRecord::unknown(1))
         );
     }
 }

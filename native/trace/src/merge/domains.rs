@@ -4,10 +4,11 @@
 use super::MergeOptions;
 use crate::fit::{fit_line, fit_offset_only, pooled_samples, LineFit};
 use crate::format::{
-    SyncRecord, TraceFile, MAP_DISAGREEMENT, MAP_EXTRAPOLATED, MAP_INCOMPLETE, MAP_MASTER,
-    MAP_UNSYNCED,
+    SyncRecord, TraceFile, MAP_BOUNDS, MAP_DISAGREEMENT, MAP_EXTRAPOLATED, MAP_INCOMPLETE,
+    MAP_MASTER, MAP_UNSYNCED,
 };
 use hrts_core::{Error, ErrorKind, Result};
+use std::collections::HashMap;
 
 /// How a domain's local time becomes master time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -20,6 +21,8 @@ pub enum MappingKind {
     OffsetOnly,
     /// Never synced: identity, error unknown (`--allow-unsynced`).
     Unsynced,
+    /// Its time service vouched for it: identity, its error bound.
+    Bounds,
 }
 
 impl MappingKind {
@@ -29,6 +32,7 @@ impl MappingKind {
             MappingKind::Fit => "fit",
             MappingKind::OffsetOnly => "offset-only",
             MappingKind::Unsynced => "unsynced",
+            MappingKind::Bounds => "bounds",
         }
     }
 }
@@ -65,8 +69,14 @@ impl Domain {
 }
 
 /// Groups `files` by clock and maps each group; `master` is the master's
-/// clock id (None when nothing was synced).
-pub fn build(files: &[TraceFile], master: Option<u64>, opts: &MergeOptions) -> Result<Vec<Domain>> {
+/// clock id (None when nothing was synced); `bounds`, each clock's half
+/// width when the hosts' error bounds place them instead of a sync.
+pub fn build(
+    files: &[TraceFile],
+    master: Option<u64>,
+    bounds: Option<&HashMap<u64, u64>>,
+    opts: &MergeOptions,
+) -> Result<Vec<Domain>> {
     let mut ids: Vec<u64> = Vec::new();
     for f in files {
         if !ids.contains(&f.header.clock.clock_id) {
@@ -78,7 +88,8 @@ pub fn build(files: &[TraceFile], master: Option<u64>, opts: &MergeOptions) -> R
             let members: Vec<usize> = (0..files.len())
                 .filter(|&i| files[i].header.clock.clock_id == id)
                 .collect();
-            domain(files, id, members, master, opts)
+            let width = bounds.and_then(|b| b.get(&id).copied());
+            domain(files, id, members, master, width, opts)
         })
         .collect()
 }
@@ -88,6 +99,7 @@ fn domain(
     clock_id: u64,
     members: Vec<usize>,
     master: Option<u64>,
+    bound_width: Option<u64>,
     opts: &MergeOptions,
 ) -> Result<Domain> {
     let host = files[members[0]].header.clock.host.clone();
@@ -116,6 +128,13 @@ fn domain(
         dropped,
         events,
     };
+    if let Some(width) = bound_width {
+        // Its stamps are true time ± its bound already.
+        d.kind = MappingKind::Bounds;
+        d.fit.bound_ns = width as f64;
+        d.flags |= MAP_BOUNDS;
+        return Ok(d);
+    }
     if master == Some(clock_id) {
         d.flags |= MAP_MASTER;
         return Ok(d);

@@ -13,14 +13,24 @@
 //! - event counters are renumbered within each global tick, in (process, local
 //!   stamp) order, carrying into the tick on overflow as ITC does, so every
 //!   global stamp is unique.
+//!
+//! When every host's time service vouched for its clock throughout (each
+//! file's bound records say synchronized) and nobody synced with a master,
+//! the stamps need no mapping: each is true time ± its host's bound
+//! (`basis`), and the merge says which events of different hosts it cannot
+//! order because their intervals overlap (`overlap`).
 
+mod basis;
 mod check;
 mod domains;
 mod output;
+mod overlap;
 
+pub use basis::Basis;
 pub use check::{causality, check_order, naive_causality, Causality};
 pub use domains::{Domain, MappingKind};
 pub use output::{write_chrome_json, write_global};
+pub use overlap::{Interval, Pair, Unorderable, EXAMPLES};
 
 use crate::clock::ClockInfo;
 use crate::fit::DROP_FRACTION;
@@ -83,6 +93,8 @@ pub struct Merged {
     /// Global ticks raised to keep a process's order (0 unless float rounding
     /// bit; reported, never hidden).
     pub order_corrections: u64,
+    /// Whether the hosts' error bounds or the ping-pong sync placed them.
+    pub basis: Basis,
 }
 
 /// Reads every input, with the strictness `opts` asks for.
@@ -104,7 +116,18 @@ pub fn merge(mut files: Vec<TraceFile>, opts: &MergeOptions) -> Result<Merged> {
         prepare(f)?;
     }
     let master = master_clock(&files)?;
-    let domains = domains::build(&files, master, opts)?;
+    let bound_widths = basis::bound_widths(&files);
+    let domains =
+        domains::build(&files, master, bound_widths.as_ref().ok(), opts).map_err(|e| {
+            match &bound_widths {
+                // Say why the hosts' bounds could not stand in for what is missing.
+                Err(why) => Error::new(
+                    e.kind(),
+                    format!("{} (bounds not used: {why})", e.message()),
+                ),
+                Ok(_) => e,
+            }
+        })?;
     let mut notes = notes_for(&files, &domains);
     let run = Run::measure(&files, opts, &mut notes)?;
 
@@ -253,6 +276,13 @@ pub fn merge(mut files: Vec<TraceFile>, opts: &MergeOptions) -> Result<Merged> {
             .max()
             .or(Some(0)),
     };
+    let basis = match bound_widths {
+        Ok(_) => Basis::Bounds(overlap::unorderable(
+            &intervals(&files, &domains, &events),
+            EXAMPLES,
+        )),
+        Err(why_not_bounds) => Basis::Sync { why_not_bounds },
+    };
     if order_corrections > 0 {
         notes.push(format!(
             "{order_corrections} global ticks were raised by one to keep a process's order \
@@ -276,7 +306,36 @@ pub fn merge(mut files: Vec<TraceFile>, opts: &MergeOptions) -> Result<Merged> {
         wall_rate: run.rate,
         notes,
         order_corrections,
+        basis,
     })
+}
+
+/// Each merged event's interval: its local stamp ± its host's bound, the
+/// latest end also covering the rest of the stamp's clock tick. One host's
+/// widths are the same for all its events (its widest tick), as
+/// `overlap::unorderable` needs.
+fn intervals(files: &[TraceFile], domains: &[Domain], events: &[GlobalEvent]) -> Vec<Interval> {
+    let mut host_of = vec![(0, 0, 0); files.len()];
+    for (h, d) in domains.iter().enumerate() {
+        let tick = d.files.iter().map(|&i| files[i].header.tick_num).max();
+        let after = d.fit.bound_ns as u64 + tick.unwrap_or(1).saturating_sub(1);
+        for &i in &d.files {
+            host_of[i] = (h, d.fit.bound_ns as u64, after);
+        }
+    }
+    events
+        .iter()
+        .map(|g| {
+            let p = g.proc_index as usize;
+            let (host, before, after) = host_of[p];
+            let t = files[p].header.epoch_ns(g.local_stamp);
+            Interval {
+                host,
+                earliest: t.saturating_sub(before),
+                latest: t.saturating_add(after),
+            }
+        })
+        .collect()
 }
 
 impl Merged {
@@ -624,6 +683,7 @@ mod tests {
                 })
                 .collect(),
             syncs: vec![],
+            bounds: vec![],
             procs: vec![],
             global_events: vec![],
             run: None,

@@ -1,6 +1,6 @@
 //! Writing a merged run: the global trace file and a Chrome/Perfetto JSON trace.
 
-use super::Merged;
+use super::{Basis, Interval, Merged};
 use crate::format::{map_flag_names, EventKind, Record};
 use hrts_core::{Error, Result};
 use std::fs::File;
@@ -74,6 +74,54 @@ pub fn write_chrome_json(m: &Merged, path: &Path) -> Result<()> {
     out.flush().map_err(io_err(path))
 }
 
+/// The merge's basis for `otherData`: `"order":"bounds"` with the count of
+/// unorderable pairs and the first of them, or `"order":"sync"` with why the
+/// hosts' bounds were not used.
+fn basis_json(m: &Merged) -> String {
+    let json = |s: &str| serde_json::to_string(s).unwrap_or_else(|_| "\"?\"".to_string());
+    let u = match &m.basis {
+        Basis::Sync { why_not_bounds } => {
+            return format!(
+                "\"order\":\"sync\",\"bounds_not_used\":{}",
+                json(why_not_bounds)
+            )
+        }
+        Basis::Bounds(u) => u,
+    };
+    let event = |i: usize, iv: &Interval| {
+        let g = &m.events[i];
+        let p = &m.procs[g.proc_index as usize];
+        format!(
+            "{{\"host\":{},\"pid\":{},\"kind\":\"{}\",\"name\":{},\"id\":{},\"stamp\":{},\
+             \"earliest_epoch_ns\":{},\"latest_epoch_ns\":{}}}",
+            json(&p.host),
+            p.pid,
+            g.event.kind.name(),
+            json(&m.names[g.event.name as usize]),
+            g.event.id,
+            g.event.stamp,
+            iv.earliest,
+            iv.latest
+        )
+    };
+    let examples: Vec<String> = u
+        .examples
+        .iter()
+        .map(|p| {
+            format!(
+                "{{\"first\":{},\"second\":{}}}",
+                event(p.first, &p.first_interval),
+                event(p.second, &p.second_interval)
+            )
+        })
+        .collect();
+    format!(
+        "\"order\":\"bounds\",\"unorderable_pairs\":{},\"unorderable_examples\":[{}]",
+        u.pairs,
+        examples.join(",")
+    )
+}
+
 fn write_chrome(m: &Merged, out: &mut impl Write) -> std::io::Result<()> {
     let host_of: Vec<usize> = (0..m.procs.len())
         .map(|i| {
@@ -89,12 +137,13 @@ fn write_chrome(m: &Merged, out: &mut impl Write) -> std::io::Result<()> {
     writeln!(
         out,
         "{{\"displayTimeUnit\":\"ns\",\"otherData\":{{\"producer\":\"hrts merge\",\
-         \"master\":{},\"tick_ns\":\"1/{}\",\"run_ns\":{},\"origin_epoch_ns\":{}}},\
+         \"master\":{},\"tick_ns\":\"1/{}\",\"run_ns\":{},\"origin_epoch_ns\":{},{}}},\
          \"traceEvents\":[",
         json(&m.run.master_host),
         m.ticks_per_ns,
         m.run.wall_end_ns - m.run.wall_start_ns,
-        m.header.origin_ns
+        m.header.origin_ns,
+        basis_json(m)
     )?;
     let mut first = true;
     let mut sep = |out: &mut dyn Write| -> std::io::Result<()> {
