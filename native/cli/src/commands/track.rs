@@ -603,6 +603,7 @@ mod tests {
             half_width_ns,
             shift_ns: 100,
             fresh_ns: 3_000_000_000,
+            slope_error_ppb: 1,
         })
     }
 

@@ -8,11 +8,18 @@
 //! error at that tie. A reader then widens its stamp by
 //!
 //! ```text
-//! bound + line error + cross-CPU shift bound + drift × (now − as of)
+//! bound + line error + cross-CPU shift bound
+//!       + (drift + |line slope − learned frequency|) × (now − as of)
 //! ```
 //!
-//! and ages the status itself: synchronized only while the word is fresh,
-//! free-running after that (the interval growing at the drift rate), unknown
+//! The slope term is there because a tie's line runs at the learned frequency
+//! plus the slew that absorbs its error over one tie interval: while ties go
+//! on, the next one ends the slew; once they stop (a stopped daemon, a process
+//! that no longer stamps), the line keeps the slewed slope, up to the largest
+//! slew, far more than the clock's own drift.
+//!
+//! It ages the status itself: synchronized only while the word is fresh,
+//! free-running after that (the interval growing at that rate), unknown
 //! past void-after, when it fails instead of guessing. An unsynchronized
 //! clock, a frozen segment (which does not follow the clock) and a page
 //! without the area (minor below 3) give errors, never an interval.
@@ -66,6 +73,10 @@ pub struct BoundState {
     pub shift_ns: u64,
     /// How long after its learning the word counts as synchronized, ns.
     pub fresh_ns: u64,
+    /// How far the active line's slope is from the learned frequency, ppb
+    /// (its slew), rounded up: the interval grows at this rate on top of the
+    /// drift.
+    pub slope_error_ppb: u64,
 }
 
 impl BoundState {
@@ -75,7 +86,8 @@ impl BoundState {
     /// trace merge) takes this one, never an interval narrower than a stamp
     /// between two learnings got.
     pub fn widest_synchronized_ns(&self) -> u64 {
-        let drift = (self.fresh_ns / 1_000 + 1).saturating_mul(self.drift_ppb) / 1_000_000 + 1;
+        let rate = self.drift_ppb.saturating_add(self.slope_error_ppb);
+        let drift = (self.fresh_ns / 1_000 + 1).saturating_mul(rate) / 1_000_000 + 1;
         self.bound_ns
             .saturating_add(self.line_error_ns)
             .saturating_add(self.shift_ns)
@@ -230,10 +242,30 @@ impl SharedBase {
         self.ticks_ns(self.margin_ticks)
     }
 
+    /// How far the active line's slope is from its learned frequency, ppb,
+    /// rounded up (u64 arithmetic: a u128 division costs more than a stamp).
+    fn slope_error_ppb(&self) -> u64 {
+        let (line, ..) = self.active_line();
+        let diff = line.mult.abs_diff(line.freq_mult);
+        match (
+            diff.checked_mul(1_000_000_000),
+            line.mult.min(line.freq_mult),
+        ) {
+            (_, 0) => u64::MAX,
+            (Some(x), m) => x / m + 1,
+            (None, _) => u64::MAX,
+        }
+    }
+
     fn aged(&self, p: &Published, counter: u64) -> BoundState {
         let age_ns = match counter.wrapping_sub(p.as_of) {
             d if (d as i64) < 0 => 0,
             d => self.ticks_ns(d),
+        };
+        let slope_error_ppb = if self.mode == Mode::Tracking {
+            self.slope_error_ppb()
+        } else {
+            0 // frozen: no interval at all
         };
         let status = match p.status {
             _ if self.mode == Mode::Frozen => BoundStatus::Unknown,
@@ -242,7 +274,8 @@ impl SharedBase {
             s => s,
         };
         // Rounded up, in u64 (a u128 division would cost more than the stamp).
-        let drift = (age_ns / 1_000 + 1).saturating_mul(p.drift_ppb) / 1_000_000 + 1;
+        let rate = p.drift_ppb.saturating_add(slope_error_ppb);
+        let drift = (age_ns / 1_000 + 1).saturating_mul(rate) / 1_000_000 + 1;
         let half_width_ns = if status.bounded() {
             p.bound_ns
                 .saturating_add(p.line_error_ns)
@@ -262,6 +295,7 @@ impl SharedBase {
             half_width_ns,
             shift_ns: self.shift_ns(),
             fresh_ns: p.fresh_ns,
+            slope_error_ppb,
         }
     }
 
@@ -405,10 +439,16 @@ mod tests {
             (s.source, s.bound_ns, s.line_error_ns),
             (BoundSource::Test, 50_000, 700)
         );
+        // A new segment's line runs at its frequency (no slew to absorb yet).
+        assert!(s.slope_error_ppb <= 1, "{s:?}");
         // The widest a synchronized stamp gets on this word: its drift grown
         // over the whole freshness window (3 s at the 1 s tie interval: 150 µs).
         assert_eq!(s.fresh_ns, 3_000_000_000);
-        assert_eq!(s.widest_synchronized_ns(), fixed + 150_001);
+        let rate = 50_000 + s.slope_error_ppb;
+        assert_eq!(
+            s.widest_synchronized_ns(),
+            fixed + 3_000_001 * rate / 1_000_000 + 1
+        );
         assert!(s.widest_synchronized_ns() >= half);
         // Time only goes on (and a minute is far more than any test takes, even
         // under qemu).
@@ -443,6 +483,38 @@ mod tests {
         assert_eq!(e.kind(), ErrorKind::Unsynchronized);
         assert!(e.message().contains("void-after"), "{}", e.message());
         assert_eq!(base.bound_state().unwrap().status, BoundStatus::Unknown);
+    }
+
+    #[test]
+    fn a_line_left_with_its_slew_widens_the_interval_at_its_slope_error() {
+        // A tie's line runs at the learned frequency plus the slew that absorbs
+        // its error; with no tie after it, it keeps that slope. Here 400 ppm
+        // (within the default largest slew), 8 s after the learning.
+        let t = TestName::new("boundslope");
+        let base = SharedBase::open(&t.cfg()).unwrap();
+        let h = base.header();
+        let word = h.seq.load(Acquire);
+        let slot = &h.slots[crate::segment::layout::seq_slot(word)];
+        let (mut line, written, _) = crate::segment::timeline::load_line(slot);
+        line.mult = line.freq_mult + line.freq_mult / 2_500;
+        crate::segment::timeline::store_line(slot, &line, written);
+        let now = crate::clock::source::read_ordered(base.source());
+        base.publish_bound(synchronized(1_000), 0, now - ticks_of(&base, 8_000_000_000));
+        let s = base.bound_state().unwrap();
+        assert!((400_000..=400_001).contains(&s.slope_error_ppb), "{s:?}");
+        let b = base.now_bounded().unwrap();
+        assert_eq!(b.status, BoundStatus::FreeRunning);
+        let half = (b.latest - b.earliest) / 2;
+        // (50 + 400) ppm of 8 s: 3.6 ms, against the 0.4 ms of drift alone.
+        let grown = half - 1_000 - base.shift_ns();
+        assert!((3_600_000..3_650_000).contains(&grown), "{grown}");
+        assert!(s.widest_synchronized_ns() >= 1_000 + 450 * 3_000, "{s:?}");
+
+        // The slope error is a distance: a slew the other way counts the same.
+        line.mult = line.freq_mult - line.freq_mult / 2_500;
+        crate::segment::timeline::store_line(slot, &line, written);
+        let s = base.bound_state().unwrap();
+        assert!((400_000..=400_200).contains(&s.slope_error_ppb), "{s:?}");
     }
 
     #[test]
