@@ -32,6 +32,9 @@ public final class TestMains {
             case "stamp-for":
                 stampFor(Long.parseLong(args[1]));
                 return;
+            case "bounded":
+                bounded(Integer.parseInt(args[1]));
+                return;
             case "mode":
                 mode();
                 return;
@@ -46,7 +49,7 @@ public final class TestMains {
                         + io.hrts.stats.SharedStats.snapshot(args[1]).processes().size());
                 return;
             default:
-                System.err.println("usage: TestMains echo|open-twice|next-sequence|fill-scaling|stamp-for MS|fuzz-read MS|mode"
+                System.err.println("usage: TestMains echo|open-twice|next-sequence|fill-scaling|stamp-for MS|fuzz-read MS|bounded N|mode"
                         + "|stats-record SEED|stats-timer-stop INSTANCE|stats-snapshot SEGMENT");
                 System.exit(2);
         }
@@ -62,6 +65,28 @@ public final class TestMains {
             out.println(HighResTimestamp.getEpochNanosecondsOrdered());
             out.flush();
         }
+    }
+
+    /**
+     * {@code n} bounded stamps, each between two CLOCK_REALTIME readings, as {@code hrts_test
+     * bounded} prints them ("bounded java: earliest E latest L status S before B after A").
+     */
+    static void bounded(int n) {
+        long[] out = new long[2];
+        for (int i = 0; i < n; i++) {
+            long before = realtimeNanos();
+            BoundStatus status = HighResTimestamp.getBoundedEpochNanoseconds(out);
+            long after = realtimeNanos();
+            System.out.println("bounded java: earliest " + out[0] + " latest " + out[1] + " status "
+                    + status.name().toLowerCase(java.util.Locale.ROOT).replace('_', '-') + " before " + before
+                    + " after " + after);
+        }
+    }
+
+    /** CLOCK_REALTIME in epoch ns, as precise as the JDK gives it. */
+    private static long realtimeNanos() {
+        java.time.Instant t = java.time.Instant.now();
+        return t.getEpochSecond() * 1_000_000_000L + t.getNano();
     }
 
     /** Two stamp attempts; prints each outcome ("ok" or the exception's kind and message). */
