@@ -96,7 +96,7 @@ final class Producer {
         if (initPending != 0 && queueAfterInit(metric, RingLayout.Kind.COUNTER_ADD, delta)) {
             return;
         }
-        foldAdd(metric, delta);
+        foldAdd(metric, delta, false);
     }
 
     /** A gauge value (its raw double bits) that is not stamped per event; see {@link #add}. */
@@ -104,7 +104,7 @@ final class Producer {
         if (initPending != 0 && queueAfterInit(metric, RingLayout.Kind.GAUGE_SET, bits)) {
             return;
         }
-        foldSet(metric, bits);
+        foldSet(metric, bits, false);
     }
 
     /**
@@ -229,9 +229,9 @@ final class Producer {
      */
     private void fold(int metric, int kind, long value) {
         if (kind == RingLayout.Kind.COUNTER_ADD) {
-            foldAdd(metric, value);
+            foldAdd(metric, value, true);
         } else if (kind == RingLayout.Kind.GAUGE_SET) {
-            foldSet(metric, value);
+            foldSet(metric, value, true);
         } else {
             foldPositive(metric, kind, value);
         }
@@ -247,7 +247,7 @@ final class Producer {
      * from the gauge's and the timer's folds so that the counter's path, inlined into {@link
      * Counter#add(long)}, carries no kind test (and, for {@code increment()}, no sign test).
      */
-    private void foldAdd(int metric, long delta) {
+    private void foldAdd(int metric, long delta, boolean placed) {
         long chunk = chunk(metric);
         long base = cell(chunk, metric);
         long n = base + (delta > 0 ? Layout.POS_N : delta < 0 ? Layout.NEG_N : Layout.ZERO_N);
@@ -270,13 +270,13 @@ final class Producer {
                 }
             }
         }
-        folded(base, n, twice, RingLayout.Kind.COUNTER_ADD, delta);
+        folded(base, n, twice, RingLayout.Kind.COUNTER_ADD, delta, placed);
     }
 
     private static final long NEGATIVE_ZERO = Double.doubleToRawLongBits(-0.0);
 
     /** A gauge value (raw double bits) into the cell's {@code POS_*} words, as doubles. */
-    private void foldSet(int metric, long bits) {
+    private void foldSet(int metric, long bits, boolean placed) {
         long chunk = chunk(metric);
         long base = cell(chunk, metric);
         long n = base + Layout.POS_N;
@@ -303,7 +303,7 @@ final class Producer {
                 U.putDouble(max, v);
             }
         }
-        folded(base, n, twice, RingLayout.Kind.GAUGE_SET, bits);
+        folded(base, n, twice, RingLayout.Kind.GAUGE_SET, bits, placed);
     }
 
     /** Any other foldable event (a timer duration) into the {@code POS_*} words, as integers. */
@@ -313,7 +313,7 @@ final class Producer {
         long n = base + Layout.POS_N;
         long twice = open(n);
         summed(twice >>> 1, base + Layout.POS_SUM, base + Layout.POS_MIN, base + Layout.POS_MAX, value);
-        folded(base, n, twice, kind, value);
+        folded(base, n, twice, kind, value, true);
     }
 
     /** Sum, min and max of integer values at the given word addresses, {@code count} before. */
@@ -347,13 +347,18 @@ final class Producer {
 
     /**
      * The words every fold ends with; publishes the cell by raising its count word {@code n}
-     * (which held {@code twice}) to the next even value (see {@link #fold}).
+     * (which held {@code twice}) to the next even value (see {@link #fold}). {@code placed}: the
+     * fold of an event that met a full ring, which keeps its place among the queued events (the
+     * ring's head); a summed event has none to keep (ring.rs {@code sum}: the only queued events
+     * of its metric are a counter init and those after it, which the cell never holds).
      */
-    private void folded(long base, long n, long twice, int kind, long value) {
+    private void folded(long base, long n, long twice, int kind, long value, boolean placed) {
         if (twice == 0) {
             U.putLong(base + Layout.KIND, kind);
         }
-        U.putLong(base + Layout.POS, head);
+        if (placed) {
+            U.putLong(base + Layout.POS, head);
+        }
         U.putLong(base + Layout.LAST, value);
         U.putOrderedLong(null, n, twice + 2);
     }
