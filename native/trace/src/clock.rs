@@ -6,7 +6,7 @@
 //! core's hot path: it lets one machine play several hosts whose clocks
 //! disagree by known amounts.
 
-use crate::format::BoundRecord;
+use crate::bound::BoundRecord;
 use hrts_core::{BoundStatus, Error, ErrorKind, Result, SharedBase};
 
 /// Environment variable, **for tests only**: `OFFSET_NS,DRIFT_PPM[,REF_NS]`

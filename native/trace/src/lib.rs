@@ -26,6 +26,7 @@
 //! # Ok::<(), hrts_core::Error>(())
 //! ```
 
+pub mod bound;
 pub mod clock;
 pub mod fit;
 pub mod format;
