@@ -201,18 +201,31 @@ pub fn itc_event_bits<'local>(mut env: EnvUnowned<'local>, _class: JClass<'local
 /// `static native int bounded(long[] out)`: an interval that holds true time,
 /// earliest and latest into out[0..2]; returns its status code. No interval
 /// (unsynchronized, void, frozen): `HrtsException` of kind UNSYNCHRONIZED.
+///
+/// On the stamps' lean boundary rather than `with_env` (whose frame and checks
+/// cost four times the interval itself), writing the two longs with one raw
+/// `SetLongArrayRegion`. The Java caller has checked that `out` is an array of
+/// at least two elements.
 #[jni_mangle("io.hrts.Native")]
 pub fn bounded<'local>(
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
     out: JLongArray<'local>,
 ) -> jint {
-    env.with_env(|env| -> Result<jint, Failure> {
+    let raw = env.as_raw();
+    direct(&mut env, || {
         let b = base()?.now_bounded()?;
-        out.set_region(env, 0, &[b.earliest as jlong, b.latest as jlong])?;
+        let interval = [b.earliest as jlong, b.latest as jlong];
+        // SAFETY: `raw` is this native call's JNIEnv, valid on this thread for
+        // the call; `out` is a live local reference to a long[] of length >= 2
+        // (HighResTimestamp checks it before calling), and `interval` outlives
+        // the call. No exception is pending: nothing before called into Java.
+        unsafe {
+            let interface: *const jni::sys::JNINativeInterface_ = *raw;
+            ((*interface).v1_1.SetLongArrayRegion)(raw, out.as_raw(), 0, 2, interval.as_ptr());
+        }
         Ok(b.status.code() as jint)
     })
-    .resolve::<ThrowHrtsException>()
 }
 
 /// `static native void fillEpochNanos(long[] dst, int off, int len)`: `len`
