@@ -83,11 +83,14 @@ pub(crate) fn logic_version() -> jlong {
     ibmts::LOGIC_VERSION as jlong
 }
 
-/// Opens the library copy at `path` and takes a shared lock on all of it, the
-/// kind Java's `FileChannel.lock(0, Long.MAX_VALUE, true)` takes (a POSIX record
-/// lock, owned by the process), so that the cleanups of other JVMs, which need an
-/// exclusive one, leave the copy alone. The descriptor stays open on purpose: the
-/// lock lives as long as the process. Returns 0 or the errno.
+/// Opens the library copy at `path` and takes a shared lock on all of it, so
+/// that the cleanups of other JVMs, which need an exclusive one
+/// (`FileChannel.tryLock`, a POSIX record lock), leave the copy alone. An
+/// open-file-description lock rather than a POSIX one: the two kinds conflict,
+/// but a POSIX lock belongs to the process and goes when it closes any
+/// descriptor of the file (a test or a program reading the library's own file
+/// would drop it), while this one lives with its descriptor, which stays open
+/// on purpose until the process ends. Returns 0 or the errno.
 pub(crate) fn hold_copy(path: &[u8]) -> jint {
     use std::os::unix::ffi::OsStrExt;
     use std::os::unix::fs::OpenOptionsExt;
@@ -107,10 +110,11 @@ pub(crate) fn hold_copy(path: &[u8]) -> jint {
     fl.l_whence = libc::SEEK_SET as libc::c_short;
     fl.l_start = 0;
     fl.l_len = 0; // to the end of the file, however long
+    fl.l_pid = 0; // required of OFD locks
     let fd = file.into_raw_fd();
     // SAFETY: `fd` is an open descriptor this function owns, and `fl` a valid
-    // `flock` that outlives the call; F_SETLK never blocks.
-    if unsafe { libc::fcntl(fd, libc::F_SETLK, &fl) } != 0 {
+    // `flock` that outlives the call; F_OFD_SETLK never blocks.
+    if unsafe { libc::fcntl(fd, libc::F_OFD_SETLK, &fl) } != 0 {
         let err = std::io::Error::last_os_error()
             .raw_os_error()
             .unwrap_or(libc::EIO);
