@@ -25,7 +25,11 @@ final class LoadFailure {
                 + dir;
     }
 
-    static HrtsException of(Properties props, List<String> tried) {
+    /**
+     * The {@link HrtsException} to throw, declared as a {@code RuntimeException} so that the
+     * loader's {@code throw} does not make the verifier load the exception's class.
+     */
+    static RuntimeException of(Properties props, List<String> tried) {
         String osName = props.getProperty("os.name", "?");
         String osArch = props.getProperty("os.arch", "?");
         String plat = NativeLoader.platform(osName, osArch);

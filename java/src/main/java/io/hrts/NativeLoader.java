@@ -248,7 +248,7 @@ public final class NativeLoader {
             }
             for (int attempt = 1; ; attempt++) {
                 if (!LibraryCopy.isCopy(copy, BuildInfo.SIZE[packed])) {
-                    LibraryCopy.extract(resource, copy);
+                    Extraction.extract(resource, copy);
                     extracted = true;
                 }
                 try {
@@ -288,15 +288,7 @@ public final class NativeLoader {
      * @throws HrtsException if this jar has no library for this platform
      */
     public static Path extractTo(Path dir) throws IOException {
-        int packed = packedIndex(platform());
-        if (packed < 0) {
-            throw new HrtsException("hrts: " + resourcePath() + " is not packaged in " + codeSource());
-        }
-        Path copy = dir.toAbsolutePath().resolve(copyName(packed));
-        if (!LibraryCopy.isCopy(copy, BuildInfo.SIZE[packed])) {
-            LibraryCopy.extract(resourcePath(), copy);
-        }
-        return copy;
+        return Extraction.extractTo(dir);
     }
 
     static String codeSource() {

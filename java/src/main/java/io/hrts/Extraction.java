@@ -1,0 +1,80 @@
+package io.hrts;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
+
+/**
+ * What only a JVM that does not find its copy of the library does: create the private directory,
+ * and write the copy out of the jar. Apart from {@link LibraryCopy} so that a JVM that finds its
+ * copy loads none of it (nor the exceptions its catch clauses name).
+ */
+final class Extraction {
+    private Extraction() {}
+
+    /** {@link NativeLoader#extractTo}: the copy in {@code dir}, written if missing. */
+    static Path extractTo(Path dir) throws IOException {
+        int packed = NativeLoader.packedIndex(NativeLoader.platform());
+        if (packed < 0) {
+            throw new HrtsException("hrts: " + NativeLoader.resourcePath() + " is not packaged in "
+                    + NativeLoader.codeSource());
+        }
+        Path copy = dir.toAbsolutePath().resolve(NativeLoader.copyName(packed));
+        if (!LibraryCopy.isCopy(copy, BuildInfo.SIZE[packed])) {
+            extract(NativeLoader.resourcePath(), copy);
+        }
+        return copy;
+    }
+
+    /** Writes the jar's {@code resource} to {@code copy} (its directory created if missing). */
+    static void extract(String resource, Path copy) throws IOException {
+        byte[] bytes = readResource("/" + resource);
+        if (bytes == null) {
+            throw new IOException(resource + " is not packaged in " + NativeLoader.codeSource());
+        }
+        Path dir = copy.getParent();
+        Files.createDirectories(dir);
+        Path tmp = Files.createTempFile(dir, ".lib" + NativeLoader.LIBRARY_NAME + "-", ".tmp");
+        try {
+            Files.write(tmp, bytes);
+            Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("rwxr-xr-x"));
+            try {
+                Files.move(tmp, copy, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            } catch (AtomicMoveNotSupportedException e) {
+                Files.move(tmp, copy, StandardCopyOption.REPLACE_EXISTING);
+            }
+        } finally {
+            Files.deleteIfExists(tmp);
+        }
+    }
+
+    /** Creates {@code dir} (and its parents) mode 0700; one a concurrent JVM made is fine. */
+    static void createPrivateDir(Path dir) throws IOException {
+        try {
+            Files.createDirectories(dir.getParent());
+            Files.createDirectory(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+        } catch (FileAlreadyExistsException e) {
+            // made by a concurrent JVM: the caller checks it
+        }
+    }
+
+    private static byte[] readResource(String name) throws IOException {
+        try (InputStream in = NativeLoader.class.getResourceAsStream(name)) {
+            if (in == null) {
+                return null;
+            }
+            ByteArrayOutputStream out = new ByteArrayOutputStream(1 << 20);
+            byte[] buf = new byte[64 * 1024];
+            for (int n; (n = in.read(buf)) > 0; ) {
+                out.write(buf, 0, n);
+            }
+            return out.toByteArray();
+        }
+    }
+}
