@@ -117,16 +117,8 @@ fn after_a_commit_wait_every_later_interval_starts_after_the_commit() {
 #[cfg(feature = "testing")]
 fn track_shows_the_bound_and_its_status_and_plots_it_around_the_offset() {
     let seg = Segment::new();
-    /// The test's directory, removed on drop, even when an assertion fails.
-    struct Dir(std::path::PathBuf);
-    impl Drop for Dir {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-    let dir = Dir(std::env::temp_dir().join(format!("hrts-track-bound-{}", std::process::id())));
-    std::fs::create_dir_all(&dir.0).unwrap();
-    let (csv, svg) = (dir.0.join("t.csv"), dir.0.join("t.svg"));
+    let dir = common::TempDir::new("track-bound");
+    let (csv, svg) = (dir.at("t.csv"), dir.at("t.svg"));
     let out = seg
         .command()
         .env("HRTS_TIE_INTERVAL_MS", "200")

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::Segment;
+use common::{value, Segment};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Output, Stdio};
 
@@ -33,13 +33,6 @@ fn ok(c: Command, stdin: &str) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     text
-}
-
-fn value<'a>(text: &'a str, key: &str) -> &'a str {
-    text.lines()
-        .find_map(|l| l.strip_prefix(key))
-        .unwrap_or_else(|| panic!("no {key:?} in\n{text}"))
-        .trim()
 }
 
 /// The run's key, shared by the master and its clients.

@@ -8,9 +8,9 @@
 
 mod common;
 
-use common::Segment;
+use common::{value, Segment, TempDir};
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Output, Stdio};
 use std::time::Duration;
 
@@ -83,33 +83,6 @@ fn ok(c: &mut Command) -> String {
     text
 }
 
-fn value<'a>(text: &'a str, key: &str) -> &'a str {
-    text.lines()
-        .find_map(|l| l.strip_prefix(key))
-        .unwrap_or_else(|| panic!("no {key:?} in\n{text}"))
-        .trim()
-}
-
-struct Dir(PathBuf);
-
-impl Dir {
-    fn new(name: &str) -> Dir {
-        let d = std::env::temp_dir().join(format!("hrts-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        Dir(d)
-    }
-    fn at(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for Dir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 /// A process trace read back through `hrts trace info` and `dump`: each
 /// event's name and local epoch ns, and the widest bound of its records.
 struct Recorded {
@@ -161,7 +134,7 @@ fn global_order(file: &Path) -> Vec<String> {
 #[test]
 fn synchronized_hosts_merge_by_their_intervals_and_name_the_pairs_they_cannot_order() {
     let (alpha, beta) = (Segment::new(), Segment::new());
-    let dir = Dir::new("trace-bounds");
+    let dir = TempDir::new("trace-bounds");
     let (a_file, b_file) = (dir.at("alpha.htr"), dir.at("beta.htr"));
     let mut a = Recorder::start(&alpha, "alpha", WIDE, &a_file);
     let mut b = Recorder::start(&beta, "beta", WIDE, &b_file);
@@ -309,7 +282,7 @@ fn as_version_1(from: &Path, to: &Path) {
 #[test]
 fn traces_without_bound_records_or_unsynchronized_merge_as_before() {
     let (alpha, beta) = (Segment::new(), Segment::new());
-    let dir = Dir::new("trace-bounds-old");
+    let dir = TempDir::new("trace-bounds-old");
     std::fs::create_dir_all(dir.at("v1")).unwrap();
     let mut a = Recorder::start(&alpha, "alpha", UNSYNCHRONIZED, &dir.at("alpha.htr"));
     let mut b = Recorder::start(&beta, "beta", UNSYNCHRONIZED, &dir.at("beta.htr"));
@@ -382,7 +355,7 @@ fn traces_without_bound_records_or_unsynchronized_merge_as_before() {
 fn one_unsynchronized_host_falls_back_to_the_ping_pong_sync_and_says_why() {
     const KEY: &str = "0123456789abcdef0123456789abcdef";
     let (alpha, beta) = (Segment::new(), Segment::new());
-    let dir = Dir::new("trace-bounds-mixed");
+    let dir = TempDir::new("trace-bounds-mixed");
     let mut master = alpha
         .command()
         .args([

@@ -102,3 +102,36 @@ pub fn served_address(server: &mut std::process::Child) -> String {
         .unwrap_or_else(|| panic!("{line:?}"))
         .to_string()
 }
+
+/// A directory of the test's own, `hrts-NAME-PID` under the temporary
+/// directory, made empty; removed on drop, even when an assertion fails.
+pub struct TempDir(pub std::path::PathBuf);
+
+impl TempDir {
+    pub fn new(name: &str) -> TempDir {
+        let d = std::env::temp_dir().join(format!("hrts-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        TempDir(d)
+    }
+
+    /// `name` inside the directory.
+    pub fn at(&self, name: &str) -> std::path::PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The rest of the line of `text` that starts with `key`, trimmed (a field of
+/// `hrts trace info`, `hrts info` and the like).
+pub fn value<'a>(text: &'a str, key: &str) -> &'a str {
+    text.lines()
+        .find_map(|l| l.strip_prefix(key))
+        .unwrap_or_else(|| panic!("no {key:?} in\n{text}"))
+        .trim()
+}
