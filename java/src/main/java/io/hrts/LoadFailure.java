@@ -14,7 +14,7 @@ final class LoadFailure {
     /** What the jar lacks for {@code platform}, as one entry of the tried list. */
     static String notPackaged(String platform) {
         List<String> have = NativeLoader.packagedPlatforms();
-        return "jar resource native/" + platform + "/" + NativeLoader.LIBRARY_FILE + ": not packaged in "
+        return "jar resource " + NativeLoader.resourcePath(platform) + ": not packaged in "
                 + NativeLoader.codeSource() + " (no library for this platform; this jar has libraries for "
                 + (have.isEmpty() ? "no platform" : String.join(", ", have)) + ")";
     }

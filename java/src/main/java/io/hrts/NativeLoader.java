@@ -8,8 +8,6 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 import java.util.Properties;
@@ -118,7 +116,12 @@ public final class NativeLoader {
      * @return e.g. {@code native/linux-x86_64/libhrts_jni.so} (no leading slash)
      */
     public static String resourcePath() {
-        return "native/" + platform() + "/" + LIBRARY_FILE;
+        return resourcePath(platform());
+    }
+
+    /** The path of {@code platform}'s library inside the jar. */
+    static String resourcePath(String platform) {
+        return "native/" + platform + "/" + LIBRARY_FILE;
     }
 
     /**
@@ -136,7 +139,7 @@ public final class NativeLoader {
      * @return e.g. {@code [linux-x86_64, linux-aarch64, linux-ppc64le]}
      */
     public static List<String> packagedPlatforms() {
-        return Collections.unmodifiableList(Arrays.asList(BuildInfo.PLATFORMS.clone()));
+        return List.of(BuildInfo.PLATFORMS);
     }
 
     /** The index of {@code platform} in {@link BuildInfo#PLATFORMS}, or -1 if not packed. */
@@ -240,7 +243,7 @@ public final class NativeLoader {
         Path base = userBaseDir(props).toAbsolutePath();
         Path dir = explicitDir ? Paths.get(dirProp.trim()).toAbsolutePath() : base.resolve(safeName(version()));
         Path copy = dir.resolve(copyName(packed));
-        String resource = "native/" + platform + "/" + LIBRARY_FILE;
+        String resource = resourcePath(platform);
         boolean extracted = false;
         try {
             if (!explicitDir) {
