@@ -159,11 +159,15 @@ fn check_readers(what: &str, results: Vec<BTreeMap<String, u64>>) {
         // No stamp used a millisecond of CPU: one that waited for a stopped
         // writer spun and yielded for a second, each of about ten in ten
         // seconds. A virtual machine's vCPU descheduled under a running thread
-        // is still counted as its CPU time, so up to 3 such are allowed.
+        // is still counted as its CPU time, so up to 3 such are allowed, or
+        // any number if no stamp took half a second of wall clock (a waiting
+        // one takes a second; StalledWriterTest applies the same rule).
         // Wall-clock brackets also count preemption on a busy machine (these
-        // tests keep more processes busy than it has CPUs): the longest is only
-        // reported.
-        assert!(r["slow"] <= 3, "{what}: reader {i}: {r:?}");
+        // tests keep more processes busy than it has CPUs).
+        assert!(
+            r["slow"] <= 3 || r["longest"] < 500_000_000,
+            "{what}: reader {i}: {r:?}"
+        );
     }
 }
 
