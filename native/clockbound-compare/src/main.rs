@@ -279,11 +279,20 @@ fn run_phase(
                     1 => phase.hrts_now.0.push(timed(batch, || {
                         black_box(r.hrts.now_ns());
                     })),
+                    // Both ends of each interval, as a caller reads them:
+                    // `black_box` of a whole `Result` copies it through the
+                    // stack with loads wider than the stores that wrote it
+                    // (a failed store forwarding, ~8 ns on AMD), which
+                    // measures this loop, not the read.
                     2 => phase.hrts_bounded.0.push(timed(batch, || {
-                        let _ = black_box(r.hrts.now_bounded());
+                        if let Ok(b) = r.hrts.now_bounded() {
+                            black_box((b.earliest, b.latest));
+                        }
                     })),
                     _ => phase.cb_now.0.push(timed(batch, || {
-                        let _ = black_box(r.cb.now());
+                        if let Ok(n) = r.cb.now() {
+                            black_box((n.earliest, n.latest));
+                        }
                     })),
                 }
             }

@@ -1,4 +1,4 @@
-//! The 27 native methods of `io.hrts.Native`, one export each
+//! The 28 native methods of `io.hrts.Native`, one export each
 //! (`Java_io_hrts_Native_<name>`: `#[jni_mangle]` turns `epoch_nanos` into
 //! `epochNanos`). Each is its JNI signature, the boundary and a call into
 //! [`crate::calls`]; nothing else is exported.
@@ -6,7 +6,7 @@
 use crate::boundary::{base, direct, stamp, Failure, ThrowHrtsException};
 use crate::calls;
 use crate::objects;
-use jni::objects::{JByteArray, JClass, JLongArray, JObject, JString};
+use jni::objects::{JByteArray, JByteBuffer, JClass, JLongArray, JObject, JString};
 use jni::sys::{jint, jlong};
 use jni::{jni_mangle, EnvUnowned};
 
@@ -198,31 +198,45 @@ pub fn itc_event_bits<'local>(mut env: EnvUnowned<'local>, _class: JClass<'local
     direct(&mut env, calls::itc_event_bits)
 }
 
-/// `static native int bounded(long[] out)`: an interval that holds true time,
-/// earliest and latest into out[0..2]; returns its status code. No interval
-/// (unsynchronized, void, frozen): `HrtsException` of kind UNSYNCHRONIZED.
-///
-/// On the stamps' lean boundary rather than `with_env` (whose frame and checks
-/// cost four times the interval itself), writing the two longs with one raw
-/// `SetLongArrayRegion`. The Java caller has checked that `out` is an array of
-/// at least two elements.
+/// `static native long directAddress(ByteBuffer buffer)`: where a direct
+/// buffer's memory is, for `boundedAt`; throws HrtsException for a buffer
+/// that is not direct.
 #[jni_mangle("io.hrts.Native")]
-pub fn bounded<'local>(
+pub fn direct_address<'local>(
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
-    out: JLongArray<'local>,
+    buffer: JByteBuffer<'local>,
+) -> jlong {
+    env.with_env(|env| -> Result<jlong, Failure> {
+        Ok(env.get_direct_buffer_address(&buffer)? as jlong)
+    })
+    .resolve::<ThrowHrtsException>()
+}
+
+/// `static native int boundedAt(long address)`: an interval that holds true
+/// time, earliest and latest as two native-order longs at `address`; returns
+/// its status code. No interval (unsynchronized, void, frozen):
+/// `HrtsException` of kind UNSYNCHRONIZED.
+///
+/// On the stamps' lean boundary, and into memory the caller owns rather than
+/// a Java array: writing an array through JNI is a VM entry that cost more
+/// than the interval itself (83 ns a call with `SetLongArrayRegion`).
+#[jni_mangle("io.hrts.Native")]
+pub fn bounded_at<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    address: jlong,
 ) -> jint {
-    let raw = env.as_raw();
     direct(&mut env, || {
         let b = base()?.now_bounded()?;
-        let interval = [b.earliest as jlong, b.latest as jlong];
-        // SAFETY: `raw` is this native call's JNIEnv, valid on this thread for
-        // the call; `out` is a live local reference to a long[] of length >= 2
-        // (HighResTimestamp checks it before calling), and `interval` outlives
-        // the call. No exception is pending: nothing before called into Java.
+        let out = address as *mut jlong;
+        // SAFETY: only HighResTimestamp calls this, with the address of its
+        // thread's direct buffer of 16 bytes, which it keeps reachable across
+        // the call; nothing else reads or writes it meanwhile. Unaligned
+        // writes: nothing promises the buffer's alignment.
         unsafe {
-            let interface: *const jni::sys::JNINativeInterface_ = *raw;
-            ((*interface).v1_1.SetLongArrayRegion)(raw, out.as_raw(), 0, 2, interval.as_ptr());
+            out.write_unaligned(b.earliest as jlong);
+            out.add(1).write_unaligned(b.latest as jlong);
         }
         Ok(b.status.code() as jint)
     })

@@ -92,6 +92,9 @@ impl BoundState {
             .saturating_add(self.line_error_ns)
             .saturating_add(self.shift_ns)
             .saturating_add(drift)
+            // A stamp's own rounding up (`aged`): its extra nanosecond, and
+            // up to two for rates taken per tick rather than in ppb.
+            .saturating_add(3)
     }
 }
 
@@ -183,6 +186,7 @@ impl SharedBase {
 
     /// The area, read whole; `None` while (or after) a writer is in the
     /// middle of it, or on a page without it.
+    #[inline(always)]
     fn published(&self) -> Option<Published> {
         if self.minor_area().layout_minor.load(Relaxed) < 3 {
             return None;
@@ -233,23 +237,24 @@ impl SharedBase {
     }
 
     /// Ticks of this segment's counter as ns (the calibrated scale).
+    #[inline(always)]
     fn ticks_ns(&self, ticks: u64) -> u64 {
         ((ticks as u128 * self.scale.mult as u128) >> SHIFT).min(u64::MAX as u128) as u64
     }
 
     /// The cross-CPU shift bound, ns.
+    #[inline(always)]
     fn shift_ns(&self) -> u64 {
         self.ticks_ns(self.margin_ticks)
     }
 
-    /// How far the active line's slope is from its learned frequency, ppb,
-    /// rounded up (u64 arithmetic: a u128 division costs more than a stamp).
-    fn slope_error_ppb(&self) -> u64 {
-        let (line, ..) = self.active_line();
-        let diff = line.mult.abs_diff(line.freq_mult);
+    /// How far a line's slope (`mult`) is from its learned frequency, ppb,
+    /// rounded up: the rate `hrts info` shows (u64 arithmetic: a u128 division
+    /// costs more than a stamp).
+    fn slope_error_ppb(mult: u64, freq_mult: u64) -> u64 {
         match (
-            diff.checked_mul(1_000_000_000),
-            line.mult.min(line.freq_mult),
+            mult.abs_diff(freq_mult).checked_mul(1_000_000_000),
+            mult.min(freq_mult),
         ) {
             (_, 0) => u64::MAX,
             (Some(x), m) => x / m + 1,
@@ -257,34 +262,62 @@ impl SharedBase {
         }
     }
 
-    fn aged(&self, p: &Published, counter: u64) -> BoundState {
-        let age_ns = match counter.wrapping_sub(p.as_of) {
+    /// The bound aged to `counter`, for a stamp made on a line whose slope is
+    /// `slope_diff` (`mult` units) from the learned frequency: (status, age
+    /// ns, half width ns).
+    ///
+    /// The interval grows by `age ticks × (drift + slope_diff) >> SHIFT`,
+    /// both rates in the stamp's own units: the slope term is the line's
+    /// divergence from the learned frequency, the drift term the calibrated
+    /// scale times the drift rate (rounded up). An ordered read waits for
+    /// everything before it to finish, so in a loop of bounded stamps the
+    /// latency of this arithmetic after the counter read is paid in full: it
+    /// is one product and a few additions, no division.
+    #[inline(always)]
+    fn aged(&self, p: &Published, counter: u64, slope_diff: u64) -> (BoundStatus, u64, u64) {
+        let age_ticks = match counter.wrapping_sub(p.as_of) {
             d if (d as i64) < 0 => 0,
-            d => self.ticks_ns(d),
+            d => d,
         };
-        let slope_error_ppb = if self.mode == Mode::Tracking {
-            self.slope_error_ppb()
-        } else {
-            0 // frozen: no interval at all
-        };
+        let age_ns = self.ticks_ns(age_ticks);
         let status = match p.status {
             _ if self.mode == Mode::Frozen => BoundStatus::Unknown,
             _ if age_ns > p.void_ns => BoundStatus::Unknown,
             BoundStatus::Synchronized if age_ns > p.fresh_ns => BoundStatus::FreeRunning,
             s => s,
         };
-        // Rounded up, in u64 (a u128 division would cost more than the stamp).
-        let rate = p.drift_ppb.saturating_add(slope_error_ppb);
-        let drift = (age_ns / 1_000 + 1).saturating_mul(rate) / 1_000_000 + 1;
-        let half_width_ns = if status.bounded() {
-            p.bound_ns
-                .saturating_add(p.line_error_ns)
-                .saturating_add(self.shift_ns())
-                .saturating_add(drift)
+        if !status.bounded() {
+            return (status, age_ns, 0);
+        }
+        let drift_mult = self
+            .scale
+            .mult
+            .checked_mul(p.drift_ppb)
+            .map_or(u64::MAX, |x| x / 1_000_000_000 + 1);
+        let rate = drift_mult.saturating_add(slope_diff);
+        let growth = ((age_ticks as u128 * rate as u128) >> SHIFT).min(u64::MAX as u128) as u64;
+        let half_width_ns = p
+            .bound_ns
+            .saturating_add(p.line_error_ns)
+            .saturating_add(self.shift_ns())
+            .saturating_add(1) // the growth, rounded up
+            .saturating_add(growth);
+        (status, age_ns, half_width_ns)
+    }
+
+    /// The bound as it stands now (`hrts info`).
+    pub fn bound_state(&self) -> Option<BoundState> {
+        let p = self.published()?;
+        let (_, counter, _) = self.stamp_for_bound();
+        let (line, ..) = self.active_line();
+        let tracking = self.mode == Mode::Tracking;
+        let slope_diff = if tracking {
+            line.mult.abs_diff(line.freq_mult)
         } else {
             0
         };
-        BoundState {
+        let (status, age_ns, half_width_ns) = self.aged(&p, counter, slope_diff);
+        Some(BoundState {
             status,
             source: p.source,
             leap: p.leap,
@@ -295,42 +328,35 @@ impl SharedBase {
             half_width_ns,
             shift_ns: self.shift_ns(),
             fresh_ns: p.fresh_ns,
-            slope_error_ppb,
-        }
-    }
-
-    /// The bound as it stands now (`hrts info`).
-    pub fn bound_state(&self) -> Option<BoundState> {
-        let p = self.published()?;
-        Some(self.aged(&p, crate::clock::source::read_ordered(self.source)))
+            slope_error_ppb: if tracking {
+                Self::slope_error_ppb(line.mult, line.freq_mult)
+            } else {
+                0 // frozen: no interval at all
+            },
+        })
     }
 
     /// An interval `[earliest, latest]` that holds true time now (TrueTime's
     /// `TT.now()`), or an error saying why none can be given: the clock is
     /// not synchronized, the bound's source has been silent past void-after,
     /// the segment is frozen, or its page predates bounds.
+    ///
+    /// Inlined into its callers always: the JNI library builds this crate
+    /// for size, where a division by a constant stays a `div` instruction.
+    #[inline(always)]
     pub fn now_bounded(&self) -> Result<Bounded> {
-        // The last counter the stamp read (a tie inside reads later ones):
-        // the age from it is never too short.
-        let last = std::cell::Cell::new(0);
-        let stamp = self.stamp_with(|s| {
-            let c = crate::clock::source::read_ordered(s);
-            last.set(c);
-            c
-        });
-        let counter = last.get();
+        let (stamp, counter, slope_diff) = self.stamp_for_bound();
         let Some(p) = self.published() else {
             return Err(self.no_bound(None));
         };
-        let s = self.aged(&p, counter);
-        if !s.status.bounded() {
-            return Err(self.no_bound(Some(&s)));
+        match self.aged(&p, counter, slope_diff) {
+            (status, _, half) if status.bounded() => Ok(Bounded {
+                earliest: stamp.saturating_sub(half),
+                latest: stamp.saturating_add(half),
+                status,
+            }),
+            (status, age_ns, _) => Err(self.no_bound(Some((status, &p, age_ns)))),
         }
-        Ok(Bounded {
-            earliest: stamp.saturating_sub(s.half_width_ns),
-            latest: stamp.saturating_add(s.half_width_ns),
-            status: s.status,
-        })
     }
 
     /// TrueTime's `after(t)`: true time is certainly later than `t`.
@@ -357,7 +383,10 @@ impl SharedBase {
         }
     }
 
-    fn no_bound(&self, state: Option<&BoundState>) -> Error {
+    /// Why no interval: `state` is the status the area's word aged to, the
+    /// word, and its age (ns); `None` when there is no word.
+    #[cold]
+    fn no_bound(&self, state: Option<(BoundStatus, &Published, u64)>) -> Error {
         let why = match state {
             _ if self.mode == Mode::Frozen => format!(
                 "segment {} is frozen: it does not follow the system clock, so its stamps have \
@@ -370,19 +399,24 @@ impl SharedBase {
                  after its next tie",
                 self.name
             ),
-            Some(s) if s.status == BoundStatus::Unsynchronized => format!(
+            Some((BoundStatus::Unsynchronized, p, _)) => format!(
                 "the system clock is not synchronized ({} says so; its bound {} ns is not \
                  trusted): no interval can be given; run chronyd (or another NTP service) to \
                  keep the clock",
-                s.source.name(),
-                s.bound_ns
+                p.source.name(),
+                p.bound_ns
             ),
-            Some(s) => format!(
+            Some((BoundStatus::Unknown, p, age_ns)) if age_ns <= p.void_ns => format!(
+                "the writer of segment {} could not learn the system clock's error (no source \
+                 answered: neither chronyd nor the kernel): no interval can be given",
+                self.name
+            ),
+            Some((.., age_ns)) => format!(
                 "the bound of segment {} is {:.1} s old, past its void-after: its writer \
                  (the host daemon, or the segment's ties) stopped learning it; no interval can \
                  be given until it does",
                 self.name,
-                s.age_ns as f64 / 1e9
+                age_ns as f64 / 1e9
             ),
         };
         Error::new(ErrorKind::Unsynchronized, why)
@@ -447,7 +481,7 @@ mod tests {
         let rate = 50_000 + s.slope_error_ppb;
         assert_eq!(
             s.widest_synchronized_ns(),
-            fixed + 3_000_001 * rate / 1_000_000 + 1
+            fixed + 3_000_001 * rate / 1_000_000 + 1 + 3
         );
         assert!(s.widest_synchronized_ns() >= half);
         // Time only goes on (and a minute is far more than any test takes, even

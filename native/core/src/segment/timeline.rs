@@ -123,6 +123,44 @@ impl SharedBase {
         )
     }
 
+    /// The ordered stamp a bounded stamp starts from, with the counter it read
+    /// and how far its line's slope is from the learned frequency (`mult`
+    /// units): one seqlock read, so the slope is that of the line that made
+    /// the stamp. Anything but the plain case (a writer mid-tie, a line that
+    /// fails its quick check, a counter past the threshold) takes the full
+    /// stamp, then the slope of the line it left active.
+    #[inline(always)]
+    pub(crate) fn stamp_for_bound(&self) -> (u64, u64, u64) {
+        let h = self.header();
+        let how = self.ordered;
+        let before = h.seq.load(Acquire);
+        let slot = &h.slots[seq_slot(before)];
+        let counter = source::read_ordered_by(self.source, how);
+        let counter_base = slot.counter.load(Relaxed);
+        let ns = slot.ns.load(Relaxed);
+        let frac = slot.frac.load(Relaxed);
+        let mult = slot.mult.load(Relaxed);
+        let quick = slot.quick.load(Relaxed);
+        let freq_mult = slot.freq_mult.load(Relaxed);
+        fence(Acquire);
+        let delta = counter.wrapping_sub(counter_base);
+        if snapshot_valid(before, h.seq.load(Relaxed))
+            && (!self.quick_checked || slot_quick(counter_base, ns, frac, mult) == quick)
+            && delta <= self.threshold
+        {
+            let stamp = ns.wrapping_add(delta.wrapping_mul(mult).wrapping_add(frac) >> SHIFT);
+            return (stamp, counter, mult.abs_diff(freq_mult));
+        }
+        let last = std::cell::Cell::new(0);
+        let stamp = self.stamp_with(|s| {
+            let c = source::read_ordered_by(s, how);
+            last.set(c);
+            c
+        });
+        let (line, ..) = self.active_line();
+        (stamp, last.get(), line.mult.abs_diff(line.freq_mult))
+    }
+
     /// A raw counter read of the segment's source.
     #[inline(always)]
     pub fn ticks(&self) -> u64 {

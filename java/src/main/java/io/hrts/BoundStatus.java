@@ -24,6 +24,9 @@ public enum BoundStatus {
      * @return the status, {@link #UNKNOWN} for a code this version does not know
      */
     static BoundStatus fromCode(int code) {
-        return code >= 0 && code < values().length ? values()[code] : UNKNOWN;
+        return code >= 0 && code < BY_CODE.length ? BY_CODE[code] : UNKNOWN;
     }
+
+    /** {@code values()} once: each call of it copies the array (32 bytes per bounded stamp). */
+    private static final BoundStatus[] BY_CODE = values();
 }

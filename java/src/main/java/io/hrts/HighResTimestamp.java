@@ -1,5 +1,8 @@
 package io.hrts;
 
+import java.lang.ref.Reference;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.Objects;
@@ -323,7 +326,28 @@ public final class HighResTimestamp {
             throw new IllegalArgumentException("out must hold two longs: earliest and latest");
         }
         Native.open();
-        return BoundStatus.fromCode(Native.bounded(out));
+        Interval i = Interval.OF_THREAD.get();
+        int code = Native.boundedAt(i.address);
+        out[0] = i.memory.getLong(0);
+        out[1] = i.memory.getLong(8);
+        Reference.reachabilityFence(i);
+        return BoundStatus.fromCode(code);
+    }
+
+    /**
+     * Each thread's 16 bytes of native memory that the library writes an interval into: writing
+     * a Java array from native code is a VM entry that costs more than the interval itself.
+     */
+    private static final class Interval {
+        static final ThreadLocal<Interval> OF_THREAD = new ThreadLocal<Interval>() {
+            @Override
+            protected Interval initialValue() {
+                return new Interval();
+            }
+        };
+
+        final ByteBuffer memory = ByteBuffer.allocateDirect(16).order(ByteOrder.nativeOrder());
+        final long address = Native.directAddress(memory);
     }
 
     /**

@@ -3,7 +3,7 @@ package io.hrts;
 import java.nio.charset.StandardCharsets;
 
 /**
- * The native library: loading it, opening the segment once per JVM, and its 27 native methods
+ * The native library: loading it, opening the segment once per JVM, and its 28 native methods
  * (implemented by {@code native/jni}, exported as {@code Java_io_hrts_Native_<name>}). Not an
  * API: the public classes ({@link HighResTimestamp}, {@link UniqueStamps}, {@link Sequences},
  * {@link ItcStamps}) call it.
@@ -76,8 +76,14 @@ final class Native {
 
     static native long logicVersion();
 
-    /** earliest and latest into out[0] and out[1]; returns the BoundStatus code. */
-    static native int bounded(long[] out);
+    /** The address of a direct buffer's memory (for {@link #boundedAt}). */
+    static native long directAddress(java.nio.ByteBuffer direct);
+
+    /**
+     * earliest and latest as two native-order longs at {@code address}, the memory of a direct
+     * buffer of at least 16 bytes that the caller keeps reachable; returns the BoundStatus code.
+     */
+    static native int boundedAt(long address);
 
     static native String copyright();
 
