@@ -41,9 +41,10 @@ pub const FOLD_CREDIT: usize = 5;
 pub const FOLD_SEEN: usize = 6;
 /// Producer-private: 0, or the ring position just past the thread's last
 /// queued counter init while the consumer has not taken it. Until it has, the
-/// thread queues its pass-stamped counter and gauge events (time 0: stamped
-/// when taken) instead of summing them into cells, where a pass could not tell
-/// which of them came before the init and which after.
+/// thread queues its pass-stamped counter events (time 0: stamped when taken)
+/// instead of summing them into cells, where a pass could not tell which of
+/// them came before the init and which after. Gauge sets are not affected: no
+/// init sets a gauge.
 pub const INIT_PENDING: usize = 7;
 /// Consumer-written: bumped to end every producer's folding run at once (at a
 /// restart, or when the processing thread has found nothing queued for its
@@ -198,8 +199,9 @@ pub struct Ring {
     mask: u64,
     /// Null until the producer first folds into the chunk; owned by the ring
     /// (freed when it drops). A plain pointer so that a measuring point reaches
-    /// a cell with one load.
-    chunks: Box<[AtomicPtr<Chunk>]>,
+    /// a cell with one load; an array of fixed length, so that finding a
+    /// metric's chunk needs no bounds check.
+    chunks: Box<[AtomicPtr<Chunk>; CHUNKS]>,
 }
 
 impl Drop for Ring {
@@ -231,7 +233,7 @@ impl Ring {
         let ring = Ring {
             lines: lines(EVENTS + capacity * EVENT_WORDS),
             mask: capacity as u64 - 1,
-            chunks: (0..CHUNKS).map(|_| AtomicPtr::default()).collect(),
+            chunks: Box::new([const { AtomicPtr::new(std::ptr::null_mut()) }; CHUNKS]),
         };
         ring.w(CAPACITY).store(capacity as u64, Relaxed);
         ring
@@ -269,10 +271,9 @@ impl Ring {
     /// The chunk holding `metric` if it exists.
     #[inline(always)]
     fn chunk_if_any(&self, metric: u32) -> Option<&Chunk> {
-        let p = self
-            .chunks
-            .get(metric as usize / CHUNK_CELLS)?
-            .load(Acquire);
+        // Metric ids are below MAX_METRICS (the registry gives no others), so
+        // the index is in the array; the remainder only says so to the compiler.
+        let p = self.chunks[metric as usize / CHUNK_CELLS % CHUNKS].load(Acquire);
         // SAFETY: as in `chunk`.
         (!p.is_null()).then(|| unsafe { &*p })
     }
@@ -312,7 +313,12 @@ impl Ring {
     /// [`INIT_PENDING`]).
     #[inline(always)]
     pub fn record_summed(&self, metric: u32, kind: u8, value: u64) {
-        if self.w(INIT_PENDING).load(Relaxed) != 0 && self.queue_after_init(metric, kind, value) {
+        // Only counter deltas need their place around a counter init; a gauge
+        // (its kind a constant where it is set) skips the check.
+        if kind != kind::GAUGE_SET
+            && self.w(INIT_PENDING).load(Relaxed) != 0
+            && self.queue_after_init(metric, kind, value)
+        {
             return;
         }
         match self.chunk_if_any(metric) {
@@ -555,6 +561,31 @@ mod tests {
         }
         assert!(r.is_drained());
         assert_eq!(r.chunks().count(), 0);
+    }
+
+    #[test]
+    fn while_a_counter_init_is_pending_deltas_queue_and_gauge_sets_are_summed() {
+        let r = Ring::new(16);
+        r.record_unfoldable(5, 1, kind::COUNTER_INIT, 10);
+        r.init_queued();
+        r.record_summed(1, kind::COUNTER_ADD, 3);
+        r.record_summed(2, kind::GAUGE_SET, 2.5f64.to_bits());
+        // The delta queued behind the init (time 0: stamped when taken), the
+        // gauge set in its cell.
+        let kinds: Vec<_> = drain_all(&r)
+            .iter()
+            .map(|e| (e.metric, e.kind, e.ts))
+            .collect();
+        assert_eq!(
+            kinds,
+            vec![(1, kind::COUNTER_INIT, 5), (1, kind::COUNTER_ADD, 0)]
+        );
+        let c = r.chunk(2).read_cell(2).unwrap();
+        assert_eq!((c[cell::POS_N], f64::from_bits(c[cell::LAST])), (1, 2.5));
+        // Once the init is taken, deltas are summed again.
+        r.record_summed(1, kind::COUNTER_ADD, 4);
+        assert!(drain_all(&r).is_empty());
+        assert_eq!(r.chunk(1).read_cell(1).unwrap()[cell::POS_SUM], 4);
     }
 
     #[test]
