@@ -385,11 +385,16 @@ impl Ring {
                     (f64::from_bits(w(part).load(Relaxed)) + v).to_bits(),
                     Relaxed,
                 );
-                if v < f64::from_bits(w(min).load(Relaxed)) {
-                    w(min).store(value, Relaxed);
-                }
-                if v > f64::from_bits(w(max).load(Relaxed)) {
-                    w(max).store(value, Relaxed);
+                // A value equal to the cell's last (a gauge set again to what
+                // it shows) was folded before, and min and max run for the
+                // cell's life: they already cover it.
+                if value != w(cell::LAST).load(Relaxed) {
+                    if v < f64::from_bits(w(min).load(Relaxed)) {
+                        w(min).store(value, Relaxed);
+                    }
+                    if v > f64::from_bits(w(max).load(Relaxed)) {
+                        w(max).store(value, Relaxed);
+                    }
                 }
             } else {
                 let v = value as i64;
@@ -586,6 +591,27 @@ mod tests {
         r.record_summed(1, kind::COUNTER_ADD, 4);
         assert!(drain_all(&r).is_empty());
         assert_eq!(r.chunk(1).read_cell(1).unwrap()[cell::POS_SUM], 4);
+    }
+
+    #[test]
+    fn a_gauge_set_again_to_its_value_keeps_min_max_sum_and_count_exact() {
+        let r = Ring::new(16);
+        let sets = [2.0f64, 2.0, 7.0, 7.0, -1.0, -1.0, 3.0];
+        for v in sets {
+            r.record_summed(9, kind::GAUGE_SET, v.to_bits());
+        }
+        let c = r.chunk(9).read_cell(9).unwrap();
+        let f = |k: usize| f64::from_bits(c[k]);
+        assert_eq!(
+            (
+                c[cell::POS_N],
+                f(cell::POS_SUM) + f(cell::NEG_SUM),
+                f(cell::POS_MIN),
+                f(cell::POS_MAX),
+                f(cell::LAST)
+            ),
+            (7, sets.iter().sum::<f64>(), -1.0, 7.0, 3.0)
+        );
     }
 
     #[test]

@@ -99,11 +99,12 @@ final class Producer {
         foldAdd(metric, delta, false);
     }
 
-    /** A gauge value (its raw double bits) that is not stamped per event; see {@link #add}. */
+    /**
+     * A gauge value (its raw double bits) that is not stamped per event; see {@link #add}. A
+     * pending counter init does not hold it back: no init sets a gauge (ring.rs {@code
+     * record_summed}).
+     */
     void set(int metric, long bits) {
-        if (initPending != 0 && queueAfterInit(metric, RingLayout.Kind.GAUGE_SET, bits)) {
-            return;
-        }
         foldSet(metric, bits, false);
     }
 
@@ -292,15 +293,19 @@ final class Producer {
             long min = base + Layout.POS_MIN;
             long max = base + Layout.POS_MAX;
             U.putDouble(sum, U.getDouble(sum) + v);
-            // Stored only when they change, as Math.min and Math.max would pick (-0.0 below
-            // 0.0); a gauge is never NaN.
-            double m = U.getDouble(min);
-            if (v < m || (v == m && bits == NEGATIVE_ZERO)) {
-                U.putDouble(min, v);
-            }
-            m = U.getDouble(max);
-            if (v > m || (v == m && bits == 0)) {
-                U.putDouble(max, v);
+            // A value equal to the cell's last (a gauge set again to what it shows) was folded
+            // before, and min and max run for the cell's life: they already cover it.
+            if (bits != U.getLong(base + Layout.LAST)) {
+                // Stored only when they change, as Math.min and Math.max would pick (-0.0
+                // below 0.0); a gauge is never NaN.
+                double m = U.getDouble(min);
+                if (v < m || (v == m && bits == NEGATIVE_ZERO)) {
+                    U.putDouble(min, v);
+                }
+                m = U.getDouble(max);
+                if (v > m || (v == m && bits == 0)) {
+                    U.putDouble(max, v);
+                }
             }
         }
         folded(base, n, twice, RingLayout.Kind.GAUGE_SET, bits, placed);
