@@ -645,17 +645,28 @@ static int stamp_for(const char *ms_arg) {
    wall-clock bracket, ns, preemption included). Exit 0 unless it could not start.
    It also stops early once the file HRTS_FUZZ_STOP names exists (looked for every
    65536 stamps): the fuzz stage ends its readers when its damages end. */
-/* `bounded N`: N bounded stamps, each between two CLOCK_REALTIME readings, one line
-   each: "bounded c: earliest E latest L status S before B after A" (the host stage
-   compares them with Java's and the command line's). */
-static int bounded(const char *n_arg) {
+/* `bounded N [PAUSE_US]`: N bounded stamps, each between two CLOCK_REALTIME readings,
+   PAUSE_US microseconds apart (default 0), one line each: "bounded c: earliest E latest
+   L status S before B after A" (BoundAcrossLanguagesTest compares them with Java's and
+   the command line's). */
+static int bounded(const char *n_arg, const char *pause_arg) {
   char *end;
   long n = strtol(n_arg, &end, 10);
   if (*end != '\0' || n <= 0) {
     fprintf(stderr, "hrts_test bounded: N must be a positive number\n");
     return 2;
   }
+  long pause_us = pause_arg ? strtol(pause_arg, &end, 10) : 0;
+  if ((pause_arg && *end != '\0') || pause_us < 0 || pause_us > 1000000) {
+    fprintf(stderr, "hrts_test bounded: PAUSE_US must be 0 to 1000000\n");
+    return 2;
+  }
   for (long i = 0; i < n; i++) {
+    if (i > 0 && pause_us > 0) {
+      struct timespec pause = {0, pause_us * 1000};
+      if (pause_us == 1000000) pause = (struct timespec){1, 0};
+      nanosleep(&pause, NULL);
+    }
     uint64_t earliest = 0, latest = 0;
     uint32_t status = 0;
     uint64_t before = realtime_ns();
@@ -1283,7 +1294,8 @@ int main(int argc, char **argv) {
   if (argc == 3 && strcmp(argv[1], "set-base") == 0) return set_base(argv[2]);
   if (argc == 3 && strcmp(argv[1], "stamp-for") == 0) return stamp_for(argv[2]);
   if (argc == 3 && strcmp(argv[1], "fuzz-read") == 0) return fuzz_read(argv[2]);
-  if (argc == 3 && strcmp(argv[1], "bounded") == 0) return bounded(argv[2]);
+  if ((argc == 3 || argc == 4) && strcmp(argv[1], "bounded") == 0)
+    return bounded(argv[2], argc == 4 ? argv[3] : NULL);
   if (argc == 3 && strcmp(argv[1], "damage") == 0) return damage(argv[2]);
   if (argc >= 2 && strcmp(argv[1], "unlink") == 0) {
     /* Cleanup for run.sh: removes each named segment, page and name. */
@@ -1293,7 +1305,7 @@ int main(int argc, char **argv) {
   if (argc != 1) {
     fprintf(stderr,
             "usage: hrts_test [stamp-events FILE COUNT | drive N CMD [ARG...] | set-base NAME | "
-            "stamp-for MS | fuzz-read MS | bounded N | damage NAME | unlink NAME...]\n");
+            "stamp-for MS | fuzz-read MS | bounded N [PAUSE_US] | damage NAME | unlink NAME...]\n");
     return 2;
   }
   /* Before anything opens the segment in this process (see check_in_child). */

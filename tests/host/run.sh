@@ -7,9 +7,6 @@
 #      its generation unchanged;
 #   2. 20 rounds of SIGSTOP of the daemon in the middle of a tie, for 5 s each (longer
 #      than the page's fast path's range: readers then use the exact wide path);
-#   3. one error bound on the page (the test build's fixed word, HRTS_TEST_BOUND), read
-#      by C, Java and the command line (Rust): each interval holds CLOCK_REALTIME, and
-#      all three are as wide as the word makes them (issue 23);
 #
 # and at the end every reader must report 0 backward stamps, 0 stamps more than 1 ms off
 # CLOCK_REALTIME, no error and no stamp slower than 1 ms of CPU. The daemon is a test
@@ -187,51 +184,8 @@ for mode in tracking frozen; do
   daemon_pid=
 done
 
-# ---- 3. One bound, three languages: C, Java and the command line (the Rust API).
-dir="$work/bound"
-mkdir -m 755 "$dir"
-export HRTS_MODE=tracking HRTS_TIE_INTERVAL_MS=100
-unset HRTS_WRAP_THRESHOLD
-pause=0
-word_ns=50000
-HRTS_TEST_BOUND="synchronized,$word_ns" start_daemon "$dir" "$work/bound.log"
-for _ in $(seq 100); do
-  info "$dir" | grep -qx "bound status: synchronized" && break
-  sleep 0.05
-done
-export HRTS_HOST_DIR="$dir"
-"$ctest" bounded 200 >"$work/bounded.out" 2>&1 || fail "bounded: the C reader: $(tail -n 1 "$work/bounded.out")"
-java -cp "$jar:$classes" io.hrts.TestMains bounded 200 >>"$work/bounded.out" 2>&1 ||
-  fail "bounded: the Java reader: $(tail -n 1 "$work/bounded.out")"
-for _ in $(seq 20); do
-  before=$(date +%s%N)
-  read -r earliest latest status < <("$hrts" now --bound)
-  after=$(date +%s%N)
-  echo "bounded cli: earliest $earliest latest $latest status $status before $before after $after"
-done >>"$work/bounded.out"
-unset HRTS_HOST_DIR
-# Each interval holds the clock read around it, and its half width is the word (50 µs)
-# plus the line's error, the cross-CPU shift and 100 ms of drift and slope at most:
-# within 50-70 µs, in every language.
-for lang in c java cli; do
-  verdict=$(awk -v lang="$lang:" -v word="$word_ns" '
-    $2 == lang {
-      n++; e = $4; l = $6; b = $10; a = $12; half = (l - e) / 2
-      if ($8 != "synchronized") bad++
-      if (e > a || b > l) outside++
-      if (half < word || half > word + 20000) wide++
-      sum += half
-    }
-    END { printf "%d %d %d %d %d\n", n, bad + 0, outside + 0, wide + 0, n ? sum / n : 0 }' "$work/bounded.out")
-  read -r n bad outside wide mean <<<"$verdict"
-  echo "bounded: $lang: $n intervals, $bad not synchronized, $outside not holding the clock, $wide with a half width outside ${word_ns}-$((word_ns + 20000)) ns, mean half width $mean ns"
-  if [ "$n" -ge 20 ] && [ "$bad$outside$wide" = "000" ]; then pass; else
-    fail "bounded: $lang: $(grep "bounded $lang:" "$work/bounded.out" | head -n 3)"
-  fi
-done
-kill -TERM "$daemon_pid"
-wait "$daemon_pid" && pass || fail "bound: the daemon did not stop cleanly on SIGTERM"
-daemon_pid=
+# One bound read by C, Java and the command line at once: BoundAcrossLanguagesTest
+# (JUnit) runs its own test daemon.
 
 echo "host: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -74,10 +74,12 @@ final class Procs {
         return run(cmd, java.util.Collections.emptyMap());
     }
 
-    /** Runs with these environment variables added to (or replacing) the inherited ones. */
+    /**
+     * Runs with these environment variables added to (or replacing) the inherited ones; a null
+     * value removes the variable.
+     */
     static Procs run(List<String> cmd, Map<String, String> env) throws Exception {
-        ProcessBuilder pb = new ProcessBuilder(cmd);
-        pb.environment().putAll(env);
+        ProcessBuilder pb = withEnv(new ProcessBuilder(cmd), env);
         Process p = pb.start();
         p.getOutputStream().close();
         ByteArrayOutputStream out = new ByteArrayOutputStream();
@@ -92,6 +94,18 @@ final class Procs {
         te.join();
         return new Procs(p.exitValue(), out.toString(StandardCharsets.UTF_8.name()),
                 err.toString(StandardCharsets.UTF_8.name()));
+    }
+
+    /** {@code pb} with these variables added, replaced, or (null values) removed. */
+    static ProcessBuilder withEnv(ProcessBuilder pb, Map<String, String> env) {
+        env.forEach((k, v) -> {
+            if (v == null) {
+                pb.environment().remove(k);
+            } else {
+                pb.environment().put(k, v);
+            }
+        });
+        return pb;
     }
 
     static Procs run(String... cmd) throws Exception {

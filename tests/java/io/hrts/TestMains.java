@@ -33,7 +33,7 @@ public final class TestMains {
                 stampFor(Long.parseLong(args[1]));
                 return;
             case "bounded":
-                bounded(Integer.parseInt(args[1]));
+                bounded(Integer.parseInt(args[1]), args.length > 2 ? Long.parseLong(args[2]) : 0);
                 return;
             case "mode":
                 mode();
@@ -68,12 +68,16 @@ public final class TestMains {
     }
 
     /**
-     * {@code n} bounded stamps, each between two CLOCK_REALTIME readings, as {@code hrts_test
-     * bounded} prints them ("bounded java: earliest E latest L status S before B after A").
+     * {@code n} bounded stamps, each between two CLOCK_REALTIME readings, {@code pauseMicros}
+     * apart, as {@code hrts_test bounded} prints them ("bounded java: earliest E latest L status S
+     * before B after A").
      */
-    static void bounded(int n) {
+    static void bounded(int n, long pauseMicros) throws InterruptedException {
         long[] out = new long[2];
         for (int i = 0; i < n; i++) {
+            if (i > 0 && pauseMicros > 0) {
+                Thread.sleep(pauseMicros / 1000, (int) (pauseMicros % 1000) * 1000);
+            }
             long before = realtimeNanos();
             BoundStatus status = HighResTimestamp.getBoundedEpochNanoseconds(out);
             long after = realtimeNanos();
