@@ -6,7 +6,8 @@ use hrts_core::{BoundSource, BoundStatus};
 
 /// What the host's time service said of its clock's error when a writer
 /// asked (the word `hrts_core::SharedBase::now_bounded` widens stamps by). A
-/// writer records one when it opens its file and one when it closes it.
+/// writer records one when it opens its file, one when it closes it, and one
+/// at the first event after the word changed (see `TraceWriter::record_bound`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BoundRecord {
     /// The trace clock (local epoch ns) when the bound was read.

@@ -29,6 +29,33 @@ pub trait Clock: Send + Sync {
     fn bound(&self) -> Option<BoundRecord> {
         None
     }
+
+    /// [`Clock::bound`] with what tells a writer when it says something new:
+    /// the word's version and when a synchronized word stops being fresh.
+    fn bound_reading(&self) -> Option<BoundReading> {
+        self.bound().map(|record| BoundReading {
+            record,
+            version: self.bound_version(),
+            stale_at_ns: u64::MAX,
+        })
+    }
+
+    /// The time service's word version: it changes whenever a new word is
+    /// published (0: none, or never changes). Read at every event: cheap.
+    fn bound_version(&self) -> u64 {
+        0
+    }
+}
+
+/// A bound record with when it stops being what a stamp gets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BoundReading {
+    pub record: BoundRecord,
+    /// [`Clock::bound_version`] when it was read.
+    pub version: u64,
+    /// Clock ns after which the same word is no longer fresh (free-running
+    /// then); `u64::MAX` when its status cannot age (it is not synchronized).
+    pub stale_at_ns: u64,
 }
 
 /// An artificial offset and drift: `t + offset + (t - reference) * drift`.
@@ -204,26 +231,52 @@ impl Clock for HostClock {
     /// skewed clock has none: the bound speaks of the timeline, and a skewed
     /// clock is deliberately off it.
     fn bound(&self) -> Option<BoundRecord> {
+        self.bound_reading().map(|r| r.record)
+    }
+
+    fn bound_reading(&self) -> Option<BoundReading> {
         if self.skew.is_some() {
             return None;
         }
+        // The version first: a word published while this reads is seen as
+        // new at the next event.
+        let version = self.bound_version();
         let at_ns = self.now_ns();
         let Some(s) = self.base().bound_state() else {
-            return Some(BoundRecord::unknown(at_ns));
+            return Some(BoundReading {
+                record: BoundRecord::unknown(at_ns),
+                version,
+                stale_at_ns: u64::MAX,
+            });
         };
         let synchronized = s.status == BoundStatus::Synchronized;
-        Some(BoundRecord {
-            at_ns,
-            status: s.status,
-            source: s.source,
-            bound_ns: s.bound_ns,
-            half_width_ns: s.half_width_ns,
-            widest_ns: if synchronized {
-                s.widest_synchronized_ns()
+        Some(BoundReading {
+            record: BoundRecord {
+                at_ns,
+                status: s.status,
+                source: s.source,
+                bound_ns: s.bound_ns,
+                half_width_ns: s.half_width_ns,
+                widest_ns: if synchronized {
+                    s.widest_synchronized_ns()
+                } else {
+                    0
+                },
+            },
+            version,
+            stale_at_ns: if synchronized {
+                at_ns.saturating_add(s.fresh_ns.saturating_sub(s.age_ns))
             } else {
-                0
+                u64::MAX
             },
         })
+    }
+
+    fn bound_version(&self) -> u64 {
+        if self.skew.is_some() {
+            return 0;
+        }
+        self.base().bound_version()
     }
 }
 

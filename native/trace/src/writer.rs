@@ -59,6 +59,9 @@ struct Inner {
     events: u64,
     sync_rounds: u64,
     buf: Vec<u8>,
+    /// The word of the last bound record and when it stops being fresh;
+    /// `None` while the writer records no bounds.
+    bound_watch: Option<(u64, u64)>,
 }
 
 impl TraceWriter {
@@ -121,6 +124,7 @@ impl TraceWriter {
                 events: 0,
                 sync_rounds: 0,
                 buf: Vec::with_capacity(256),
+                bound_watch: None,
             }),
         };
         w.record_bound()?;
@@ -196,6 +200,7 @@ impl TraceWriter {
                 events: old.events.len() as u64,
                 sync_rounds: old.syncs.len() as u64,
                 buf: Vec::with_capacity(256),
+                bound_watch: None,
             }),
         };
         w.record_bound()?;
@@ -226,11 +231,17 @@ impl TraceWriter {
         let mut inner = self.lock()?;
         let name = inner.name_id(&self.path, name)?;
         // Stamped under the lock: file order is stamp order.
-        let stamp = self.stamper.stamp_at(self.clock.now_ns())?;
+        let now = self.clock.now_ns();
+        let stamp = self.stamper.stamp_at(now)?;
         inner.buf.clear();
         encode_event(&mut inner.buf, kind, name, stamp, id, payload);
         inner.write_buf(&self.path)?;
         inner.events += 1;
+        if let Some((version, stale_at_ns)) = inner.bound_watch {
+            if now >= stale_at_ns || self.clock.bound_version() != version {
+                self.put_bound(&mut inner)?;
+            }
+        }
         Ok(stamp)
     }
 
@@ -261,13 +272,21 @@ impl TraceWriter {
 
     /// Records what the clock's time service says of its error now (a BOUND
     /// record), if a time service vouches for the clock. Called when the file
-    /// is opened and when it is closed; a long run may call it in between,
-    /// so that `hrts merge` sees a bound that grew meanwhile.
+    /// is opened and when it is closed, and by an event that finds the word
+    /// changed since the last record (a new one published, or the last one
+    /// no longer fresh): `hrts merge` then sees every word the file's events
+    /// were stamped under.
     pub fn record_bound(&self) -> Result<()> {
-        let Some(bound) = self.clock.bound().filter(|_| self.records_bounds) else {
+        let mut inner = self.lock()?;
+        self.put_bound(&mut inner)
+    }
+
+    fn put_bound(&self, inner: &mut Inner) -> Result<()> {
+        let Some(r) = self.clock.bound_reading().filter(|_| self.records_bounds) else {
             return Ok(());
         };
-        self.lock()?.put(&self.path, Record::Bound(bound))
+        inner.bound_watch = Some((r.version, r.stale_at_ns));
+        inner.put(&self.path, Record::Bound(r.record))
     }
 
     /// Writes buffered records to the file.

@@ -3,6 +3,7 @@
 //! a new writer stays version 1; merged by the records' widest bound.
 
 use hrts_core::{BoundSource, BoundStatus, ItcFormat};
+use hrts_trace::clock::BoundReading;
 use hrts_trace::format::{read_file, BoundRecord, MAP_BOUNDS};
 use hrts_trace::merge::{merge, read_inputs, Basis, MappingKind, MergeOptions};
 use hrts_trace::{Clock, ClockInfo, EventKind, ReadOptions, TraceWriter, WriterOptions};
@@ -88,6 +89,87 @@ fn a_writer_records_the_bound_at_open_at_close_and_when_asked() {
         .unwrap()
         .bounds
         .is_empty());
+}
+
+/// A clock whose time service republishes its word when the test says
+/// (`version`), each word fresh for `fresh_ns` after it is read.
+struct Republishing {
+    now: AtomicU64,
+    version: AtomicU64,
+    fresh_ns: u64,
+}
+
+impl Clock for Republishing {
+    fn now_ns(&self) -> u64 {
+        self.now.fetch_add(1_000, Ordering::Relaxed)
+    }
+
+    fn bound_reading(&self) -> Option<BoundReading> {
+        let at_ns = self.now_ns();
+        Some(BoundReading {
+            record: BoundRecord {
+                at_ns,
+                status: BoundStatus::Synchronized,
+                source: BoundSource::Test,
+                bound_ns: 1_000,
+                half_width_ns: 1_100,
+                widest_ns: 2_000 + self.version.load(Ordering::Relaxed),
+            },
+            version: self.bound_version(),
+            stale_at_ns: at_ns + self.fresh_ns,
+        })
+    }
+
+    fn bound_version(&self) -> u64 {
+        self.version.load(Ordering::Relaxed)
+    }
+}
+
+#[test]
+fn an_event_records_the_bound_again_when_the_word_changes_or_ages() {
+    let dir = tempfile::tempdir().unwrap();
+    let bounds_of = |path: &Path| read_file(path, ReadOptions::default()).unwrap().bounds;
+
+    // A new word: recorded at the first event after it, once.
+    let path = dir.path().join("words.htr");
+    let c = Arc::new(Republishing {
+        now: AtomicU64::new(T0),
+        version: AtomicU64::new(1),
+        fresh_ns: u64::MAX / 2,
+    });
+    let w = writer(&path, c.clone(), info("w", 3));
+    for _ in 0..5 {
+        w.event(EventKind::Instant, "x", 0, b"").unwrap();
+    }
+    c.version.store(2, Ordering::Relaxed);
+    for _ in 0..5 {
+        w.event(EventKind::Instant, "x", 0, b"").unwrap();
+    }
+    w.close().unwrap();
+    let widest: Vec<u64> = bounds_of(&path).iter().map(|b| b.widest_ns).collect();
+    // Open, the new word, close.
+    assert_eq!(widest, vec![2_001, 2_002, 2_002]);
+    let f = read_file(&path, ReadOptions::default()).unwrap();
+    let sixth = f.header.epoch_ns(f.events[5].stamp);
+    assert!(f.bounds[1].at_ns > sixth && f.bounds[1].at_ns < sixth + 3_000);
+
+    // The same word past its freshness: recorded again at the first event
+    // after it goes stale (each clock read is 1 µs later; fresh for 10 µs).
+    let path = dir.path().join("ages.htr");
+    let c = Arc::new(Republishing {
+        now: AtomicU64::new(T0),
+        version: AtomicU64::new(7),
+        fresh_ns: 10_000,
+    });
+    let w = writer(&path, c, info("a", 4));
+    for _ in 0..30 {
+        w.event(EventKind::Instant, "x", 0, b"").unwrap();
+    }
+    w.close().unwrap();
+    let at: Vec<u64> = bounds_of(&path).iter().map(|b| b.at_ns - T0).collect();
+    // Open, then every 10 clock reads (an event's and the reading's own), close.
+    assert!(at.len() >= 5, "{at:?}");
+    assert!(at.windows(2).all(|p| p[1] - p[0] <= 12_000), "{at:?}");
 }
 
 /// Turns a file into what format version 1 wrote: version 1, no BOUND

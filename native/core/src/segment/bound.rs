@@ -305,6 +305,16 @@ impl SharedBase {
         (status, age_ns, half_width_ns)
     }
 
+    /// The bound area's version word: it changes whenever a writer publishes a
+    /// new word (0 on a page without the area). A trace writer compares it at
+    /// each event to record every word its events were stamped under.
+    pub fn bound_version(&self) -> u64 {
+        if self.minor_area().layout_minor.load(Relaxed) < 3 {
+            return 0;
+        }
+        self.bound_area().version.load(Relaxed)
+    }
+
     /// The bound as it stands now (`hrts info`).
     pub fn bound_state(&self) -> Option<BoundState> {
         let p = self.published()?;
