@@ -9,7 +9,9 @@
 #      than the page's fast path's range: readers then use the exact wide path);
 #
 # and at the end every reader must report 0 backward stamps, 0 stamps more than 1 ms off
-# CLOCK_REALTIME, no error and no stamp slower than 1 ms of CPU. The daemon is a test
+# CLOCK_REALTIME, no error, and at most 5 stamps slower than 1 ms of CPU unless none took
+# half a second (a descheduled vCPU counts as CPU time; a waiting stamp waits a second).
+# The daemon is a test
 # build: HRTS_TEST_DAEMON_PAUSE_US makes it hold the writer role that long in every tie
 # or move, so the signals land inside one (checked with `hrts debug role`).
 #
@@ -88,7 +90,7 @@ start_readers() { # dir tag
 }
 
 check_readers() { # dir tag
-  local dir=$1 tag=$2 r pid status line off back slow errors
+  local dir=$1 tag=$2 r pid status line off back slow errors longest
   touch "$dir/stop"
   for r in c rust java; do
     pid=${reader_pids[$tag-$r]}
@@ -107,11 +109,15 @@ check_readers() { # dir tag
     back=$(sed -n 's/.* backwards \([0-9]*\) .*/\1/p' <<<"$line")
     errors=$(sed -n 's/.* errors \([0-9]*\) .*/\1/p' <<<"$line")
     slow=$(sed -n 's/.* slow \([0-9]*\) .*/\1/p' <<<"$line")
+    longest=$(sed -n 's/.* longest \([0-9]*\).*/\1/p' <<<"$line")
     # slow: over 1 ms of the thread's CPU for one stamp. A vCPU descheduled under a
-    # stamp counts too (a few in tens of millions here); a reader that waited for the
-    # daemon would be slow at every one of the stops and kills.
-    if [ "${off:-1}${back:-1}${errors:-1}" = "000" ] && [ "${slow:-99}" -le 5 ]; then pass; else
-      fail "$tag: the $r reader: off $off backwards $back errors $errors slow $slow"
+    # stamp counts too (a few to ten in tens of millions here, each well under 0.1 s of
+    # wall clock); a reader that waited for the daemon would be slow at every one of the
+    # stops and kills, and spin or yield for a second each time. So more than 5 fail only
+    # with a stamp of half a second (the rule StalledWriterTest applies).
+    if [ "${off:-1}${back:-1}${errors:-1}" = "000" ] &&
+      { [ "${slow:-99}" -le 5 ] || [ "${longest:-999999999999}" -lt 500000000 ]; }; then pass; else
+      fail "$tag: the $r reader: off $off backwards $back errors $errors slow $slow longest ${longest:-?} ns"
     fi
   done
 }
