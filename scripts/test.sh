@@ -404,9 +404,14 @@ check_leftovers() {
 # default): to this run's own segment, removed before the leftovers check.
 export HRTS_STATS_SEGMENT="/hrts-stats-test-$$"
 
+# How long each stage took (builds included: a stage builds what it needs first),
+# printed before the summary: the whole command must stay under 25 minutes on 2 cores.
+TIMES=()
 for s in "${SELECTED[@]}"; do
     stage "$s: ${DESCRIPTION[$s]}"
+    stage_start=$SECONDS
     "stage_$s"
+    TIMES+=("$s $((SECONDS - stage_start)) s")
 done
 check_leftovers
 
@@ -418,6 +423,7 @@ else
     STAGE="summary: a stage reported failed tests but exited 0"
     echo "=== hrts test: summary after $((SECONDS - START)) s ==="
 fi
+(IFS=,; echo "stage times:${TIMES[*]/#/ }")
 printf '%s\n' "${SUMMARY[@]}"
 echo "total: $TOTAL_PASSED passed, $TOTAL_FAILED failed"
 [ "$TOTAL_FAILED" -eq 0 ]
