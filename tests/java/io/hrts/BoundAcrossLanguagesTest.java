@@ -8,7 +8,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -84,11 +83,6 @@ public class BoundAcrossLanguagesTest {
         return out;
     }
 
-    private static long realtimeNanos() {
-        Instant t = Instant.now();
-        return t.getEpochSecond() * 1_000_000_000L + t.getNano();
-    }
-
     @Test
     public void cJavaAndTheCommandLineGiveOneIntervalForOneInstant() throws Exception {
         String testingCli = Procs.testingCli();
@@ -125,9 +119,9 @@ public class BoundAcrossLanguagesTest {
             StringBuilder cli = new StringBuilder();
             long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
             while (System.nanoTime() < until) {
-                long before = realtimeNanos();
+                long before = TestMains.realtimeNanos();
                 Procs r = Procs.run(List.of(Procs.cli(), "now", "--bound"), env);
-                long after = realtimeNanos();
+                long after = TestMains.realtimeNanos();
                 assertEquals("hrts now --bound: " + r.err, 0, r.exit);
                 String[] w = r.out.trim().split(" ");
                 cli.append("bounded cli: earliest ").append(w[0]).append(" latest ").append(w[1]).append(" status ")

@@ -88,7 +88,7 @@ public final class TestMains {
     }
 
     /** CLOCK_REALTIME in epoch ns, as precise as the JDK gives it. */
-    private static long realtimeNanos() {
+    static long realtimeNanos() {
         java.time.Instant t = java.time.Instant.now();
         return t.getEpochSecond() * 1_000_000_000L + t.getNano();
     }

@@ -325,18 +325,18 @@ public final class HighResTimestamp {
         if (out == null || out.length < 2) {
             throw new IllegalArgumentException("out must hold two longs: earliest and latest");
         }
-        Native.open();
-        Interval i = Interval.OF_THREAD.get();
-        int code = Native.boundedAt(i.address);
-        out[0] = i.memory.getLong(0);
-        out[1] = i.memory.getLong(8);
-        Reference.reachabilityFence(i);
-        return BoundStatus.fromCode(code);
+        Interval i = Interval.now();
+        out[0] = i.earliest();
+        out[1] = i.latest();
+        return BoundStatus.fromCode(i.code);
     }
 
     /**
-     * Each thread's 16 bytes of native memory that the library writes an interval into: writing
-     * a Java array from native code is a VM entry that costs more than the interval itself.
+     * Each thread's 16 bytes of native memory that the library writes an interval into (writing
+     * a Java array from native code is a VM entry that costs more than the interval itself), for
+     * {@link #getBoundedEpochNanoseconds}, {@link #after}, {@link #before} and {@link
+     * #commitWait}: in a holder class with no lambda, so that the first stamp of a JVM does not
+     * pay for it.
      */
     private static final class Interval {
         static final ThreadLocal<Interval> OF_THREAD = new ThreadLocal<Interval>() {
@@ -348,19 +348,25 @@ public final class HighResTimestamp {
 
         final ByteBuffer memory = ByteBuffer.allocateDirect(16).order(ByteOrder.nativeOrder());
         final long address = Native.directAddress(memory);
-    }
+        /** The status code of the interval last written. */
+        int code;
 
-    /**
-     * Each thread's interval for {@link #after}, {@link #before} and {@link #commitWait}: in a
-     * holder class with no lambda, so that the first stamp of a JVM does not pay for either.
-     */
-    private static final class Bounds {
-        static final ThreadLocal<long[]> OF_THREAD = new ThreadLocal<long[]>() {
-            @Override
-            protected long[] initialValue() {
-                return new long[2];
-            }
-        };
+        /** This thread's interval, filled with one that holds true time now. */
+        static Interval now() {
+            Native.open();
+            Interval i = OF_THREAD.get();
+            i.code = Native.boundedAt(i.address);
+            Reference.reachabilityFence(i);
+            return i;
+        }
+
+        long earliest() {
+            return memory.getLong(0);
+        }
+
+        long latest() {
+            return memory.getLong(8);
+        }
     }
 
     /**
@@ -371,9 +377,7 @@ public final class HighResTimestamp {
      * @throws HrtsException as {@link #getBoundedEpochNanoseconds(long[])}
      */
     public static boolean after(long t) {
-        long[] b = Bounds.OF_THREAD.get();
-        getBoundedEpochNanoseconds(b);
-        return Long.compareUnsigned(b[0], t) > 0;
+        return Long.compareUnsigned(Interval.now().earliest(), t) > 0;
     }
 
     /**
@@ -384,9 +388,7 @@ public final class HighResTimestamp {
      * @throws HrtsException as {@link #getBoundedEpochNanoseconds(long[])}
      */
     public static boolean before(long t) {
-        long[] b = Bounds.OF_THREAD.get();
-        getBoundedEpochNanoseconds(b);
-        return Long.compareUnsigned(b[1], t) < 0;
+        return Long.compareUnsigned(Interval.now().latest(), t) < 0;
     }
 
     /**
@@ -398,13 +400,12 @@ public final class HighResTimestamp {
      * @throws InterruptedException if interrupted while waiting
      */
     public static void commitWait(long t) throws InterruptedException {
-        long[] b = Bounds.OF_THREAD.get();
         while (true) {
-            getBoundedEpochNanoseconds(b);
-            if (Long.compareUnsigned(b[0], t) > 0) {
+            long earliest = Interval.now().earliest();
+            if (Long.compareUnsigned(earliest, t) > 0) {
                 return;
             }
-            long left = t - b[0] + 1;
+            long left = t - earliest + 1;
             long nanos = Math.max(left / 2, 1_000);
             Thread.sleep(nanos / 1_000_000, (int) (nanos % 1_000_000));
         }
