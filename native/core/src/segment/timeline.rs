@@ -49,6 +49,34 @@ pub struct Base {
     pub generation: u64,
 }
 
+/// A consistent read of the active line and a counter value (`read_line`).
+struct LineRead<T> {
+    /// The seqlock word the read was validated against.
+    seen: u64,
+    counter: u64,
+    counter_base: u64,
+    ns: u64,
+    frac: u64,
+    mult: u64,
+    /// The line passed its quick check (or the segment has none).
+    quick_ok: bool,
+    also: T,
+}
+
+impl<T> LineRead<T> {
+    /// The stamp on this line if the counter is within `threshold` ticks of
+    /// its base; `None` when the base must move or tie first.
+    #[inline(always)]
+    fn stamp_within(&self, threshold: u64) -> Option<u64> {
+        let delta = self.counter.wrapping_sub(self.counter_base);
+        // Validated at attach: threshold · largest slope + frac fits in 64 bits.
+        (delta <= threshold).then(|| {
+            self.ns
+                .wrapping_add(delta.wrapping_mul(self.mult).wrapping_add(self.frac) >> SHIFT)
+        })
+    }
+}
+
 /// What `base_info` reports: the IBMTS four values plus hrts's generation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BaseInfo {
@@ -131,29 +159,19 @@ impl SharedBase {
     /// stamp, then the slope of the line it left active.
     #[inline(always)]
     pub(crate) fn stamp_for_bound(&self) -> (u64, u64, u64) {
-        let h = self.header();
         let how = self.ordered;
-        let before = h.seq.load(Acquire);
-        let slot = &h.slots[seq_slot(before)];
-        let counter = source::read_ordered_by(self.source, how);
-        let counter_base = slot.counter.load(Relaxed);
-        let ns = slot.ns.load(Relaxed);
-        let frac = slot.frac.load(Relaxed);
-        let mult = slot.mult.load(Relaxed);
-        let quick = slot.quick.load(Relaxed);
-        let freq_mult = slot.freq_mult.load(Relaxed);
-        fence(Acquire);
-        let delta = counter.wrapping_sub(counter_base);
-        if snapshot_valid(before, h.seq.load(Relaxed))
-            && (!self.quick_checked || slot_quick(counter_base, ns, frac, mult) == quick)
-            && delta <= self.threshold
-        {
-            let stamp = ns.wrapping_add(delta.wrapping_mul(mult).wrapping_add(frac) >> SHIFT);
-            return (stamp, counter, mult.abs_diff(freq_mult));
+        // `move`: a closure holding `how` by reference kept it in memory on
+        // the hot path, a load and a compare before the read (+0.27 ns).
+        let read = move |s| source::read_ordered_by(s, how);
+        let line = self.read_line(&read, |slot| slot.freq_mult.load(Relaxed));
+        if let Some(line) = line.filter(|l| l.quick_ok) {
+            if let Some(stamp) = line.stamp_within(self.threshold) {
+                return (stamp, line.counter, line.mult.abs_diff(line.also));
+            }
         }
         let last = std::cell::Cell::new(0);
         let stamp = self.stamp_with(|s| {
-            let c = source::read_ordered_by(s, how);
+            let c = read(s);
             last.set(c);
             c
         });
@@ -178,44 +196,64 @@ impl SharedBase {
     /// value from the future would move everyone's base ahead of the counter.
     #[inline(always)]
     pub(crate) fn stamp_with(&self, read: impl Fn(SourceId) -> u64) -> u64 {
-        let h = self.header();
         loop {
-            let before = h.seq.load(Acquire);
-            let slot = &h.slots[seq_slot(before)];
-            let counter = read(self.source);
-            let counter_base = slot.counter.load(Relaxed);
-            let ns = slot.ns.load(Relaxed);
-            let frac = slot.frac.load(Relaxed);
-            let mult = slot.mult.load(Relaxed);
-            let quick = slot.quick.load(Relaxed);
-            fence(Acquire);
-            let after = h.seq.load(Relaxed);
-            if !snapshot_valid(before, after) {
+            let Some(line) = self.read_line(&read, |_| ()) else {
                 continue;
-            }
-            if self.quick_checked && slot_quick(counter_base, ns, frac, mult) != quick {
-                match self.stamp_unverified(counter, after) {
+            };
+            if !line.quick_ok {
+                match self.stamp_unverified(line.counter, line.seen) {
                     Unverified::Again => continue,
                     Unverified::Whole => {}
                     Unverified::Stamp(ns) => return ns,
                 }
             }
-            let delta = counter.wrapping_sub(counter_base);
-            if delta <= self.threshold {
-                // Validated at attach: threshold · largest slope + frac fits in 64 bits.
-                return ns.wrapping_add(delta.wrapping_mul(mult).wrapping_add(frac) >> SHIFT);
+            if let Some(ns) = line.stamp_within(self.threshold) {
+                return ns;
             }
             let base = Base {
-                counter: counter_base,
-                ns,
-                frac,
-                mult,
+                counter: line.counter_base,
+                ns: line.ns,
+                frac: line.frac,
+                mult: line.mult,
                 generation: 0,
             };
-            if let Some(ns) = self.stamp_slow(counter, &base, after, &read) {
+            if let Some(ns) = self.stamp_slow(line.counter, &base, line.seen, &read) {
                 return ns;
             }
         }
+    }
+
+    /// One seqlock read of the active line with the counter read inside its
+    /// window (so the line is never based past the counter), and `also` of the
+    /// same slot; `None` if a writer published during it.
+    #[inline(always)]
+    fn read_line<T>(
+        &self,
+        read: &impl Fn(SourceId) -> u64,
+        also: impl Fn(&Slot) -> T,
+    ) -> Option<LineRead<T>> {
+        let h = self.header();
+        let before = h.seq.load(Acquire);
+        let slot = &h.slots[seq_slot(before)];
+        let counter = read(self.source);
+        let counter_base = slot.counter.load(Relaxed);
+        let ns = slot.ns.load(Relaxed);
+        let frac = slot.frac.load(Relaxed);
+        let mult = slot.mult.load(Relaxed);
+        let quick = slot.quick.load(Relaxed);
+        let also = also(slot);
+        fence(Acquire);
+        let seen = h.seq.load(Relaxed);
+        snapshot_valid(before, seen).then(|| LineRead {
+            seen,
+            counter,
+            counter_base,
+            ns,
+            frac,
+            mult,
+            quick_ok: !self.quick_checked || slot_quick(counter_base, ns, frac, mult) == quick,
+            also,
+        })
     }
 
     /// The line read under `seen` failed its quick check: either it is damaged,
