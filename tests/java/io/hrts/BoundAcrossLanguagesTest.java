@@ -102,6 +102,14 @@ public class BoundAcrossLanguagesTest {
         Process daemon = daemonPb.start();
         List<Process> readers = new ArrayList<>();
         try {
+            // Until the daemon has made its page, a reader would fall back to (and create) the
+            // per-user segment: wait for its announcement, which follows the page.
+            Path log = dir.resolve("daemon.log");
+            for (int i = 0; i < 200 && !Files.readString(log).contains("a round every"); i++) {
+                Thread.sleep(50);
+            }
+            assertTrue("the daemon made its page: " + Files.readString(log),
+                    Files.readString(log).contains("a round every"));
             Map<String, String> info = new LinkedHashMap<>();
             for (int i = 0; i < 200 && !"synchronized".equals(info.get("bound status")); i++) {
                 Thread.sleep(50);
