@@ -240,19 +240,15 @@ pub fn choose_ordered_read(id: SourceId) -> OrderedRead {
 #[cfg(target_arch = "x86_64")]
 fn ordered_read_costs() -> (u64, u64) {
     const ROUNDS: usize = 24;
-    const BATCH: usize = 64;
-    // Generic, not `dyn`: an indirect call would add the same cost to both.
-    fn time(f: impl Fn() -> u64) -> u64 {
+    let time = |batch: fn()| {
         let t0 = arch::read_fenced();
-        for _ in 0..BATCH {
-            std::hint::black_box(f());
-        }
+        batch();
         arch::read_fenced().wrapping_sub(t0)
-    }
+    };
     let (mut fence, mut rdtscp) = (u64::MAX, u64::MAX);
     for _ in 0..ROUNDS {
-        fence = fence.min(time(arch::read_ordered));
-        rdtscp = rdtscp.min(time(arch::read_rdtscp));
+        fence = fence.min(time(arch::fenced_batch));
+        rdtscp = rdtscp.min(time(arch::rdtscp_batch));
     }
     (fence, rdtscp)
 }
@@ -343,6 +339,51 @@ pub(crate) mod arch {
         // kind, which exists only where CPUID reports RDTSCP; it reads the counter
         // and TSC_AUX into `aux`, a local.
         unsafe { __rdtscp(&mut aux) }
+    }
+
+    /// Reads in a batch of `ordered_read_costs`, back to back. Written as
+    /// assembly so that both loops are the same instructions around the read
+    /// whatever the build's optimisation: a debug build's calls to the
+    /// intrinsics cost more than the reads and made it choose the fence where
+    /// an optimised build measured `rdtscp` cheaper.
+    const BATCH: u64 = 64;
+
+    pub fn fenced_batch() {
+        // SAFETY: lfence (SSE2, on every x86-64 CPU) and rdtsc only order
+        // dispatch and read the counter; the loop touches only its counter
+        // register and the clobbered eax/edx, no memory and no stack.
+        unsafe {
+            core::arch::asm!(
+                "2:",
+                "lfence",
+                "rdtsc",
+                "dec {n}",
+                "jnz 2b",
+                n = inout(reg) BATCH => _,
+                out("eax") _,
+                out("edx") _,
+                options(nomem, nostack),
+            );
+        }
+    }
+
+    pub fn rdtscp_batch() {
+        // SAFETY: only called where CPUID reports RDTSCP (`ordered_read_costs`'
+        // callers check); rdtscp reads the counter and TSC_AUX into the
+        // clobbered eax/edx/ecx; no memory and no stack.
+        unsafe {
+            core::arch::asm!(
+                "2:",
+                "rdtscp",
+                "dec {n}",
+                "jnz 2b",
+                n = inout(reg) BATCH => _,
+                out("eax") _,
+                out("edx") _,
+                out("ecx") _,
+                options(nomem, nostack),
+            );
+        }
     }
 
     #[allow(unused_unsafe)]
