@@ -537,6 +537,12 @@ fn info_shows_the_mode_and_the_tracking_state() {
             .unwrap_or_else(|_| panic!("{key}: {}", i[key]));
     }
     assert!(i["offset ns"].parse::<i64>().unwrap().abs() < 1_000_000);
+    let ordered = i["ordered read"].as_str();
+    if i["source"] == "tsc" {
+        assert!(["rdtscp", "lfence-rdtsc"].contains(&ordered), "{ordered}");
+    } else {
+        assert_eq!(ordered, "fence");
+    }
     if i["evaluation"] != "none" {
         assert!(
             i["evaluation pace"].starts_with("same on every CPU")

@@ -120,6 +120,7 @@ pub(crate) fn segment_info<'local>(
     let name = JString::from_str(env, &info.name)?;
     let source = JString::from_str(env, info.source.name())?;
     let reason = JString::from_str(env, &info.reason)?;
+    let ordered_read = JString::from_str(env, info.ordered_read.name(info.source))?;
     let tracking = tracking_state(env, &info.tracking)?;
     let (evaluated, monotonic, max_shift_ns, cpus, (pace, pace_ppb)) = match info.evaluation {
         None => (false, false, -1, 0, (0, -1)),
@@ -141,6 +142,7 @@ pub(crate) fn segment_info<'local>(
                 layout_version: jlong,
                 source: JString,
                 reason: JString,
+                ordered_read: JString,
                 frequency: jlong,
                 calibration_spread_ppb: jlong,
                 calibration_elapsed_ns: jlong,
@@ -173,6 +175,7 @@ pub(crate) fn segment_info<'local>(
             JValue::Long(info.layout_version.into()),
             JValue::Object(&source),
             JValue::Object(&reason),
+            JValue::Object(&ordered_read),
             JValue::Long(info.frequency as jlong),
             JValue::Long(info.calibration_spread_ppb as jlong),
             JValue::Long(info.calibration_elapsed_ns as jlong),

@@ -2,7 +2,7 @@
 //! show it.
 
 use crate::clock::reliability::Pace;
-use crate::clock::source::SourceId;
+use crate::clock::source::{OrderedRead, SourceId};
 use crate::segment::config::Mode;
 use crate::segment::layout::*;
 use crate::segment::timeline::Base;
@@ -70,6 +70,9 @@ pub struct SegmentInfo {
     pub layout_minor: u32,
     pub source: SourceId,
     pub reason: String,
+    /// How every process of the segment orders a counter read (the creator's
+    /// measured choice; `lfence; rdtsc` on a page that records none).
+    pub ordered_read: OrderedRead,
     pub frequency: u64,
     pub calibration_spread_ppb: u64,
     pub calibration_elapsed_ns: u64,
@@ -138,6 +141,10 @@ impl SegmentInfo {
             ),
             ("source", self.source.name().to_string()),
             ("reason", self.reason.replace(['\n', '\r'], " ")),
+            (
+                "ordered read",
+                self.ordered_read.name(self.source).to_string(),
+            ),
             ("frequency", self.frequency.to_string()),
             (
                 "calibration spread ppb",
@@ -228,6 +235,7 @@ impl SharedBase {
             layout_minor: self.minor_area().layout_minor.load(Relaxed),
             source: self.source,
             reason: crate::segment::load_reason(h),
+            ordered_read: self.ordered_read(),
             frequency: self.freq_hz,
             calibration_spread_ppb: h.calib_spread_ppb.load(Relaxed),
             calibration_elapsed_ns: h.calib_elapsed_ns.load(Relaxed),

@@ -696,11 +696,18 @@ fn the_ordered_read_is_the_creators_choice_and_old_pages_get_the_fence() {
         let (a, o) = (b.now_ns_ordered(), b.now_ns_ordered());
         assert!(a <= o, "{a} {o}");
     };
+    // `hrts info` (and Java's SegmentInfo) names the read this handle makes.
+    let shown = |b: &SharedBase| {
+        let fields = b.info().fields();
+        let (_, v) = fields.iter().find(|(k, _)| *k == "ordered read").unwrap();
+        v.clone()
+    };
     // Whichever the creator chose, an attacher follows the page.
     for want in [OrderedRead::fence(), rdtscp] {
         area.ordered_read.store(want.code(), SeqCst);
         let b = attach();
         assert_eq!(b.ordered_read(), want);
+        assert_eq!(shown(&b), want.name(b.source()));
         stamps_in_order(&b);
     }
     // Unknown codes (damage, a newer minor's) and missing ones are the fence.
@@ -713,6 +720,7 @@ fn the_ordered_read_is_the_creators_choice_and_old_pages_get_the_fence() {
     creator.minor_area().layout_minor.store(3, SeqCst);
     let old = attach();
     assert_eq!(old.ordered_read(), OrderedRead::fence());
+    assert_eq!(shown(&old), OrderedRead::fence().name(old.source()));
     stamps_in_order(&old);
     creator
         .minor_area()

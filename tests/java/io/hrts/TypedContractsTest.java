@@ -90,6 +90,7 @@ public class TypedContractsTest {
                 assertTrue("offset " + offset + " ns", Math.abs(offset) < 5_000_000L);
             }
             assertEquals(cli.get("segment"), before.getName());
+            assertEquals(cli.get("ordered read"), before.getOrderedRead());
             assertEquals(cli.get("creator uid"), Long.toString(before.getCreatorUid()));
             assertEquals(cli.get("created epoch ns"), Long.toString(before.getCreatedEpochNanoseconds()));
             assertEquals(cli.get("calibrations"), Long.toString(before.getCalibrations()));
@@ -119,6 +120,8 @@ public class TypedContractsTest {
         assertEquals(0, none.getEvaluationCpus());
         assertEquals("none (monotonic-raw needs none)", none.evaluationSummary());
         assertEquals("line one line two", none.getReason());
+        // The short constructor stands for a page that records no ordered read.
+        assertEquals("fence", none.getOrderedRead());
         Map<String, String> m = none.asMap();
         assertEquals("none", m.get("evaluation"));
         assertTrue(m.toString(), !m.containsKey("evaluation cpus") && !m.containsKey("evaluation max shift ns")
@@ -133,6 +136,7 @@ public class TypedContractsTest {
                 1, 0, 5, 1, 0, 1000, 0, -7, frozen);
         assertEquals("NOT monotonic, max cross-CPU shift unbounded, 2 CPUs", unbounded.evaluationSummary());
         assertEquals("not monotonic", unbounded.asMap().get("evaluation"));
+        assertEquals("lfence-rdtsc", unbounded.asMap().get("ordered read"));
         assertEquals("unbounded", unbounded.asMap().get("evaluation max shift ns"));
         // Pace code 3 is STUCK, which has no ppb.
         assertSame(SegmentInfo.Pace.STUCK, unbounded.getEvaluationPace());

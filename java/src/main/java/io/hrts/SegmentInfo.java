@@ -24,6 +24,7 @@ public final class SegmentInfo {
     private final long layoutVersion;
     private final String source;
     private final String reason;
+    private final String orderedRead;
     private final long frequency;
     private final long calibrationSpreadPpb;
     private final long calibrationElapsedNs;
@@ -91,14 +92,16 @@ public final class SegmentInfo {
             long evaluationPacePpb, long creatorPid, long creatorUid, long createdEpochNs, long generation,
             long baseCounter, long baseNs, long mult, int shift, long wrapThresholdTicks, long moves, long offsetNs,
             TrackingState tracking) {
-        this("per-user segment " + name, null, name, layoutVersion, source, reason, frequency, calibrationSpreadPpb,
+        // The ordered read a page that records none uses.
+        this("per-user segment " + name, null, name, layoutVersion, source, reason,
+                "tsc".equals(source) ? "lfence-rdtsc" : "fence", frequency, calibrationSpreadPpb,
                 calibrationElapsedNs, calibrations, evaluated, evaluationMonotonic, evaluationMaxShiftNs, evaluationCpus,
                 evaluationPace, evaluationPacePpb, creatorPid, creatorUid, createdEpochNs, generation, baseCounter,
                 baseNs, mult, shift, wrapThresholdTicks, moves, offsetNs, tracking, true);
     }
 
     SegmentInfo(String timeline, String service, String name, long layoutVersion, String source, String reason,
-            long frequency, long calibrationSpreadPpb, long calibrationElapsedNs, long calibrations, boolean evaluated,
+            String orderedRead, long frequency, long calibrationSpreadPpb, long calibrationElapsedNs, long calibrations, boolean evaluated,
             boolean evaluationMonotonic, long evaluationMaxShiftNs, int evaluationCpus, int evaluationPace,
             long evaluationPacePpb, long creatorPid, long creatorUid, long createdEpochNs, long generation,
             long baseCounter, long baseNs, long mult, int shift, long wrapThresholdTicks, long moves, long offsetNs,
@@ -111,6 +114,7 @@ public final class SegmentInfo {
         this.source = source;
         // One line, as hrts info shows it.
         this.reason = reason.replace('\n', ' ').replace('\r', ' ');
+        this.orderedRead = orderedRead;
         this.frequency = frequency;
         this.calibrationSpreadPpb = calibrationSpreadPpb;
         this.calibrationElapsedNs = calibrationElapsedNs;
@@ -183,6 +187,18 @@ public final class SegmentInfo {
     /** @return why that source was chosen (or why the hardware counter was not trusted), one line */
     public String getReason() {
         return reason;
+    }
+
+    /**
+     * How every process of the segment orders a counter read for the ordered and bounded stamps,
+     * as {@code hrts info}'s {@code ordered read} names it: {@code rdtscp} or {@code lfence-rdtsc}
+     * on the TSC (whichever the segment's creator measured cheaper), {@code fence} on other
+     * counters.
+     *
+     * @return the ordered read's name
+     */
+    public String getOrderedRead() {
+        return orderedRead;
     }
 
     /** @return the calibrated counter frequency, ticks per second */
@@ -337,6 +353,7 @@ public final class SegmentInfo {
         m.put("service", service == null ? "none" : service);
         m.put("source", source);
         m.put("reason", reason);
+        m.put("ordered read", orderedRead);
         m.put("frequency", u(frequency));
         m.put("calibration spread ppb", u(calibrationSpreadPpb));
         m.put("calibration elapsed ns", u(calibrationElapsedNs));
