@@ -6,7 +6,7 @@
 //! normal ones.
 //!
 //! The tests run one at a time (each keeps both CPUs of a small machine busy
-//! for up to a minute); together about three and a half minutes.
+//! for up to a minute); together about four minutes.
 #![cfg(feature = "testing")]
 
 use std::collections::BTreeMap;
@@ -262,12 +262,12 @@ fn a_writer_caught_by_a_real_sigstop_costs_the_others_nothing() {
 }
 
 /// 2 + 2 stampers in two pid namespaces with a tie every millisecond, for
-/// 30 s, or 60 s when a writer in the new namespace is SIGKILLed from this
-/// one `kills` times while it holds the role (at most a kill a second).
+/// 60 s, with a writer in the new namespace SIGKILLed from this one `kills`
+/// times while it holds the role (at most a kill a second).
 fn two_pid_namespaces(kills: u32) {
     let seg = new_segment(Some(1));
     let before = info(&seg);
-    let ms = if kills == 0 { 30_000 } else { 60_000 };
+    let ms = 60_000;
     let mut readers = vec![Reader::host(&seg, ms), Reader::host(&seg, ms)];
     readers.push(Reader::namespaced(&seg, ms));
     readers.push(Reader::namespaced(&seg, ms));
