@@ -54,10 +54,8 @@ struct LineRead<T> {
     /// The seqlock word the read was validated against.
     seen: u64,
     counter: u64,
-    counter_base: u64,
-    ns: u64,
-    frac: u64,
-    mult: u64,
+    /// The line's base and slope (its generation is not read: 0).
+    base: Base,
     /// The line passed its quick check (or the segment has none).
     quick_ok: bool,
     also: T,
@@ -68,11 +66,11 @@ impl<T> LineRead<T> {
     /// its base; `None` when the base must move or tie first.
     #[inline(always)]
     fn stamp_within(&self, threshold: u64) -> Option<u64> {
-        let delta = self.counter.wrapping_sub(self.counter_base);
+        let l = &self.base;
+        let delta = self.counter.wrapping_sub(l.counter);
         // Validated at attach: threshold · largest slope + frac fits in 64 bits.
         (delta <= threshold).then(|| {
-            self.ns
-                .wrapping_add(delta.wrapping_mul(self.mult).wrapping_add(self.frac) >> SHIFT)
+            l.ns.wrapping_add(delta.wrapping_mul(l.mult).wrapping_add(l.frac) >> SHIFT)
         })
     }
 }
@@ -166,7 +164,7 @@ impl SharedBase {
         let line = self.read_line(&read, |slot| slot.freq_mult.load(Relaxed));
         if let Some(line) = line.filter(|l| l.quick_ok) {
             if let Some(stamp) = line.stamp_within(self.threshold) {
-                return (stamp, line.counter, line.mult.abs_diff(line.also));
+                return (stamp, line.counter, line.base.mult.abs_diff(line.also));
             }
         }
         let last = std::cell::Cell::new(0);
@@ -210,14 +208,7 @@ impl SharedBase {
             if let Some(ns) = line.stamp_within(self.threshold) {
                 return ns;
             }
-            let base = Base {
-                counter: line.counter_base,
-                ns: line.ns,
-                frac: line.frac,
-                mult: line.mult,
-                generation: 0,
-            };
-            if let Some(ns) = self.stamp_slow(line.counter, &base, line.seen, &read) {
+            if let Some(ns) = self.stamp_slow(line.counter, &line.base, line.seen, &read) {
                 return ns;
             }
         }
@@ -236,10 +227,13 @@ impl SharedBase {
         let before = h.seq.load(Acquire);
         let slot = &h.slots[seq_slot(before)];
         let counter = read(self.source);
-        let counter_base = slot.counter.load(Relaxed);
-        let ns = slot.ns.load(Relaxed);
-        let frac = slot.frac.load(Relaxed);
-        let mult = slot.mult.load(Relaxed);
+        let base = Base {
+            counter: slot.counter.load(Relaxed),
+            ns: slot.ns.load(Relaxed),
+            frac: slot.frac.load(Relaxed),
+            mult: slot.mult.load(Relaxed),
+            generation: 0,
+        };
         let quick = slot.quick.load(Relaxed);
         let also = also(slot);
         fence(Acquire);
@@ -247,11 +241,9 @@ impl SharedBase {
         snapshot_valid(before, seen).then(|| LineRead {
             seen,
             counter,
-            counter_base,
-            ns,
-            frac,
-            mult,
-            quick_ok: !self.quick_checked || slot_quick(counter_base, ns, frac, mult) == quick,
+            base,
+            quick_ok: !self.quick_checked
+                || slot_quick(base.counter, base.ns, base.frac, base.mult) == quick,
             also,
         })
     }
