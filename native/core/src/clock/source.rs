@@ -341,13 +341,14 @@ pub(crate) mod arch {
         unsafe { __rdtscp(&mut aux) }
     }
 
-    /// Reads in a batch of `ordered_read_costs`, back to back. Written as
-    /// assembly so that both loops are the same instructions around the read
-    /// whatever the build's optimisation: a debug build's calls to the
-    /// intrinsics cost more than the reads and made it choose the fence where
-    /// an optimised build measured `rdtscp` cheaper.
+    /// Reads per batch of `ordered_read_costs`.
     const BATCH: u64 = 64;
 
+    /// A batch of `lfence; rdtsc`, back to back. Both batches are assembly so
+    /// that they are the same instructions around the read whatever the
+    /// build's optimisation: a debug build's calls to the intrinsics cost more
+    /// than the reads and made it choose the fence where an optimised build
+    /// measured `rdtscp` cheaper.
     pub fn fenced_batch() {
         // SAFETY: lfence (SSE2, on every x86-64 CPU) and rdtsc only order
         // dispatch and read the counter; the loop touches only its counter
@@ -367,6 +368,7 @@ pub(crate) mod arch {
         }
     }
 
+    /// A batch of `rdtscp`, back to back (see `fenced_batch`).
     pub fn rdtscp_batch() {
         // SAFETY: only called where CPUID reports RDTSCP (`ordered_read_costs`'
         // callers check); rdtscp reads the counter and TSC_AUX into the

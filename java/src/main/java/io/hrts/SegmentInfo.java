@@ -83,8 +83,8 @@ public final class SegmentInfo {
     }
 
     /**
-     * Called by the native library (native/jni, {@code objects::segment_info}) with every fact of
-     * the core's {@code SegmentInfo}; the parameter list is its JNI signature.
+     * For tests: a per-user segment's facts, with no service, valid statistics and the ordered
+     * read of a page that records none.
      */
     SegmentInfo(String name, long layoutVersion, String source, String reason, long frequency,
             long calibrationSpreadPpb, long calibrationElapsedNs, long calibrations, boolean evaluated,
@@ -92,7 +92,6 @@ public final class SegmentInfo {
             long evaluationPacePpb, long creatorPid, long creatorUid, long createdEpochNs, long generation,
             long baseCounter, long baseNs, long mult, int shift, long wrapThresholdTicks, long moves, long offsetNs,
             TrackingState tracking) {
-        // The ordered read a page that records none uses.
         this("per-user segment " + name, null, name, layoutVersion, source, reason,
                 "tsc".equals(source) ? "lfence-rdtsc" : "fence", frequency, calibrationSpreadPpb,
                 calibrationElapsedNs, calibrations, evaluated, evaluationMonotonic, evaluationMaxShiftNs, evaluationCpus,
@@ -100,12 +99,16 @@ public final class SegmentInfo {
                 baseNs, mult, shift, wrapThresholdTicks, moves, offsetNs, tracking, true);
     }
 
+    /**
+     * Called by the native library (native/jni, {@code objects::segment_info}) with every fact of
+     * the core's {@code SegmentInfo}; the parameter list is its JNI signature.
+     */
     SegmentInfo(String timeline, String service, String name, long layoutVersion, String source, String reason,
-            String orderedRead, long frequency, long calibrationSpreadPpb, long calibrationElapsedNs, long calibrations, boolean evaluated,
-            boolean evaluationMonotonic, long evaluationMaxShiftNs, int evaluationCpus, int evaluationPace,
-            long evaluationPacePpb, long creatorPid, long creatorUid, long createdEpochNs, long generation,
-            long baseCounter, long baseNs, long mult, int shift, long wrapThresholdTicks, long moves, long offsetNs,
-            TrackingState tracking, boolean statisticsValid) {
+            String orderedRead, long frequency, long calibrationSpreadPpb, long calibrationElapsedNs,
+            long calibrations, boolean evaluated, boolean evaluationMonotonic, long evaluationMaxShiftNs,
+            int evaluationCpus, int evaluationPace, long evaluationPacePpb, long creatorPid, long creatorUid,
+            long createdEpochNs, long generation, long baseCounter, long baseNs, long mult, int shift,
+            long wrapThresholdTicks, long moves, long offsetNs, TrackingState tracking, boolean statisticsValid) {
         this.statisticsValid = statisticsValid;
         this.timeline = timeline.replace('\n', ' ').replace('\r', ' ');
         this.service = service;
