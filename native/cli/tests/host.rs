@@ -951,3 +951,211 @@ fn planted_linked_truncated_foreign_and_writable_pages_are_refused_and_said_so()
         daemon.stop();
     }
 }
+
+/// Takes every lock the calling user can take on every entry of a directory
+/// (flock shared and exclusive; OFD and POSIX read and write locks on the
+/// whole file, through every mode it may open the file in), prints what it
+/// holds, keeps it all for the given seconds, then exits.
+const LOCK_EVERYTHING: &str = r#"
+import fcntl, os, struct, sys, time
+d, secs = sys.argv[1], float(sys.argv[2])
+F_OFD_SETLK = getattr(fcntl, "F_OFD_SETLK", 37)
+held, opened, refused, fds = 0, [], [], []
+for name in [None] + sorted(os.listdir(d)):
+    path = d if name is None else os.path.join(d, name)
+    for mode in (os.O_RDONLY, os.O_RDWR, os.O_WRONLY):
+        try:
+            fd = os.open(path, mode | os.O_NONBLOCK | os.O_NOFOLLOW)
+        except OSError as e:
+            refused.append("%s:%d:%s" % (name, mode, e.strerror))
+            continue
+        fds.append(fd)
+        opened.append("%s:%d" % (name, mode))
+        for op in (fcntl.LOCK_SH, fcntl.LOCK_EX):
+            try:
+                fcntl.flock(fd, op | fcntl.LOCK_NB); held += 1
+            except OSError:
+                pass
+        for kind in (fcntl.F_RDLCK, fcntl.F_WRLCK):
+            for cmd in (F_OFD_SETLK, fcntl.F_SETLK):
+                try:
+                    fcntl.fcntl(fd, cmd, struct.pack("hhxxxxqqixxxx", kind, 0, 0, 0, 0)); held += 1
+                except OSError:
+                    pass
+print("holding %d locks; opened %s; refused %s" % (held, " ".join(opened), " ".join(refused)), flush=True)
+time.sleep(secs)
+"#;
+
+/// Whether a bounded stamp of `base` holds `CLOCK_REALTIME` read around it,
+/// and its status.
+fn interval_holds(base: &SharedBase) -> (bool, hrts_core::BoundStatus) {
+    let realtime_ns = || {
+        let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+        t.unwrap().as_nanos() as u64
+    };
+    let before = realtime_ns();
+    let b = base
+        .now_bounded()
+        .expect("a bounded stamp of the host page");
+    let after = realtime_ns();
+    (b.earliest <= after && b.latest >= before, b.status)
+}
+
+fn ties(host: &HostDir) -> u64 {
+    key_values(&run_ok(host.hrts(), &["info"]))["ties"]
+        .parse()
+        .unwrap()
+}
+
+/// Issue 35, "Done when" 1: user `nobody` holds every lock it can take on every
+/// file of the daemon's directory for 10 s: the daemon keeps tying, a restart
+/// succeeds, and readers' intervals hold the clock throughout.
+#[test]
+fn an_unprivileged_user_holding_every_lock_stops_neither_ties_nor_a_restart() {
+    let _one = serial();
+    if !root_or_skip("another user's locks") {
+        return;
+    }
+    let _own = OwnSegment::new();
+    let host = HostDir::new("locks");
+    let env = [
+        ("HRTS_TIE_INTERVAL_MS", "100"),
+        ("HRTS_TEST_BOUND", "synchronized,50000"),
+    ];
+    let daemon = Daemon::start(&host, &env);
+    let lock = host.dir.join("daemon.lock");
+    let mode =
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&lock).unwrap().permissions());
+    assert_eq!(mode & 0o777, 0o600, "{}", lock.display());
+
+    let mut locker = Command::new("python3")
+        .args(["-c", LOCK_EVERYTHING])
+        .arg(&host.dir)
+        .arg("10")
+        .uid(65534)
+        .gid(65534)
+        .current_dir("/")
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("python3 (scripts/bootstrap.sh installs it)");
+    let mut said = String::new();
+    BufReader::new(locker.stdout.take().unwrap())
+        .read_line(&mut said)
+        .unwrap();
+    eprintln!("nobody: {}", said.trim());
+    let held: u32 = said
+        .strip_prefix("holding ")
+        .and_then(|s| s.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{said}"));
+    // A real attack: nobody opened the page and holds locks on it, but could
+    // not open the daemon's lock file.
+    let opened = said.split("; refused").next().unwrap();
+    assert!(held > 0 && opened.contains(" time:0"), "{said}");
+    assert!(!opened.contains(" daemon.lock:"), "{said}");
+
+    let reader = host.open();
+    let start = Instant::now();
+    let first_ties = ties(&host);
+    let (mut stamps, mut misses, mut restarted) = (0u64, 0u64, None);
+    let mut daemon = Some(daemon);
+    while start.elapsed() < Duration::from_secs(9) {
+        if restarted.is_none() && start.elapsed() > Duration::from_secs(4) {
+            let before = ties(&host);
+            assert!(before > first_ties, "no tie while nobody held the locks");
+            daemon.take().unwrap().stop();
+            daemon = Some(Daemon::start(&host, &env));
+            restarted = Some(before);
+        }
+        let (holds, status) = interval_holds(&reader);
+        stamps += 1;
+        misses += (!holds) as u64;
+        assert_eq!(status, hrts_core::BoundStatus::Synchronized);
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let last_ties = ties(&host);
+    assert!(
+        last_ties > restarted.unwrap(),
+        "the restarted daemon made no tie ({last_ties})"
+    );
+    assert_eq!(
+        misses, 0,
+        "{misses} of {stamps} intervals missed CLOCK_REALTIME"
+    );
+    eprintln!(
+        "ties {first_ties} -> {last_ties} while nobody held {held} locks; {stamps} intervals, 0 missed"
+    );
+    assert!(locker.wait().unwrap().success());
+    daemon.unwrap().stop();
+}
+
+/// A daemon that cannot tie says so at once: `hrts info` says since when, and
+/// every reader's interval is free-running until the next tie. Root (the only
+/// user besides the daemon's who can open its lock file) holds the role's lock.
+#[test]
+fn a_daemon_that_cannot_tie_says_so_and_readers_free_run() {
+    let _one = serial();
+    if !root_or_skip("holding the daemon's role lock") {
+        return;
+    }
+    let _own = OwnSegment::new();
+    let host = HostDir::new("untied");
+    let daemon = Daemon::start(
+        &host,
+        &[
+            ("HRTS_TIE_INTERVAL_MS", "100"),
+            ("HRTS_TEST_BOUND", "synchronized,50000"),
+        ],
+    );
+    let reader = host.open();
+    assert_eq!(
+        interval_holds(&reader),
+        (true, hrts_core::BoundStatus::Synchronized)
+    );
+    let lock = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(host.dir.join("daemon.lock"))
+        .unwrap();
+    let whole_file = |kind: libc::c_int| {
+        // SAFETY: zeroed is a valid struct flock; the fields that matter are set.
+        let mut fl: libc::flock = unsafe { std::mem::zeroed() };
+        fl.l_type = kind as libc::c_short;
+        fl.l_whence = libc::SEEK_SET as libc::c_short;
+        // SAFETY: the descriptor is open and `fl` valid; F_OFD_SETLK never blocks.
+        let rc = unsafe {
+            libc::fcntl(
+                std::os::fd::AsRawFd::as_raw_fd(&lock),
+                libc::F_OFD_SETLK,
+                &fl,
+            )
+        };
+        assert_eq!(rc, 0, "{}", std::io::Error::last_os_error());
+    };
+    whole_file(libc::F_WRLCK);
+    let wait_for = |what: &str, done: &dyn Fn() -> bool| {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !done() {
+            assert!(
+                Instant::now() < deadline,
+                "{what}: {}",
+                run_ok(host.hrts(), &["info"])
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    };
+    wait_for("free-running", &|| {
+        interval_holds(&reader).1 == hrts_core::BoundStatus::FreeRunning
+    });
+    let info = key_values(&run_ok(host.hrts(), &["info"]));
+    assert!(info["service"].starts_with("not tying since"), "{info:?}");
+    let (holds, _) = interval_holds(&reader);
+    assert!(holds, "a free-running interval must still hold the clock");
+    whole_file(libc::F_UNLCK);
+    wait_for("synchronized again", &|| {
+        interval_holds(&reader).1 == hrts_core::BoundStatus::Synchronized
+    });
+    let info = key_values(&run_ok(host.hrts(), &["info"]));
+    assert!(info["service"].starts_with("running"), "{info:?}");
+    daemon.stop();
+}

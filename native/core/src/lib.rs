@@ -74,6 +74,7 @@ mod stamps;
 pub mod storage;
 #[cfg(test)]
 mod testutil;
+pub mod utc;
 
 pub use clock::bound::{BoundSource, BoundStatus, Leap};
 pub use error::{panic_message, Error, ErrorKind, Result};

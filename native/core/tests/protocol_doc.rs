@@ -315,7 +315,7 @@ fn the_time_page_tables_match_the_layout() {
         HOST_AREA_OFFSET + size_of::<HostArea>(),
         &[
             host(field!(HostArea, daemon_pid)),
-            host(field!(HostArea, _reserved)),
+            host(field!(HostArea, untied_rounds)),
             host(field!(HostArea, daemon_started_ns)),
             host(field!(HostArea, heartbeat_ns)),
             host(field!(HostArea, round_ns)),

@@ -178,6 +178,24 @@ impl SharedBase {
         publish(self.bound_area(), interval, learned, line_error_ns, as_of);
     }
 
+    /// Turns a synchronized word into a free-running one, keeping its numbers
+    /// (the host daemon, when a round could not tie: the line is no longer
+    /// being kept to the clock, so no reader may call its interval
+    /// synchronized until the next tie publishes a fresh word).
+    pub(crate) fn demote_bound(&self) {
+        let a = self.bound_area();
+        let v = a.version.load(Acquire);
+        let state = a.state.load(Relaxed);
+        if v == 0 || v & 1 == 1 || (state & 0xff) != BoundStatus::Synchronized.code() as u64 {
+            return;
+        }
+        let demoted = (state & !0xff) | BoundStatus::FreeRunning.code() as u64;
+        a.version.store(v | 1, Relaxed);
+        fence(Release);
+        a.state.store(demoted, Relaxed);
+        a.version.store(v.wrapping_add(2), Release);
+    }
+
     /// Learns the clock's error from the sources this process may ask (a
     /// test build's override, else the kernel).
     pub(crate) fn learn_bound(&self) -> Learned {

@@ -19,10 +19,9 @@ use super::access::Access;
 use super::config::{Config, HostConfig, Mode};
 use super::layout::*;
 use super::{init, role, SharedBase};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::storage::host::{self as file, DaemonLock};
 use crate::storage::Opened;
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Duration;
@@ -128,6 +127,7 @@ impl SharedBase {
             heartbeat_ns: a.heartbeat_ns.load(Relaxed),
             round_ns: a.round_ns.load(Relaxed),
             restarts: a.restarts.load(Relaxed),
+            untied_rounds: a.untied_rounds.load(Relaxed),
         })
     }
 }
@@ -150,9 +150,20 @@ pub struct ServiceState {
     /// Time between its rounds, ns.
     pub round_ns: u64,
     pub restarts: u64,
+    /// Rounds in a row that could not tie (tracking); 0 while it ties.
+    pub untied_rounds: u32,
 }
 
 impl ServiceState {
+    /// `CLOCK_REALTIME` (ns) of the first round that could not tie, while the
+    /// running service cannot; `None` while it ties.
+    pub fn untied_since(&self) -> Option<u64> {
+        (self.untied_rounds > 0).then(|| {
+            self.heartbeat_ns
+                .saturating_sub((self.untied_rounds as u64 - 1).saturating_mul(self.round_ns))
+        })
+    }
+
     /// How long ago (ns, at `now_ns`) the service last kept the page, if it
     /// missed more than three rounds and a quarter second (it is gone,
     /// stopped or stuck); `None` while it keeps it.
@@ -165,14 +176,22 @@ impl ServiceState {
 
     /// One line for `hrts info`.
     pub fn text(&self, now_ns: u64) -> String {
-        match self.gone_for(now_ns) {
-            None => format!(
+        match (self.gone_for(now_ns), self.untied_since()) {
+            (None, Some(since)) => format!(
+                "not tying since {} ({:.1} s, {} rounds; pid {}): stamps free-run on its last \
+                 line and bounds are free-running; see the daemon's log",
+                crate::utc::utc(since),
+                now_ns.saturating_sub(since) as f64 / 1e9,
+                self.untied_rounds,
+                self.pid
+            ),
+            (None, None) => format!(
                 "running (pid {}, last round {:.1} ms ago, {} restarts)",
                 self.pid,
                 now_ns.saturating_sub(self.heartbeat_ns) as f64 / 1e6,
                 self.restarts
             ),
-            Some(age) => format!(
+            (Some(age), _) => format!(
                 "gone for {:.1} s ({}); stamps free-run on its last line",
                 age as f64 / 1e9,
                 if self.pid == 0 {
@@ -275,14 +294,9 @@ impl HostDaemon {
                 (made.file, base)
             }
         };
-        // SAFETY: the descriptor is open; F_DUPFD_CLOEXEC makes a new
-        // descriptor of the same open file description, which the role's lock
-        // then owns (and closes).
-        let role_fd = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 0) };
-        if role_fd < 0 {
-            return Err(Error::os(format!("dup of {}", path.display()), ""));
-        }
-        base.role = role::RoleLock::new(role_fd);
+        // The role's lock on the daemon's own lock file, never on the page:
+        // every user may open the page and lock its bytes.
+        base.role = role::RoleLock::new(lock.role_fd()?);
         base.host_file = Some(file);
         let ticks_ns = (base.threshold as u128 * 1_000_000_000 / base.freq_hz.max(1) as u128)
             .min(u64::MAX as u128) as u64;
@@ -344,9 +358,20 @@ impl HostDaemon {
     pub fn round(&self) -> DaemonRound {
         let published = self.base.keep_round();
         let h = self.base.header();
-        host_area(&self.base.page)
-            .heartbeat_ns
-            .store(crate::os::realtime_ns(), Relaxed);
+        let a = host_area(&self.base.page);
+        if self.base.mode == Mode::Tracking {
+            if published {
+                a.untied_rounds.store(0, Relaxed);
+            } else {
+                // Every round of a tracking daemon ties; one that could not
+                // leaves the line free-running, and readers must know now, not
+                // when the word ages out of its freshness.
+                a.untied_rounds
+                    .store(a.untied_rounds.load(Relaxed).saturating_add(1), Relaxed);
+                self.base.demote_bound();
+            }
+        }
+        a.heartbeat_ns.store(crate::os::realtime_ns(), Relaxed);
         DaemonRound {
             published,
             generation: self.base.base().generation,

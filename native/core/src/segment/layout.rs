@@ -266,7 +266,10 @@ pub const MINOR_FIELDS_OFFSET: usize = MINOR_OFFSET + std::mem::size_of::<MinorA
 pub struct HostArea {
     /// The daemon's pid (in its own pid namespace) while it runs, else 0.
     pub daemon_pid: AtomicU32,
-    pub _reserved: AtomicU32,
+    /// Rounds in a row in which the running daemon could not tie (tracking),
+    /// 0 while it ties: readers then count its bound as free-running, and
+    /// `hrts info` says since when.
+    pub untied_rounds: AtomicU32,
     /// `CLOCK_REALTIME` (ns) when the running daemon started.
     pub daemon_started_ns: AtomicU64,
     /// `CLOCK_REALTIME` (ns) at the daemon's latest round: a reader that finds

@@ -11,6 +11,12 @@
 //! never sees one half made. One daemon per directory: it holds an exclusive
 //! `flock` on `daemon.lock` for its life (the kernel drops it when the daemon
 //! dies, whatever its pid namespace).
+//!
+//! Every lock the daemon depends on lives on `daemon.lock`, which is mode 0600:
+//! a lock is held through an open file, and a file others can open is a file
+//! others can lock. Any user can open the page `time` read-only and take a
+//! read lock on any byte of it, so nothing the daemon needs may rest on a lock
+//! of the page (or of any other file a reader can open).
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::storage::{shm::Page, state_code, Spec, STATE_READY};
@@ -202,8 +208,94 @@ fn check_page(page: &Page, spec: &Spec) -> std::result::Result<(), Refusal> {
 }
 
 /// The daemon's proof that it is the only one for `dir`: an exclusive `flock`
-/// on `dir/daemon.lock`, held while this value lives.
-pub struct DaemonLock(#[allow(dead_code)] File);
+/// on `dir/daemon.lock`, held while this value lives. The file is this user's
+/// and mode 0600, so no other user can open it, let alone lock it; the
+/// writer role's lock is taken through it too ([`DaemonLock::role_fd`]).
+pub struct DaemonLock(File);
+
+impl DaemonLock {
+    /// A new descriptor of the lock file's open file description, for the
+    /// writer role's lock (an OFD lock, independent of the `flock`).
+    pub fn role_fd(&self) -> Result<i32> {
+        // SAFETY: the descriptor is open while `self` lives; F_DUPFD_CLOEXEC
+        // makes a new descriptor that the caller then owns.
+        let fd = unsafe { libc::fcntl(self.0.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 0) };
+        if fd < 0 {
+            return Err(Error::os("dup of the daemon lock", ""));
+        }
+        Ok(fd)
+    }
+}
+
+/// Opens `path` as the daemon's lock file: this user's, a regular file, no
+/// access for anybody else. One that is not (left by an older hrts, which made
+/// it 0644, or planted by someone who could write the directory) is removed
+/// and made anew, so that a descriptor somebody opened on it earlier no longer
+/// names the daemon's lock.
+fn open_lock_file(dir: &Path, path: &Path) -> Result<File> {
+    // SAFETY: geteuid cannot fail.
+    let me = unsafe { libc::geteuid() };
+    for _ in 0..3 {
+        match OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(path)
+        {
+            Ok(f) => return Ok(f),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(Error::from_io(
+                format!("creating {}", path.display()),
+                &e,
+                "run the daemon as a user who may write its directory, or give it another --dir",
+            )),
+        }
+        let existing = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
+            .open(path);
+        let why = match existing {
+            Ok(f) => match f.metadata() {
+                Ok(md) if md.file_type().is_file() && md.uid() == me && md.mode() & 0o077 == 0 => {
+                    return Ok(f)
+                }
+                Ok(md) => format!(
+                    "it is owned by uid {} with mode {:04o}",
+                    md.uid(),
+                    md.mode() & 0o7777
+                ),
+                Err(e) => format!("fstat failed: {e}"),
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => format!("it cannot be opened ({e})"),
+        };
+        if let Err(e) = std::fs::remove_file(path) {
+            if e.kind() != std::io::ErrorKind::NotFound {
+                return Err(Error::new(
+                    ErrorKind::Permission,
+                    format!(
+                        "{} is not the daemon's own ({why}) and cannot be removed ({e}): other \
+                         users could hold its lock and keep every daemon from starting; give \
+                         the daemon a directory only its user can write (--dir, HRTS_HOST_DIR)",
+                        path.display()
+                    ),
+                ));
+            }
+        }
+    }
+    Err(Error::new(
+        ErrorKind::Timeout,
+        format!(
+            "{} keeps being replaced while the daemon makes it in {}; is another program \
+             writing that directory?",
+            path.display(),
+            dir.display()
+        ),
+    ))
+}
 
 /// Takes the daemon lock of `dir` (creating the directory and the lock file
 /// if needed), or says which other daemon has it.
@@ -216,15 +308,7 @@ pub fn lock_daemon(dir: &Path) -> Result<DaemonLock> {
         )
     })?;
     let path = dir.join(LOCK_FILE);
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o644)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(&path)
-        .map_err(|e| Error::from_io(format!("opening {}", path.display()), &e, ""))?;
+    let file = open_lock_file(dir, &path)?;
     // SAFETY: the descriptor is open for the call; LOCK_NB never blocks.
     if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
         let e = std::io::Error::last_os_error();
