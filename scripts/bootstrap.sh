@@ -36,14 +36,17 @@ fi
 # unshare) and passwd (useradd): the daemon-unit stage runs the unit's command as its user.
 # chrony: native/core/tests/chrony.rs runs chronyd and chronyc of its own (chronyd with -x,
 # which never sets the clock, in a network namespace; iproute2 comes with it); Debian's
-# chronyd service is kept from starting (below).
+# chronyd service is kept from starting (below). valgrind, llvm-19 (llvm-mca, llvm-objdump):
+# scripts/cost-model.sh, the stamps' static cost model (llvm 19 knows Zen 4 and Sapphire
+# Rapids; where apt has no llvm-19, Debian's llvm, with fewer CPU models).
 if [ "$scope" = selftest ]; then
     pkgs=(gradle)
 else
     pkgs=(gradle junit4 libhamcrest-java python3 faketime maven prometheus chrony
           pkg-config libssl-dev dpkg-dev lintian systemd util-linux passwd
           gcc-aarch64-linux-gnu gcc-powerpc64le-linux-gnu
-          libc6-dev-arm64-cross libc6-dev-ppc64el-cross qemu-user-static)
+          libc6-dev-arm64-cross libc6-dev-ppc64el-cross qemu-user-static valgrind)
+    if apt-cache show llvm-19 >/dev/null 2>&1; then pkgs+=(llvm-19); else pkgs+=(llvm); fi
 fi
 if command -v dpkg-query >/dev/null 2>&1; then
     missing=()
