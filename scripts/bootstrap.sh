@@ -34,6 +34,7 @@ fi
 # verifies the unit (no running systemd needed), and systemd-sysusers, which the
 # package's postinst runs when the packaging stage installs it; util-linux (setpriv,
 # unshare) and passwd (useradd): the daemon-unit stage runs the unit's command as its user.
+# musl-tools (musl-gcc): the jar's linux-musl-x86_64 library and the musl C check.
 # chrony: native/core/tests/chrony.rs runs chronyd and chronyc of its own (chronyd with -x,
 # which never sets the clock, in a network namespace; iproute2 comes with it); Debian's
 # chronyd service is kept from starting (below). valgrind, llvm-19 (llvm-mca, llvm-objdump):
@@ -45,7 +46,7 @@ else
     pkgs=(gradle junit4 libhamcrest-java python3 faketime maven prometheus chrony
           pkg-config libssl-dev dpkg-dev lintian systemd util-linux passwd
           gcc-aarch64-linux-gnu gcc-powerpc64le-linux-gnu
-          libc6-dev-arm64-cross libc6-dev-ppc64el-cross qemu-user-static valgrind)
+          libc6-dev-arm64-cross libc6-dev-ppc64el-cross qemu-user-static valgrind musl-tools)
     if apt-cache show llvm-19 >/dev/null 2>&1; then pkgs+=(llvm-19); else pkgs+=(llvm); fi
 fi
 if command -v dpkg-query >/dev/null 2>&1; then
@@ -113,7 +114,7 @@ elif command -v rustup >/dev/null 2>&1; then
         fi
     done
     targets=$(rustup target list --installed 2>/dev/null || true)
-    for t in aarch64-unknown-linux-gnu powerpc64le-unknown-linux-gnu; do
+    for t in aarch64-unknown-linux-gnu powerpc64le-unknown-linux-gnu x86_64-unknown-linux-musl; do
         if ! grep -qx "$t" <<<"$targets"; then
             log "rustup target add $t"
             rustup target add "$t"
