@@ -117,6 +117,30 @@ fn stats_mistakes_are_usage_errors_that_say_what_is_wrong() {
         &["stats", "--json", "unlink"],
         &["stats", "--watch", "1", "serve", "--listen", "127.0.0.1:0"],
         &["stats", "serve"],
+        &[
+            "stats",
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--head-timeout-ms",
+            "0",
+        ],
+        &[
+            "stats",
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--request-timeout-ms",
+            "x",
+        ],
+        &[
+            "stats",
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--max-connections",
+            "0",
+        ],
         &["stats", "fly"],
         &["stats", "unlink", "extra"],
     ] {
@@ -126,12 +150,67 @@ fn stats_mistakes_are_usage_errors_that_say_what_is_wrong() {
         assert!(err.starts_with("hrts: error: "), "{args:?}: {err}");
         assert!(out.stdout.is_empty(), "{args:?}");
     }
+    // A head deadline beyond the whole request's is refused before listening.
+    let out = place.run(&[
+        "stats",
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--head-timeout-ms",
+        "9000",
+        "--request-timeout-ms",
+        "8000",
+    ]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.starts_with(
+            "hrts: error: --head-timeout-ms 9000 is longer than --request-timeout-ms 8000"
+        ),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
     // --segment may stand before the subcommand too.
     let other = format!("{}-other", place.stats);
     assert_eq!(
         ok(place.run(&["stats", "--segment", &other, "unlink"])),
         format!("statistics segment {other} did not exist\n")
     );
+}
+
+#[test]
+fn serve_refuses_more_connections_than_its_open_files_limit_allows() {
+    use std::os::unix::process::CommandExt;
+    let place = Place::new();
+    let mut c = place.command();
+    c.args(["stats", "serve", "--listen", "127.0.0.1:0"])
+        .args(["--max-connections", "1000"]);
+    // SAFETY: setrlimit is async-signal-safe and touches only the child.
+    unsafe {
+        c.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: 256,
+                rlim_max: 512,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) == 0 {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error())
+            }
+        });
+    }
+    let out = c.output().unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    // The soft limit was raised to the hard one, and the room left said.
+    assert!(
+        err.starts_with(
+            "hrts: error: --max-connections 1000 needs 1064 file descriptors, but this \
+             process may open only 512"
+        ) && err.contains("give --max-connections 448 or less"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
 }
 
 #[test]

@@ -80,11 +80,14 @@ pub enum StatsAction {
     /// got) and serves until SIGINT or SIGTERM.
     ///
     /// Each format is rendered from a snapshot at most once per --refresh-ms and that rendering
-    /// answers every request in the meantime. Limits: --max-connections at once (more get 503
-    /// at once); a request head of at most 16 KiB (larger: 431) that arrives within 5 s (else
-    /// the connection is closed); a connection still open after 60 s is closed; one request
-    /// per connection. A client that reads slowly or not at all holds only its own
-    /// connection. HTTP/1.1 is served by hyper.
+    /// answers every request in the meantime. Limits: a request head of at most 16 KiB (larger:
+    /// 431) that arrives within --head-timeout-ms of the connection (else it is closed); a
+    /// connection still open after --request-timeout-ms is closed; one request per connection;
+    /// --max-connections open at once: one more closes the oldest connection that has not sent
+    /// its request head (if all have, the oldest of all), so idle and slow clients, however
+    /// many, cannot keep a scrape out. Raises its soft limit on open files to the hard limit
+    /// and refuses to start if --max-connections does not fit in it. A client that reads slowly
+    /// or not at all holds only its own connection. HTTP/1.1 is served by hyper.
     Serve {
         /// Where to answer, e.g. 127.0.0.1:9464
         #[arg(long, value_name = "HOST:PORT", value_parser = super::units::non_empty)]
@@ -93,10 +96,20 @@ pub enum StatsAction {
         #[arg(long, value_name = "MS", default_value_t = 1000,
               value_parser = clap::value_parser!(u64).range(0..=3_600_000))]
         refresh_ms: u64,
-        /// Most connections served at once
+        /// Most connections open at once; one more closes the oldest idle or partial one
         #[arg(long, value_name = "N", default_value_t = 512,
               value_parser = clap::value_parser!(u64).range(1..=10_000))]
         max_connections: u64,
+        /// Close a connection whose request head has not all arrived MS milliseconds after it
+        /// was accepted
+        #[arg(long, value_name = "MS", default_value_t = 5000,
+              value_parser = clap::value_parser!(u64).range(100..=600_000))]
+        head_timeout_ms: u64,
+        /// Close a connection MS milliseconds after it was accepted, answered or not (an answer
+        /// its client does not read); at least --head-timeout-ms
+        #[arg(long, value_name = "MS", default_value_t = 60_000,
+              value_parser = clap::value_parser!(u64).range(100..=3_600_000))]
+        request_timeout_ms: u64,
         /// Label every sample of /metrics with its pid too, and show every process: a new
         /// series at every restart
         #[arg(long)]
@@ -163,15 +176,28 @@ pub fn run(args: &StatsArgs, segment: Option<&str>) -> Result<(), CliError> {
             listen,
             refresh_ms,
             max_connections,
+            head_timeout_ms,
+            request_timeout_ms,
             pid_label,
-        }) => serve::run(
-            listen,
-            &name,
-            serve::Limits {
-                refresh: Duration::from_millis(*refresh_ms),
-                max_connections: *max_connections as usize,
-                pid_label: *pid_label,
-            },
-        ),
+        }) => {
+            if head_timeout_ms > request_timeout_ms {
+                return Err(CliError::usage(format!(
+                    "--head-timeout-ms {head_timeout_ms} is longer than --request-timeout-ms \
+                     {request_timeout_ms}: a connection cannot wait longer for its request head \
+                     than for its whole answer; give a --head-timeout-ms of at most the other"
+                )));
+            }
+            serve::run(
+                listen,
+                &name,
+                serve::Limits {
+                    refresh: Duration::from_millis(*refresh_ms),
+                    max_connections: *max_connections as usize,
+                    head_timeout: Duration::from_millis(*head_timeout_ms),
+                    request_timeout: Duration::from_millis(*request_timeout_ms),
+                    pid_label: *pid_label,
+                },
+            )
+        }
     }
 }

@@ -5,19 +5,29 @@
 //! 404 for other paths, 405 for other methods. Runs until SIGINT or SIGTERM
 //! ends the process.
 //!
-//! HTTP/1.1 is hyper's, on a tokio runtime with a thread per CPU: up to
-//! `--max-connections` connections at once (beyond that a connection gets 503
-//! at once); a request head must arrive within [`HEAD_TIMEOUT`] and fit in
+//! HTTP/1.1 is hyper's, on a tokio runtime with a thread per CPU. A request
+//! head must arrive within `--head-timeout-ms` of the accept and fit in
 //! [`MAX_HEAD`] bytes (hyper answers 431 to a larger one); a connection is
-//! closed after one request and in any case after [`RESPONSE_DEADLINE`]. Each
-//! format is rendered at most once per `--refresh-ms`, on tokio's blocking
-//! pool, and the rendering is shared by every request in that time, so a
-//! client that reads slowly or not at all holds only its own connection and a
-//! reference to the shared text, never the others.
+//! closed after one request (so there is no idle keep-alive to bound) and in
+//! any case `--request-timeout-ms` after its accept. Those deadlines free what
+//! slow clients hold; they cannot keep a scrape from getting in while a
+//! thousand such clients re-open their connections as fast as they are
+//! closed. What does is [`admission`]: at most `--max-connections` sockets are
+//! open, and a connection accepted beyond that closes the oldest one that has
+//! not sent its request head (else the oldest of all) instead of being
+//! refused. The file descriptors that takes are checked at start.
+//!
+//! Each format is rendered at most once per `--refresh-ms`, on tokio's
+//! blocking pool, and the rendering is shared by every request in that time,
+//! so a client that reads slowly or not at all holds only its own connection
+//! and a reference to the shared text, never the others.
+
+mod admission;
 
 use super::snapshot::{empty, render, take, Format};
 use crate::commands::print;
 use crate::exit::CliError;
+use admission::Admission;
 use bytes::Bytes;
 use hrts_core::{Error, ErrorKind};
 use http_body_util::Full;
@@ -28,9 +38,11 @@ use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
+use std::task::Poll;
 use std::time::{Duration, Instant};
-use tokio::sync::Semaphore;
 
 pub const PROMETHEUS_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 /// What `/metrics` answers a client that accepts OpenMetrics (Prometheus does).
@@ -38,19 +50,27 @@ pub const OPENMETRICS_TYPE: &str = "application/openmetrics-text; version=1.0.0;
 pub const JSON_TYPE: &str = "application/json";
 /// The largest request head (request line and headers) read; larger: 431.
 pub const MAX_HEAD: usize = 16 * 1024;
-/// The request head must arrive within this; else the connection is closed.
-pub const HEAD_TIMEOUT: Duration = Duration::from_secs(5);
-/// A connection still open after this long (an answer its client does not
-/// read) is closed.
-pub const RESPONSE_DEADLINE: Duration = Duration::from_secs(60);
+/// Connections the kernel holds for the server to accept (as far as
+/// net.core.somaxconn allows): room for a thousand clients re-opening at
+/// once, so that a scrape's connection is queued rather than dropped (its
+/// client would try again only a second later).
+pub const BACKLOG: u32 = 1024;
+/// File descriptors the server needs besides its connections' sockets: the
+/// sockets of evicted connections still closing, and (well under 32) stdio,
+/// the listener, the runtime's epoll and wakers, the segment.
+pub const SPARE_DESCRIPTORS: u64 = admission::CLOSING as u64 + 32;
 
 /// What `hrts stats serve` is told.
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
     /// Each format is rendered at most once per this (0: per request).
     pub refresh: Duration,
-    /// Connections served at once.
+    /// Connections open at once.
     pub max_connections: usize,
+    /// From the accept to the end of the request head.
+    pub head_timeout: Duration,
+    /// From the accept to the end of the answer.
+    pub request_timeout: Duration,
     /// Label every Prometheus sample with its pid (`--pid-label`).
     pub pid_label: bool,
 }
@@ -116,21 +136,9 @@ impl Shared {
 }
 
 pub fn run(listen: &str, name: &str, limits: Limits) -> Result<(), CliError> {
-    let listener = std::net::TcpListener::bind(listen).map_err(|e| {
-        Error::new(
-            if e.kind() == std::io::ErrorKind::InvalidInput {
-                ErrorKind::InvalidArgument
-            } else {
-                ErrorKind::Os
-            },
-            format!(
-                "hrts stats serve cannot listen on {listen}: {e}; give a free HOST:PORT of \
-                 this machine, e.g. 127.0.0.1:9464 (port 0: any free port)"
-            ),
-        )
-    })?;
-    listener.set_nonblocking(true)?;
-    let addr = listener.local_addr()?;
+    descriptors(limits.max_connections)?;
+    let socket = bind(listen)?;
+    let addr = socket.local_addr()?;
     let shared = Arc::new(Shared {
         name: name.to_string(),
         limits,
@@ -147,46 +155,127 @@ pub fn run(listen: &str, name: &str, limits: Limits) -> Result<(), CliError> {
         .enable_time()
         .build()?;
     runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::from_std(listener)?;
+        let listener = socket.listen(BACKLOG)?;
         print(&format!("listening on http://{addr}\n"))?;
-        let slots = Arc::new(Semaphore::new(limits.max_connections));
+        let admission = Admission::new(limits.max_connections);
         loop {
             let stream = match listener.accept().await {
                 Ok((stream, _)) => stream,
                 Err(_) => {
-                    // Out of descriptors, or a connection reset before accept:
-                    // wait a moment rather than spin.
+                    // A connection reset before accept, or (despite the
+                    // check at start) out of descriptors: wait a moment
+                    // rather than spin.
                     tokio::time::sleep(Duration::from_millis(10)).await;
                     continue;
                 }
             };
-            let Ok(slot) = slots.clone().try_acquire_owned() else {
-                busy(&stream);
-                continue;
-            };
-            let shared = shared.clone();
+            let (mut ticket, _) = admission.admit();
+            let (shared, places) = (shared.clone(), admission.clone());
             tokio::spawn(async move {
-                let service = service_fn(move |req| answer(shared.clone(), req));
+                let id = ticket.id;
+                let service = service_fn(move |req| {
+                    places.answering(id);
+                    answer(shared.clone(), req)
+                });
                 let connection = http1::Builder::new()
                     .timer(TokioTimer::new())
-                    .header_read_timeout(HEAD_TIMEOUT)
+                    .header_read_timeout(limits.head_timeout)
                     .max_buf_size(MAX_HEAD)
                     .keep_alive(false)
                     .serve_connection(TokioIo::new(stream), service);
-                // A client that went away, or never read, is its own problem.
-                let _ = tokio::time::timeout(RESPONSE_DEADLINE, connection).await;
-                drop(slot);
+                let mut connection =
+                    std::pin::pin!(tokio::time::timeout(limits.request_timeout, connection));
+                // Until it ends, runs out of time or is evicted; either way
+                // dropping it closes the socket. A client that went away, or
+                // never read, is its own problem.
+                std::future::poll_fn(|cx| {
+                    if Pin::new(&mut ticket.evicted).poll(cx).is_ready()
+                        || connection.as_mut().poll(cx).is_ready()
+                    {
+                        Poll::Ready(())
+                    } else {
+                        Poll::Pending
+                    }
+                })
+                .await;
             });
+            admission.settled().await;
         }
     })
 }
 
-/// 503 without waiting for the client: at most one short non-blocking write.
-fn busy(stream: &tokio::net::TcpStream) {
-    let _ = stream.try_write(
-        b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nRetry-After: 1\r\n\
-          Connection: close\r\n\r\n",
-    );
+/// A socket bound to the first address `listen` names that can be bound.
+fn bind(listen: &str) -> Result<tokio::net::TcpSocket, CliError> {
+    let refuse = |e: std::io::Error| {
+        Error::new(
+            if e.kind() == std::io::ErrorKind::InvalidInput {
+                ErrorKind::InvalidArgument
+            } else {
+                ErrorKind::Os
+            },
+            format!(
+                "hrts stats serve cannot listen on {listen}: {e}; give a free HOST:PORT of \
+                 this machine, e.g. 127.0.0.1:9464 (port 0: any free port)"
+            ),
+        )
+    };
+    let mut last = std::io::Error::new(std::io::ErrorKind::InvalidInput, "the name has no address");
+    for addr in std::net::ToSocketAddrs::to_socket_addrs(listen).map_err(refuse)? {
+        let socket = if addr.is_ipv4() {
+            tokio::net::TcpSocket::new_v4()
+        } else {
+            tokio::net::TcpSocket::new_v6()
+        }?;
+        // As std's TcpListener::bind: a restarted server gets its port back
+        // while the last one's connections are in TIME_WAIT.
+        socket.set_reuseaddr(true)?;
+        match socket.bind(addr) {
+            Ok(()) => return Ok(socket),
+            Err(e) => last = e,
+        }
+    }
+    Err(refuse(last).into())
+}
+
+/// Raises this process's soft limit on open files to its hard limit (the
+/// soft default, often 1,024, suits programs that use select(); this one
+/// holds a socket per connection) and checks that `--max-connections` fits.
+fn descriptors(max_connections: usize) -> Result<(), CliError> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes the struct it is given, which outlives the call.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        return Err(std::io::Error::last_os_error().into());
+    }
+    if limit.rlim_cur < limit.rlim_max {
+        let raised = libc::rlimit {
+            rlim_cur: limit.rlim_max,
+            rlim_max: limit.rlim_max,
+        };
+        // SAFETY: setrlimit reads the struct it is given, which outlives the
+        // call. When it fails (a hard limit of "unlimited" above the kernel's
+        // nr_open) the soft limit stays as it was and is checked below.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
+            limit = raised;
+        }
+    }
+    let need = max_connections as u64 + SPARE_DESCRIPTORS;
+    if limit.rlim_cur < need {
+        return Err(Error::new(
+            ErrorKind::InvalidArgument,
+            format!(
+                "--max-connections {max_connections} needs {need} file descriptors, but this \
+                 process may open only {} (ulimit -Hn; LimitNOFILE= for a systemd service): \
+                 give --max-connections {} or less, or raise the limit",
+                limit.rlim_cur,
+                limit.rlim_cur.saturating_sub(SPARE_DESCRIPTORS)
+            ),
+        )
+        .into());
+    }
+    Ok(())
 }
 
 fn text(status: StatusCode, body: String) -> Response<Full<Bytes>> {
