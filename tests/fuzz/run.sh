@@ -3,7 +3,8 @@
 # readers in C, Rust and Java stamp it, each damage followed by a fresh open (see
 # native/cli/src/commands/fuzz.rs). Needs the jar, the JUnit classes and the C test
 # program built by `./gradlew test`. The last line is "fuzz: N passed, N failed":
-# the fuzzer's rounds and real-process opens, and one per reader.
+# the fuzzer's rounds and real-process opens, one per reader, and one for no System V
+# page left behind.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
@@ -30,6 +31,12 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+# System V pages of this user that no process has attached: an open that took a
+# damaged page for gone must have removed it, not left it behind.
+unattached_pages() {
+  ipcs -m 2>/dev/null | awk -v me="$(id -un)" '$1 ~ /^0x/ && $3 == me && $6 == 0 {print $2}' | sort
+}
+unattached_pages >"$work/pages.before"
 "$hrts" now >/dev/null
 
 # Readers stamp until the fuzzer is done (this script then creates HRTS_FUZZ_STOP), at most
@@ -91,5 +98,14 @@ for r in c rust java; do
     fi
   fi
 done
+"$hrts" unlink >/dev/null || true
+left=$(unattached_pages | comm -13 "$work/pages.before" - | tr '\n' ' ')
+if [ -z "$left" ]; then
+  echo "System V pages left behind: none"
+  passed=$((passed + 1))
+else
+  echo "fuzz: System V pages left behind (ipcs -m ids): $left"
+  failed=$((failed + 1))
+fi
 echo "fuzz: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -282,6 +282,9 @@ fn initialise_locked(
         }
         shm::remove_page(page.id().shmid);
     }
+    // This open decided the page is gone: if it is there with its tag
+    // damaged, it goes now, or nobody would ever remove it.
+    shm::remove_gone(name, spec, rec.page, args.sharing)?;
     let page = shm::Page::create(name, spec, args.sharing)?;
     let me = crate::os::pid();
     let initialised = shm::write_record(fd, spec, state_word(STATE_INITIALISING, me), page.id())

@@ -18,7 +18,9 @@
 //! page if it carries the name's tag (below) and is not marked for removal; an
 //! id that was freed and reused by another segment is treated as gone. A page
 //! that exists but cannot be inspected or attached, or whose owner or mode was
-//! changed (`IPC_SET`), is an error, never "gone".
+//! changed (`IPC_SET`), is an error, never "gone". A page that is still there
+//! but lost its tag (a stray write) is gone too, and the open that decides so
+//! removes it before making a new one ([`remove_gone`]): nobody else would.
 //!
 //! The page is also found without the record: it is created under a System V key
 //! derived from the owner and the name, and carries a tag (a 64-bit hash of the
@@ -868,6 +870,84 @@ impl Drop for Page {
     }
 }
 
+/// Removes the page a fresh open found but will not use because its tag is
+/// not the name's (a stray write hit it), before the open makes a new page:
+/// otherwise nobody would ever remove it. It must be provably this name's page
+/// with its tag damaged, never another segment's: the page the record names,
+/// made by this user (private segments) with a page's size, that either holds
+/// this user's key for the name, or is exactly the page the record was written
+/// for (the same id, creator pid, change time and namespace). The holder of
+/// this user's key for the name that the record does not name is removed too
+/// if its tag cannot be another name's (a name whose key collides with this
+/// one's has a tag whose low half is that key). Attached processes keep the
+/// page until they detach. `Err` (`Permission`): the page is this name's but
+/// only its owner, its creator or root may remove it; this process makes no
+/// second page beside it.
+pub fn remove_gone(name: &str, spec: &Spec, recorded: PageId, sharing: Sharing) -> Result<()> {
+    let here = IpcNamespace::current()?;
+    let key = page_key(name);
+    let keyed = key_holder(name, spec)?;
+    let mut gone = Vec::new();
+    let reachable = !recorded.ns.is_known() || recorded.ns == here;
+    if recorded.shmid > 0 && reachable {
+        let stat = ipc_stat(recorded.shmid).ok();
+        if let Some(ds) = stat.filter(|ds| ds.shm_segsz == spec.size) {
+            let mine = sharing != Sharing::Private || ds.shm_perm.cuid == euid();
+            let holds_key = keyed.as_ref().is_some_and(|(id, _)| *id == recorded.shmid);
+            let exact = PageId::of(recorded.shmid, &ds, recorded.ns) == recorded;
+            let lost_tag = tag_value(recorded.shmid, spec.size)
+                .is_some_and(|t| t != name_hash(ds.shm_perm.cuid, name));
+            if mine && (holds_key || exact) && lost_tag {
+                gone.push((recorded.shmid, ds));
+            }
+        }
+    }
+    if let Some((shmid, ds)) = keyed {
+        let lost_tag = tag_value(shmid, spec.size).is_some_and(|t| {
+            t != name_hash(ds.shm_perm.cuid, name) && t as u32 as libc::key_t != key
+        });
+        if shmid != recorded.shmid && lost_tag {
+            gone.push((shmid, ds));
+        }
+    }
+    for (shmid, ds) in gone {
+        if !remove_page(shmid) {
+            let e = std::io::Error::last_os_error();
+            return Err(Error::new(
+                ErrorKind::Permission,
+                format!(
+                    "segment {name}: its page (System V shm id {shmid}, owner uid {}, created \
+                     by uid {}) no longer carries the name's tag (something wrote into it), \
+                     and this process may not remove it ({e}); hrts never leaves a page behind \
+                     beside the new one it would make: have its owner open the segment again \
+                     or remove it with {} (or `ipcrm -m {shmid}`) once no process uses it",
+                    ds.shm_perm.uid, ds.shm_perm.cuid, spec.unlink_command
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The tag word of segment `shmid`, of `size` bytes (checked by the caller
+/// with IPC_STAT); `None` when it cannot be attached to look.
+fn tag_value(shmid: i32, size: usize) -> Option<u64> {
+    // SAFETY: the kernel picks the address; read-only, detached below.
+    let ptr = unsafe { libc::shmat(shmid, std::ptr::null(), libc::SHM_RDONLY) };
+    if ptr as isize == -1 {
+        return None;
+    }
+    // SAFETY: the segment has `size` bytes (checked by the caller with
+    // IPC_STAT; a segment's size never changes); `size - TAG_LEN` is 8-byte
+    // aligned; read once, then detached.
+    let tag = unsafe {
+        let tag = (*(ptr.cast::<u8>().add(size - TAG_LEN) as *const AtomicU64)).load(Relaxed);
+        libc::shmdt(ptr);
+        tag
+    };
+    Some(tag)
+}
+
 /// Marks a page for removal: it goes when the last process detaches.
 pub fn remove_page(shmid: i32) -> bool {
     // SAFETY: IPC_RMID ignores the buffer argument.
@@ -887,20 +967,7 @@ fn unlink_name(name: &CString) -> std::io::Result<()> {
 /// Whether segment `shmid` carries the tag `name`'s pages get from `cuid`;
 /// `None` when it cannot be attached to look.
 fn carries_tag(shmid: i32, size: usize, cuid: u32, name: &str) -> Option<bool> {
-    // SAFETY: the kernel picks the address; read-only, detached below.
-    let ptr = unsafe { libc::shmat(shmid, std::ptr::null(), libc::SHM_RDONLY) };
-    if ptr as isize == -1 {
-        return None;
-    }
-    // SAFETY: the segment has `size` bytes (checked by the caller with
-    // IPC_STAT; a segment's size never changes); `size - TAG_LEN` is 8-byte
-    // aligned; read once, then detached.
-    let tag = unsafe {
-        let tag = (*(ptr.cast::<u8>().add(size - TAG_LEN) as *const AtomicU64)).load(Relaxed);
-        libc::shmdt(ptr);
-        tag
-    };
-    Some(tag == name_hash(cuid, name))
+    tag_value(shmid, size).map(|tag| tag == name_hash(cuid, name))
 }
 
 /// Removes a segment: its page (if the record names one that is still ours)
