@@ -11,6 +11,7 @@
 pub(crate) mod access;
 pub(crate) mod bound;
 pub(crate) mod config;
+mod damage;
 pub(crate) mod host;
 pub(crate) mod info;
 mod init;
@@ -87,6 +88,9 @@ pub struct SharedBase {
     pub(crate) user: Option<host::UserState>,
     /// A per-user segment opened because the host page was refused: why.
     pub(crate) host_refused: Option<String>,
+    /// The line as this handle's slow paths last read it whole, and the damage
+    /// its stamps met (see `damage`).
+    pub(crate) memory: Box<damage::LineMemory<timeline::Base>>,
 }
 
 impl std::fmt::Debug for SharedBase {
@@ -220,6 +224,7 @@ impl SharedBase {
             host_file: None,
             user: None,
             host_refused: None,
+            memory: Box::default(),
         };
         if access == Access::HostWriter {
             // The daemon checks and repairs once it holds the role's lock.
@@ -300,6 +305,46 @@ impl SharedBase {
                 SEGMENT_SIZE / 8,
             )
         }
+    }
+
+    /// Stamps of this handle that found the segment's active line damaged
+    /// while another process held the writer role (and so could not repair
+    /// it): each was answered from the line with its damaged word corrected,
+    /// from this handle's copy of the line, or from the previous line or the
+    /// calendar clock, never below an earlier such answer. 0: none.
+    pub fn damaged_line_stamps(&self) -> u64 {
+        self.memory.stamps()
+    }
+
+    /// The damage this handle's stamps met (see
+    /// [`SharedBase::damaged_line_stamps`]) as an error of kind `Corrupt`
+    /// saying how they were answered; `None` if they met none.
+    pub fn line_damage(&self) -> Option<Error> {
+        self.memory.report(&self.name)
+    }
+
+    /// Test hook: the active slot's words as stored, in slot order (`counter`,
+    /// `ns`, `frac`, `mult`, `generation`, `freq_mult`, `rate_mult`,
+    /// `residual`, `tie_ns`, `written`, `check`, `quick`), for tests that
+    /// damage the line on purpose.
+    #[cfg(any(test, feature = "testing"))]
+    pub fn active_line_words_for_test(&self) -> [&std::sync::atomic::AtomicU64; 12] {
+        let h = self.header();
+        let s = &h.slots[seq_slot(h.seq.load(Acquire))];
+        [
+            &s.counter,
+            &s.ns,
+            &s.frac,
+            &s.mult,
+            &s.generation,
+            &s.freq_mult,
+            &s.rate_mult,
+            &s.residual,
+            &s.tie_ns,
+            &s.written,
+            &s.check,
+            &s.quick,
+        ]
     }
 
     /// How many handles, in all processes, have this segment's page attached

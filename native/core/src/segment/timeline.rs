@@ -28,6 +28,7 @@ use crate::clock::source::{self, SourceId};
 use crate::error::{Error, ErrorKind, Result};
 use crate::segment::access::{self, Access};
 use crate::segment::config::{Calendar, Mode};
+use crate::segment::damage::Answer;
 use crate::segment::layout::*;
 #[cfg(any(test, feature = "testing"))]
 use crate::segment::role::RoleLock;
@@ -253,15 +254,21 @@ impl SharedBase {
     /// minor 0) or only that word was damaged. Whoever can take the role
     /// rewrites it as a tie would (repairing a damaged line from its validated
     /// copies) and stamps again. While another process holds the role, a whole
-    /// line is used as it is, and a damaged one never: the stamp then comes from
-    /// the previous line if it is whole (frozen mode: the same timeline), else
-    /// from the calendar clock (which a tracking line follows). Never waits.
+    /// line is used as it is, and a damaged one never. The stamp then comes,
+    /// in this order of preference, from the line with its one damaged word
+    /// corrected (the same line), from this handle's copy of the line (the
+    /// same line), from the previous line if it is whole (frozen mode: the
+    /// same timeline; tracking: the one a repair continues), else from the
+    /// calendar clock; never below a stamp answered so before (see `damage`),
+    /// and counted. Never waits.
     #[cold]
     #[inline(never)]
     fn stamp_unverified(&self, counter: u64, seen: u64) -> Unverified {
         let h = self.header();
         let count = seen >> 32;
-        let (line, written, check) = load_line(&h.slots[seq_slot(seen)]);
+        let slot = &h.slots[seq_slot(seen)];
+        let (line, written, check) = load_line(slot);
+        let quick = slot.quick.load(Relaxed);
         if !snapshot_valid(seen, h.seq.load(Acquire)) {
             return Unverified::Again;
         }
@@ -272,14 +279,21 @@ impl SharedBase {
             }
         }
         if validate::line(&line, written, check, count, self.mode, &self.rules).is_ok() {
+            self.memory.keep(count, &base_of(&line));
             return Unverified::Whole;
         }
-        if self.mode == Mode::Frozen {
-            if let Ok(prev) = self.previous_line(seen) {
-                return Unverified::Stamp(self.exact_ns(counter, &base_of(&prev)));
-            }
-        }
-        Unverified::Stamp((self.calendar)())
+        let fixed =
+            validate::corrected(&line, written, check, quick, count, self.mode, &self.rules);
+        let (how, ns) = if let Some(good) = fixed {
+            (Answer::Corrected, self.exact_ns(counter, &base_of(&good)))
+        } else if let Some(kept) = self.memory.line_of(count) {
+            (Answer::Copy, self.exact_ns(counter, &kept))
+        } else if let Ok(prev) = self.previous_line(seen) {
+            (Answer::Elsewhere, self.exact_ns(counter, &base_of(&prev)))
+        } else {
+            (Answer::Elsewhere, (self.calendar)())
+        };
+        Unverified::Stamp(self.memory.answered(how, ns, seq_writer(seen)))
     }
 
     /// The exact stamp of `counter` against `base`, for any distance in either
@@ -302,6 +316,8 @@ impl SharedBase {
         seen: u64,
         read: &impl Fn(SourceId) -> u64,
     ) -> Option<u64> {
+        // The line passed its check: what a damaged line answers from later.
+        self.memory.keep(seen >> 32, base);
         let behind = base.counter.wrapping_sub(counter);
         let reset = (behind as i64) > 0 && behind > self.backstep_limit;
         if (behind as i64) > 0 && !reset {
@@ -450,7 +466,7 @@ impl SharedBase {
         store_line(&h.slots[seq_slot(held.word) ^ 1], new, next >> 32);
         h.seq
             .compare_exchange(held.word, next, AcqRel, Acquire)
-            .map(|_| ())
+            .map(|_| self.memory.keep(next >> 32, &base_of(new)))
     }
 
     /// Clears a stale mark on the held word: `false` if the role was lost.
@@ -479,8 +495,9 @@ impl SharedBase {
 
     /// The active line, validated, as the writer role's holder sees it; a
     /// damaged header is restored from this process's validated copy and a
-    /// damaged line replaced (both counted in `repairs`), so a tie or move never
-    /// turns damage into a line with a valid checksum.
+    /// damaged line corrected (one damaged word of the four a stamp reads) or
+    /// replaced (both counted in `repairs`), so a tie or move never turns
+    /// damage into a line with a valid checksum.
     fn verified_active(&self, held: &Held<'_>) -> Line {
         let held = held.word;
         let h = self.header();
@@ -494,6 +511,14 @@ impl SharedBase {
             return line;
         }
         self.update_stats(|s| s.repairs += 1);
+        // One damaged word of the four a stamp reads: the line itself, so the
+        // repair continues exactly the timeline stamps were taken from.
+        let quick = h.slots[seq_slot(held)].quick.load(Relaxed);
+        let fixed =
+            validate::corrected(&line, written, check, quick, count, self.mode, &self.rules);
+        if let Some(good) = fixed {
+            return good;
+        }
         // The inactive slot holds the line before the last move or tie, unless a
         // writer died writing it: when its checksum and count say it is that
         // line, continue from it (in frozen mode it is the same timeline).
@@ -878,6 +903,7 @@ impl SharedBase {
         let (line, written, check, word) = self.active_line();
         validate::line(&line, written, check, word >> 32, self.mode, &self.rules)
             .map_err(|why| crate::segment::corrupt(&self.name, why))?;
+        self.memory.keep(word >> 32, &base_of(&line));
         if self.mode == Mode::Tracking {
             let (at, cal) = self.sample(&source::read_ordered);
             let d = at.wrapping_sub(line.counter);

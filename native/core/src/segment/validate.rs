@@ -238,6 +238,42 @@ pub(crate) fn line(
     Ok(())
 }
 
+/// The line a slot held before one of the four words a stamp reads
+/// (`counter`, `ns`, `frac`, `mult`) was damaged: the slot's quick word
+/// (`slot_quick`, an exclusive-or of those words rotated by 0, 16, 32 and 48
+/// bits) gives each word's value if it were the only one changed, and the
+/// slot's checksum tells which of the four candidates is the line. `None` if no
+/// candidate passes every check of [`line`] (more than one word, or the quick
+/// or check word, was damaged).
+pub(crate) fn corrected(
+    damaged: &Line,
+    written: u64,
+    check: u64,
+    quick: u64,
+    count: u64,
+    mode: Mode,
+    rules: &Rules,
+) -> Option<Line> {
+    let l = damaged;
+    let diff = slot_quick(l.counter, l.ns, l.frac, l.mult) ^ quick;
+    if diff == 0 {
+        return None;
+    }
+    (0..4).find_map(|i| {
+        let mut c = *l;
+        let fix = diff.rotate_right(16 * i as u32);
+        match i {
+            0 => c.counter ^= fix,
+            1 => c.ns ^= fix,
+            2 => c.frac ^= fix,
+            _ => c.mult ^= fix,
+        }
+        line(&c, written, check, count, mode, rules)
+            .ok()
+            .map(|()| c)
+    })
+}
+
 /// The ten words a slot's checksum covers, in slot order.
 pub(crate) fn words_of(l: &Line, written: u64) -> [u64; 10] {
     [
@@ -252,4 +288,69 @@ pub(crate) fn words_of(l: &Line, written: u64) -> [u64; 10] {
         l.tie_ns,
         written,
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_damaged_stamp_word_is_corrected_and_two_are_not() {
+        let m_cal = 1 << 32;
+        let rules = Rules {
+            m_cal,
+            interval: 1 << 30,
+            limit: 1 << 31,
+            max_slew_ppb: 500_000,
+            step_ns: 1_000_000,
+            backstep: 1_000,
+        };
+        let mut whole = Line::paired(123_456_789, 1_700_000_000_000_000_000, 3, m_cal);
+        whole.frac = 0x1234_5678;
+        whole.mult = m_cal + 1_000;
+        let (count, written) = (41, 41);
+        let check = slot_check(&words_of(&whole, written));
+        let quick = slot_quick(whole.counter, whole.ns, whole.frac, whole.mult);
+        let fix = |l: &Line, quick: u64| {
+            corrected(l, written, check, quick, count, Mode::Tracking, &rules)
+        };
+        assert_eq!(fix(&whole, quick), None, "nothing to correct");
+        for i in 0..4 {
+            for change in [1u64, 1 << 63, 0x00ff_0000_0000_0000, 999] {
+                let mut l = whole;
+                match i {
+                    0 => l.counter ^= change,
+                    1 => l.ns = l.ns.wrapping_add(change),
+                    2 => l.frac ^= change,
+                    _ => l.mult = l.mult.wrapping_sub(change),
+                }
+                assert_eq!(
+                    fix(&l, quick),
+                    Some(whole),
+                    "word {i} changed by {change:#x}"
+                );
+                // The quick word damaged as well: nothing says which is right.
+                assert_eq!(fix(&l, quick ^ 4), None, "word {i} and the quick word");
+            }
+        }
+        let mut two = whole;
+        two.ns += 1;
+        two.frac ^= 1;
+        assert_eq!(fix(&two, quick), None, "two words");
+        // Under another count than the slot was published under: not this line.
+        let mut one = whole;
+        one.ns += 1;
+        assert_eq!(
+            corrected(
+                &one,
+                written,
+                check,
+                quick,
+                count + 1,
+                Mode::Tracking,
+                &rules
+            ),
+            None
+        );
+    }
 }
