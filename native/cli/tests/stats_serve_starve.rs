@@ -34,6 +34,13 @@ impl Drop for Reaped {
     }
 }
 
+struct StopOnDrop<'a>(&'a AtomicBool);
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
 struct Stats(String);
 impl Drop for Stats {
     fn drop(&mut self) {
@@ -245,7 +252,8 @@ fn metrics_answer_while_a_thousand_idle_and_partial_connections_are_reopened() {
             }
         });
         // The probe: a second for the attack to fill the server, then a
-        // scrape every 50 ms.
+        // scrape every 50 ms. The others stop when it ends, even by a panic.
+        let _stop = StopOnDrop(&stop);
         std::thread::sleep(Duration::from_secs(1));
         let started = Instant::now();
         let cpu_before = (cpu(pid), cpu(std::process::id()));
@@ -262,7 +270,6 @@ fn metrics_answer_while_a_thousand_idle_and_partial_connections_are_reopened() {
             cpu(pid) - cpu_before.0,
             cpu(std::process::id()) - cpu_before.1,
         );
-        stop.store(true, Ordering::Relaxed);
     });
     let bad = bad.into_inner().unwrap();
     let mut probes = probes.into_inner().unwrap();
