@@ -41,7 +41,7 @@ describe packaging      "cargo cinstall into a temporary prefix (SONAME, strippe
 describe daemon-unit    "the systemd unit: systemd-analyze verify, and (root) its ExecStart run as systemd would, as its user in a runtime directory of its own: starts, serves, refuses a second daemon, stops on SIGTERM, adopts the page on restart (tests/daemon-unit/run.sh)"
 describe c-stats        "C statistics: the ABI, the macros, shared snapshots and timers (tests/c/stats/run.sh)"
 describe prometheus     "a real Prometheus server scraping hrts stats serve on loopback (tests/stats-shared/prometheus.sh)"
-describe junit          "JUnit through the packaged jar, every packed platform's library checked (./gradlew :test)"
+describe junit          "JUnit through the packaged jar (native and portable implementations), every packed platform's library checked (./gradlew :test)"
 describe junit-jdk25    "the same JUnit tests and the jar's self-test on JDK 25, no warning from java -jar (./gradlew junitOnJdk)"
 describe trace          "traces across 4 network namespaces with skewed clocks: sync and merge, root (tests/trace/run.sh)"
 describe fuzz           "100,000 damages of a live segment with C, Rust and Java readers (tests/fuzz/run.sh)"
@@ -207,7 +207,8 @@ stage_prometheus() { run_counted tests/stats-shared/prometheus.sh; }
 stage_junit() {
     local rc jpassed jfailed
     set +e
-    "${GRADLE[@]}" :cleanTest :test
+    # :test depends on :testPortable (the API tests on the portable implementation).
+    "${GRADLE[@]}" :cleanTest :cleanTestPortable :test
     rc=$?
     set -e
     if ! read -r jpassed jfailed < <(junit_counts build/test-results/test); then
@@ -215,6 +216,10 @@ stage_junit() {
         [ "$rc" -ne 0 ] || rc=1
         exit "$rc"
     fi
+    local ppassed pfailed
+    read -r ppassed pfailed < <(junit_counts build/test-results/testPortable) || true
+    jpassed=$((jpassed + ${ppassed:-0}))
+    jfailed=$((jfailed + ${pfailed:-0}))
     count junit "$jpassed" "$jfailed"
     [ "$rc" -eq 0 ] || exit "$rc"
     [ "$jfailed" -eq 0 ] && [ "$jpassed" -gt 0 ] || exit 1

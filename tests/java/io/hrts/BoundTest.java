@@ -31,6 +31,23 @@ public class BoundTest {
         }
     }
 
+    /** The portable implementation knows no bound: every bounded call says "unknown". */
+    @Test
+    public void thePortableImplementationAnswersUnknown() throws Exception {
+        org.junit.Assume.assumeTrue(Portable.on());
+        long[] out = {7, 8};
+        HrtsException e = assertThrows(HrtsException.class, () -> HighResTimestamp.getBoundedEpochNanoseconds(out));
+        assertSame(HrtsException.Kind.UNSYNCHRONIZED, e.getKind());
+        assertTrue(e.getMessage(), e.getMessage().contains("bound status unknown"));
+        assertTrue("nothing written", out[0] == 7 && out[1] == 8);
+        assertSame(HrtsException.Kind.UNSYNCHRONIZED,
+                assertThrows(HrtsException.class, () -> HighResTimestamp.after(0)).getKind());
+        assertSame(HrtsException.Kind.UNSYNCHRONIZED,
+                assertThrows(HrtsException.class, () -> HighResTimestamp.before(0)).getKind());
+        assertSame(HrtsException.Kind.UNSYNCHRONIZED,
+                assertThrows(HrtsException.class, () -> HighResTimestamp.commitWait(0)).getKind());
+    }
+
     @Test
     public void aTooShortArrayIsRefused() {
         assertThrows(IllegalArgumentException.class, () -> HighResTimestamp.getBoundedEpochNanoseconds(new long[1]));

@@ -27,7 +27,11 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import org.junit.Test;
 
-/** The Java API: IBMTS methods, what hrts adds, argument checks, open errors. */
+/**
+ * The Java API: IBMTS methods, what hrts adds, argument checks, open errors. Runs on the native
+ * implementation ({@code test}) and on the portable one ({@code testPortable}), asserting the
+ * documented differences where they differ.
+ */
 public class HighResTimestampTest {
     private static final long SECOND = 1_000_000_000L;
 
@@ -40,7 +44,14 @@ public class HighResTimestampTest {
         String segment = ChildJvm.prop("hrts.segment");
         assertTrue(segment, segment.startsWith("/hrts-junit-"));
         assertEquals(segment, HighResTimestamp.configuredSegmentName());
-        assertEquals(segment, HighResTimestamp.getSegmentInfo().getName());
+        if (Portable.on()) {
+            // No shared segment: the name is configured but nothing is created under it.
+            assertEquals("none (portable implementation)", HighResTimestamp.getSegmentInfo().getName());
+            assertTrue(HighResTimestamp.getSegmentInfo().getTimeline().startsWith("portable implementation"));
+            assertTrue(segment, !Files.exists(Paths.get("/dev/shm" + segment)));
+        } else {
+            assertEquals(segment, HighResTimestamp.getSegmentInfo().getName());
+        }
         assertTrue(HighResTimestamp.isOpen());
     }
 
@@ -255,8 +266,15 @@ public class HighResTimestampTest {
         long a = HighResTimestamp.nextSequence();
         long b = HighResTimestamp.nextSequence();
         assertTrue(a + " < " + b, b > a);
-        Path seq = Paths.get(ChildJvm.prop("hrts.test.stateDir"), "junit.seq");
-        assertTrue("sequence persisted in " + seq, Files.exists(seq));
+        Path seq = Paths.get(System.getenv("HRTS_SEQ_FILE"));
+        if (Portable.on()) {
+            // This JVM's own numbers, from its first stamp on, persisted nowhere.
+            assertNear("portable sequence numbers start at the epoch ns", HighResTimestamp.getEpochNanoseconds(),
+                    a, 60 * SECOND);
+            assertTrue("nothing persisted in " + seq, !Files.exists(seq));
+        } else {
+            assertTrue("sequence persisted in " + seq, Files.exists(seq));
+        }
     }
 
     @Test
@@ -269,8 +287,15 @@ public class HighResTimestampTest {
         env.put("HRTS_SEGMENT", name);
         env.put("HRTS_SEQ_FILE", notADir.resolve("seq").toString());
         try {
-            Procs r = Procs.run(Procs.javaMain("next-sequence"), env);
+            List<String> cmd = Procs.javaMain("next-sequence");
+            cmd.add(1, "-D" + NativeLoader.FALLBACK_PROPERTY + "=" + (Portable.on() ? "force" : "auto"));
+            Procs r = Procs.run(cmd, env);
             assertEquals(r.toString(), 0, r.exit);
+            if (Portable.on()) {
+                // The portable numbers are persisted nowhere: no file, no failure.
+                assertTrue(r.toString(), r.out.startsWith("ok "));
+                return;
+            }
             assertTrue(r.toString(), r.out.startsWith("HrtsException "));
             assertTrue(r.toString(), r.out.contains("not-a-dir"));
         } finally {
@@ -282,8 +307,9 @@ public class HighResTimestampTest {
     @Test
     public void segmentInfo() {
         SegmentInfo info = HighResTimestamp.getSegmentInfo();
-        assertTrue(info.toString(), Arrays.asList("tsc", "cntvct", "timebase", "monotonic-raw")
-                .contains(info.getSource()));
+        assertTrue(info.toString(), (Portable.on() ? Arrays.asList("nanotime")
+                : Arrays.asList("tsc", "cntvct", "timebase", "monotonic-raw")).contains(info.getSource()));
+        assertEquals(HighResTimestamp.implementation().isPortable(), info.getTimeline().startsWith("portable"));
         assertTrue(info.toString(), !info.getReason().isEmpty());
         assertEquals(HighResTimestamp.getBaseInfo()[0], info.getFrequency());
         assertTrue(info.getGeneration() >= 1);
@@ -328,6 +354,14 @@ public class HighResTimestampTest {
         List<String> cmd = Procs.javaMain("open-twice");
         cmd.add(1, "-Dhrts.segment=no-leading-slash");
         cmd.add(1, "-Xcheck:jni");
+        if (Portable.on()) {
+            // The portable implementation opens no segment: the name is not even looked at.
+            cmd.add(1, "-D" + NativeLoader.FALLBACK_PROPERTY + "=force");
+            Procs p = Procs.run(cmd);
+            assertEquals(p.toString(), 0, p.exit);
+            assertTrue(p.toString(), p.out.matches("attempt 0: ok \\d+\nattempt 1: ok \\d+\n"));
+            return;
+        }
         Procs r = Procs.run(cmd);
         assertEquals(r.toString(), 0, r.exit);
         String[] lines = r.out.split("\n");

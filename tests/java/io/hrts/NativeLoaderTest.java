@@ -158,6 +158,70 @@ public class NativeLoaderTest {
                 .substring(0, 16) + ".so", copy.getFileName().toString());
     }
 
+    /** The loader's C-library detection, both answers: the ELF interpreter in an executable's head. */
+    @Test
+    public void theCLibraryIsTheOneTheExecutableAsksFor() {
+        byte[] musl = elfHead("/lib/ld-musl-x86_64.so.1");
+        byte[] glibc = elfHead("/lib64/ld-linux-x86-64.so.2");
+        assertEquals("musl", NativeLoader.cLibraryOf(musl, musl.length));
+        assertEquals("glibc", NativeLoader.cLibraryOf(glibc, glibc.length));
+        assertEquals("musl", NativeLoader.cLibraryOf(elfHead("/lib/ld-musl-aarch64.so.1"), 300));
+        // Only the bytes read count; nothing read (no /proc) is glibc, Linux's usual C library.
+        assertEquals("glibc", NativeLoader.cLibraryOf(musl, 100));
+        assertEquals("glibc", NativeLoader.cLibraryOf(new byte[0], 0));
+        // This JVM (Debian's, or whichever runs the tests) and its platform's name agree.
+        String here = NativeLoader.cLibrary();
+        assertTrue(here, here.equals("glibc") || here.equals("musl"));
+        assertEquals(here.equals("musl"), NativeLoader.platform().startsWith("linux-musl-"));
+        assertEquals("linux-musl-x86_64", NativeLoader.platform("Linux", "amd64", "musl"));
+        assertEquals("linux-musl-aarch64", NativeLoader.platform("Linux", "aarch64", "musl"));
+        assertEquals("linux-x86_64", NativeLoader.platform("Linux", "amd64", "glibc"));
+        assertEquals("macosx-aarch64", NativeLoader.platform("Mac OS X", "aarch64", "musl"));
+    }
+
+    /** 64 bytes of ELF header, 56 of program header, then the interpreter's path, as linkers lay it out. */
+    private static byte[] elfHead(String interpreter) {
+        byte[] head = new byte[512];
+        head[0] = 0x7f;
+        head[1] = 'E';
+        head[2] = 'L';
+        head[3] = 'F';
+        byte[] path = interpreter.getBytes(StandardCharsets.US_ASCII);
+        System.arraycopy(path, 0, head, 64 + 56, path.length);
+        return head;
+    }
+
+    @Test
+    public void theFallbackPolicy() {
+        Properties here = new Properties();
+        here.putAll(System.getProperties());
+        here.remove(NativeLoader.FALLBACK_PROPERTY);
+        assertEquals("auto", NativeLoader.fallbackPolicy(here));
+        // Auto: no fallback where the jar has this platform's library (a failure is a broken install).
+        assertFalse(NativeLoader.fallbackAllowed(here, "auto"));
+        assertTrue(NativeLoader.describeFallback(here, "auto"), NativeLoader.describeFallback(here, "auto")
+                .contains("a failure to load it is a broken install"));
+        Properties mac = new Properties();
+        mac.putAll(here);
+        mac.setProperty("os.name", "Mac OS X");
+        mac.setProperty("os.arch", "aarch64");
+        assertTrue("auto: a fallback where the jar has no library", NativeLoader.fallbackAllowed(mac, "auto"));
+        assertFalse(NativeLoader.fallbackAllowed(mac, "deny"));
+        assertTrue(NativeLoader.fallbackAllowed(here, "allow"));
+        Properties explicit = new Properties();
+        explicit.putAll(mac);
+        explicit.setProperty(NativeLoader.LIBRARY_PROPERTY, MISSING);
+        assertFalse("a library named on the command line is meant", NativeLoader.fallbackAllowed(explicit, "auto"));
+        for (String v : new String[] {"ALLOW", " deny ", "force", "auto", ""}) {
+            here.setProperty(NativeLoader.FALLBACK_PROPERTY, v);
+            NativeLoader.fallbackPolicy(here);
+        }
+        here.setProperty(NativeLoader.FALLBACK_PROPERTY, "sometimes");
+        HrtsException e = assertThrows(HrtsException.class, () -> NativeLoader.fallbackPolicy(here));
+        assertEquals(HrtsException.Kind.INVALID_ARGUMENT, e.getKind());
+        assertTrue(e.getMessage(), e.getMessage().contains("sometimes") && e.getMessage().contains("allow, deny"));
+    }
+
     @Test
     public void platformNames() {
         assertEquals("linux-x86_64", NativeLoader.platform("Linux", "amd64"));
@@ -179,10 +243,13 @@ public class NativeLoaderTest {
         assertTrue(msg, msg.contains("native/linux-s390x/libhrts_jni.so: not packaged in "));
         assertTrue(msg, msg.contains("this jar has libraries for " + have + ")"));
 
-        // And as a user sees it: a JVM reporting another architecture.
-        Procs r = ChildJvm.runJar(Arrays.asList("-Dos.arch=s390x", "-Djava.library.path=/nonexistent"));
+        // And as a user sees it: a JVM reporting another architecture, told not to fall back.
+        Procs r = ChildJvm.runJar(Arrays.asList("-Dos.arch=s390x", "-Djava.library.path=/nonexistent",
+                "-D" + NativeLoader.FALLBACK_PROPERTY + "=deny"));
         assertEquals(r.toString(), 1, r.exit);
         assertTrue(r.toString(), r.err.contains("this jar has libraries for " + have + ")"));
+        assertTrue(r.toString(), r.err.contains("os.arch=s390x, C library " + NativeLoader.cLibrary() + ", hrts "));
+        assertTrue(r.toString(), r.err.contains("Fallback: no fallback (-Dhrts.fallback=deny)."));
     }
 
     @Test

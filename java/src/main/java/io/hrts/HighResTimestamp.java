@@ -1,8 +1,5 @@
 package io.hrts;
 
-import java.lang.ref.Reference;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.Objects;
@@ -33,6 +30,17 @@ import java.util.Objects;
  * #STEP_THRESHOLD_PROPERTY} (else {@code HRTS_TIE_INTERVAL_MS}, {@code HRTS_MAX_SLEW_PPM},
  * {@code HRTS_STEP_THRESHOLD_MS}). A segment that exists keeps its creator's mode: {@link
  * #getMode()} and {@link #getTrackingState()} say what it has.
+ *
+ * <h2>Native or portable</h2>
+ * The API runs on the native library where it loads, else (where {@value
+ * NativeLoader#FALLBACK_PROPERTY} allows it: by default on a platform the jar has no library for,
+ * such as macOS or Windows) on a portable implementation in pure Java: {@code System.nanoTime}
+ * anchored to the system clock, this JVM's own timeline. It is never silent: one warning is logged
+ * (System.Logger {@code io.hrts}) and {@link #implementation()} says which and why. What it cannot
+ * keep: its stamps agree with no other process's, the bounded calls throw {@link
+ * HrtsException.Kind#UNSYNCHRONIZED} (bound unknown), unique stamps and sequence numbers are
+ * unique within this JVM only, {@link #getOSThreadID()} is the JVM's thread id, and {@link
+ * Wtmlib}, the statistics and traces throw {@link HrtsException.Kind#LOAD}.
  *
  * <h2>Cost</h2>
  * The hot paths &mdash; {@link #getEpochNanoseconds()}, {@link #getEpochMicroseconds()},
@@ -92,7 +100,19 @@ public final class HighResTimestamp {
      *     (foreign, corrupt, other user's, ...); a later call tries again
      */
     public static void open() {
-        Native.open();
+        Backends.CURRENT.open();
+    }
+
+    /**
+     * Which implementation this JVM uses and why: {@code native} (the library loaded from where)
+     * or {@code portable} (why no native library is in use: the platform, its C library, the load
+     * failure and the fallback policy). Chooses it if no call did yet: loads the native library,
+     * but opens no segment.
+     *
+     * @return the implementation, the same for the JVM's life
+     */
+    public static Implementation implementation() {
+        return Backends.CURRENT.implementation();
     }
 
     /**
@@ -101,7 +121,7 @@ public final class HighResTimestamp {
      * @return true once {@link #open()} (or any call that opens) succeeded
      */
     public static boolean isOpen() {
-        return Native.isOpen();
+        return Backends.CURRENT.isOpen();
     }
 
     /**
@@ -130,8 +150,7 @@ public final class HighResTimestamp {
      * @throws HrtsException if the native library cannot be loaded
      */
     public static long getLogicVersion() {
-        Native.load();
-        return Native.logicVersion();
+        return Backends.CURRENT.logicVersion();
     }
 
     /**
@@ -151,8 +170,7 @@ public final class HighResTimestamp {
      * @throws HrtsException if the native library cannot be loaded
      */
     public static int getOSProcessID() {
-        Native.load();
-        return Native.pid();
+        return Backends.CURRENT.pid();
     }
 
     /**
@@ -163,8 +181,7 @@ public final class HighResTimestamp {
      * @throws HrtsException if the native library cannot be loaded
      */
     public static int getOSThreadID() {
-        Native.load();
-        return Native.tid();
+        return Backends.CURRENT.tid();
     }
 
     /**
@@ -174,8 +191,7 @@ public final class HighResTimestamp {
      * @throws HrtsException if the native library cannot be loaded
      */
     public static String getCopyright() {
-        Native.load();
-        return Native.copyright();
+        return Backends.CURRENT.copyright();
     }
 
     /**
@@ -195,8 +211,7 @@ public final class HighResTimestamp {
      * @return the base
      */
     public static BaseInfo getBaseInfoSnapshot() {
-        Native.open();
-        return Native.baseInfo();
+        return Backends.CURRENT.baseInfo();
     }
 
     /**
@@ -217,8 +232,7 @@ public final class HighResTimestamp {
      * @throws HrtsException if the base cannot be taken (another process holds it too long)
      */
     public static BaseInfo resetBase() {
-        Native.open();
-        return Native.setBaseInfo();
+        return Backends.CURRENT.setBaseInfo();
     }
 
     /**
@@ -268,8 +282,7 @@ public final class HighResTimestamp {
      * @return microseconds since the Unix epoch
      */
     public static long getEpochMicroseconds() {
-        Native.open();
-        return Native.epochMicros();
+        return Backends.CURRENT.epochMicros();
     }
 
     /**
@@ -292,8 +305,7 @@ public final class HighResTimestamp {
      * @return nanoseconds since the Unix epoch
      */
     public static long getEpochNanoseconds() {
-        Native.open();
-        return Native.epochNanos();
+        return Backends.CURRENT.epochNanos();
     }
 
     /**
@@ -302,8 +314,7 @@ public final class HighResTimestamp {
      * @return nanoseconds since the Unix epoch
      */
     public static long getEpochNanosecondsOrdered() {
-        Native.open();
-        return Native.epochNanosOrdered();
+        return Backends.CURRENT.epochNanosOrdered();
     }
 
     /**
@@ -325,48 +336,7 @@ public final class HighResTimestamp {
         if (out == null || out.length < 2) {
             throw new IllegalArgumentException("out must hold two longs: earliest and latest");
         }
-        Interval i = Interval.now();
-        out[0] = i.earliest();
-        out[1] = i.latest();
-        return BoundStatus.fromCode(i.code);
-    }
-
-    /**
-     * Each thread's 16 bytes of native memory that the library writes an interval into (writing
-     * a Java array from native code is a VM entry that costs more than the interval itself), for
-     * {@link #getBoundedEpochNanoseconds}, {@link #after}, {@link #before} and {@link
-     * #commitWait}: in a holder class with no lambda, so that the first stamp of a JVM does not
-     * pay for it.
-     */
-    private static final class Interval {
-        static final ThreadLocal<Interval> OF_THREAD = new ThreadLocal<Interval>() {
-            @Override
-            protected Interval initialValue() {
-                return new Interval();
-            }
-        };
-
-        final ByteBuffer memory = ByteBuffer.allocateDirect(16).order(ByteOrder.nativeOrder());
-        final long address = Native.directAddress(memory);
-        /** The status code of the interval last written. */
-        int code;
-
-        /** This thread's interval, filled with one that holds true time now. */
-        static Interval now() {
-            Native.open();
-            Interval i = OF_THREAD.get();
-            i.code = Native.boundedAt(i.address);
-            Reference.reachabilityFence(i);
-            return i;
-        }
-
-        long earliest() {
-            return memory.getLong(0);
-        }
-
-        long latest() {
-            return memory.getLong(8);
-        }
+        return Backends.CURRENT.bounded(out);
     }
 
     /**
@@ -377,7 +347,7 @@ public final class HighResTimestamp {
      * @throws HrtsException as {@link #getBoundedEpochNanoseconds(long[])}
      */
     public static boolean after(long t) {
-        return Long.compareUnsigned(Interval.now().earliest(), t) > 0;
+        return Long.compareUnsigned(Backends.CURRENT.earliest(), t) > 0;
     }
 
     /**
@@ -388,7 +358,7 @@ public final class HighResTimestamp {
      * @throws HrtsException as {@link #getBoundedEpochNanoseconds(long[])}
      */
     public static boolean before(long t) {
-        return Long.compareUnsigned(Interval.now().latest(), t) < 0;
+        return Long.compareUnsigned(Backends.CURRENT.latest(), t) < 0;
     }
 
     /**
@@ -401,7 +371,7 @@ public final class HighResTimestamp {
      */
     public static void commitWait(long t) throws InterruptedException {
         while (true) {
-            long earliest = Interval.now().earliest();
+            long earliest = Backends.CURRENT.earliest();
             if (Long.compareUnsigned(earliest, t) > 0) {
                 return;
             }
@@ -438,8 +408,7 @@ public final class HighResTimestamp {
      * @return the counter value (unsigned 64-bit)
      */
     public static long ticks() {
-        Native.open();
-        return Native.ticks();
+        return Backends.CURRENT.ticks();
     }
 
     /**
@@ -452,8 +421,7 @@ public final class HighResTimestamp {
      * @return nanoseconds since the Unix epoch
      */
     public static long ticksToNanos(long ticks) {
-        Native.open();
-        return Native.ticksToNanos(ticks);
+        return Backends.CURRENT.ticksToNanos(ticks);
     }
 
     /**
@@ -469,8 +437,7 @@ public final class HighResTimestamp {
     public static void fillEpochNanoseconds(long[] dst, int off, int len) {
         Objects.requireNonNull(dst, "dst");
         Objects.checkFromIndexSize(off, len, dst.length);
-        Native.open();
-        Native.fillEpochNanos(dst, off, len);
+        Backends.CURRENT.fillEpochNanos(dst, off, len);
     }
 
     /**
@@ -479,8 +446,7 @@ public final class HighResTimestamp {
      * @return starts at 1, bumped by every base reset
      */
     public static long getGeneration() {
-        Native.open();
-        return Native.generation();
+        return Backends.CURRENT.generation();
     }
 
     /**
@@ -490,8 +456,7 @@ public final class HighResTimestamp {
      * @return the segment's facts
      */
     public static SegmentInfo getSegmentInfo() {
-        Native.open();
-        return Native.segmentInfo();
+        return Backends.CURRENT.segmentInfo();
     }
 
     /**
@@ -500,8 +465,7 @@ public final class HighResTimestamp {
      * @return {@link Mode#TRACKING} or {@link Mode#FROZEN}
      */
     public static Mode getMode() {
-        Native.open();
-        return Mode.fromCode(Native.mode());
+        return Backends.CURRENT.mode();
     }
 
     /**
@@ -513,8 +477,7 @@ public final class HighResTimestamp {
      * @return the state, the same for every process of the segment
      */
     public static TrackingState getTrackingState() {
-        Native.open();
-        return Native.trackingState();
+        return Backends.CURRENT.trackingState();
     }
 
     /**
@@ -526,8 +489,7 @@ public final class HighResTimestamp {
      * @return nanoseconds; positive when the timeline is behind the system clock
      */
     public static long getOffsetNanoseconds() {
-        Native.open();
-        return Native.offsetNanos();
+        return Backends.CURRENT.offsetNanos();
     }
 
     /**
@@ -538,8 +500,7 @@ public final class HighResTimestamp {
      *     it (the message says what)
      */
     public static void validate() {
-        Native.open();
-        Native.validate();
+        Backends.CURRENT.validate();
     }
 
     // ------------------------------------------------------------------ delegates

@@ -22,8 +22,7 @@ public final class ItcStamps {
      *     invalid, or the run outlived the ticks a stamp can hold
      */
     public static long next() {
-        Native.open();
-        return Native.itcNext();
+        return Backends.CURRENT.itcNext();
     }
 
     /**
@@ -34,8 +33,7 @@ public final class ItcStamps {
      * @throws HrtsException if the segment cannot be opened or the format is invalid
      */
     public static long toEpochNanoseconds(long stamp) {
-        Native.open();
-        return Native.itcToEpochNanos(stamp);
+        return Backends.CURRENT.itcToEpochNanos(stamp);
     }
 
     /**
@@ -47,8 +45,7 @@ public final class ItcStamps {
      * @throws HrtsException if the segment cannot be opened or the format is invalid
      */
     public static long maxEventsPerTick() {
-        Native.open();
-        return Native.itcMaxEventsPerTick();
+        return Backends.CURRENT.itcMaxEventsPerTick();
     }
 
     /**
@@ -58,7 +55,6 @@ public final class ItcStamps {
      * @throws HrtsException if the segment cannot be opened or the format is invalid
      */
     public static int eventBits() {
-        Native.open();
-        return Native.itcEventBits();
+        return Backends.CURRENT.itcEventBits();
     }
 }

@@ -32,13 +32,25 @@ final class LoadFailure {
     static RuntimeException of(Properties props, List<String> tried) {
         String osName = props.getProperty("os.name", "?");
         String osArch = props.getProperty("os.arch", "?");
-        String plat = NativeLoader.platform(osName, osArch);
+        String plat = NativeLoader.platform(props);
+        String cLibrary = NativeLoader.isLinux(osName) ? NativeLoader.cLibrary() : "the OS's own";
         String lib = NativeLoader.LIBRARY_FILE;
+        String policy;
+        String fallback;
+        try {
+            policy = NativeLoader.fallbackPolicy(props);
+            fallback = NativeLoader.describeFallback(props, policy);
+        } catch (RuntimeException e) {
+            policy = NativeLoader.FALLBACK_DENY;
+            fallback = "none: " + e.getMessage();
+        }
         StringBuilder sb = new StringBuilder();
         sb.append("hrts: cannot load the native library ").append(lib)
                 .append(" for platform ").append(plat)
                 .append(" (os.name=").append(osName).append(", os.arch=").append(osArch)
-                .append(", hrts ").append(NativeLoader.version()).append(").\nTried:\n");
+                .append(", C library ").append(cLibrary)
+                .append(", hrts ").append(NativeLoader.version()).append(").\n")
+                .append("Fallback: ").append(fallback).append(".\nTried:\n");
         for (int i = 0; i < tried.size(); i++) {
             sb.append("  ").append(i + 1).append(". ").append(tried.get(i)).append('\n');
         }
@@ -54,7 +66,12 @@ final class LoadFailure {
                 .append("=/a/writable/directory/on/an/exec/mount, or\n")
                 .append("  - use an hrts jar that contains native/").append(plat).append('/')
                 .append(lib).append(" (build it with ./gradlew jar), or\n")
-                .append("  - install ").append(lib).append(" on java.library.path.");
+                .append("  - install ").append(lib).append(" on java.library.path");
+        if (policy.equals(NativeLoader.FALLBACK_DENY) || policy.equals(NativeLoader.FALLBACK_AUTO)) {
+            sb.append(", or\n  - accept this JVM's own timeline instead of the host's: -D")
+                    .append(NativeLoader.FALLBACK_PROPERTY).append("=allow (the portable implementation)");
+        }
+        sb.append('.');
         return new HrtsException(sb.toString());
     }
 }

@@ -20,15 +20,18 @@ import java.util.Properties;
  *       and a file that does not exist (or does not load) is an error, nothing else is tried;
  *   <li>the library packed in the jar at {@code native/<platform>/libhrts_jni.so} (the jar
  *       carries one for each of {@link #packagedPlatforms()}; the platform is chosen by {@code
- *       os.name} and {@code os.arch}), extracted to the directory named by {@value #DIR_PROPERTY}
- *       or by default to a per-user, per-version directory under {@code java.io.tmpdir} (written
+ *       os.name}, {@code os.arch} and, on Linux, the C library: {@code linux-x86_64} for glibc,
+ *       {@code linux-musl-x86_64} for musl, see {@link #cLibrary()}), extracted to the directory
+ *       named by {@value #DIR_PROPERTY} or by default to a per-user, per-version directory under {@code java.io.tmpdir} (written
  *       to a temporary file and atomically renamed, so concurrent JVMs never see a partial file)
  *       and loaded from there;
  *   <li>{@code System.loadLibrary("hrts_jni")}, i.e. {@code java.library.path}.
  * </ol>
  *
- * <p>If nothing loads, {@link HrtsException} names the platform, the platforms the jar has, every
- * path tried with its failure, and how to fix it.
+ * <p>If nothing loads, {@link HrtsException} names the platform, its C library, the platforms the
+ * jar has, every path tried with its failure, the fallback policy and how to fix it. Whether the
+ * API then falls back to its portable implementation is {@value #FALLBACK_PROPERTY}'s to say (see
+ * {@link HighResTimestamp#implementation()}).
  *
  * <p>A JVM holds a shared lock on the copy it loaded while it runs. A JVM that extracts a copy into
  * the default directory (the first of a new version or build) then removes the copies that older
@@ -50,7 +53,22 @@ public final class NativeLoader {
     /** The file name of the library. */
     public static final String LIBRARY_FILE = "lib" + LIBRARY_NAME + ".so";
 
+    /**
+     * System property: may the API fall back to its portable implementation (pure Java, this JVM's
+     * own timeline) when the native library does not load? {@code allow}: yes; {@code deny}: no,
+     * every call throws; {@code force}: use it without trying the native library; {@code auto}
+     * (the default): yes where this jar has no library for the platform (macOS, Windows, ...), no
+     * where it has one that failed to load (a broken install, not a missing port) or where {@value
+     * #LIBRARY_PROPERTY} names a library.
+     */
+    public static final String FALLBACK_PROPERTY = "hrts.fallback";
+    static final String FALLBACK_AUTO = "auto";
+    static final String FALLBACK_ALLOW = "allow";
+    static final String FALLBACK_DENY = "deny";
+    static final String FALLBACK_FORCE = "force";
+
     private static String loadedFrom; // guarded by NativeLoader.class
+    private static String cLibrary; // guarded by NativeLoader.class
 
     private NativeLoader() {}
 
@@ -80,15 +98,33 @@ public final class NativeLoader {
     /**
      * The platform directory inside the jar.
      *
-     * @return e.g. {@code linux-x86_64}
+     * @return e.g. {@code linux-x86_64} (glibc), {@code linux-musl-aarch64}, {@code macosx-aarch64}
      */
     public static String platform() {
-        return platform(System.getProperty("os.name", ""), System.getProperty("os.arch", ""));
+        return platform(System.getProperties());
     }
 
+    /** The platform of these system properties (the C library detected if they say Linux). */
+    static String platform(Properties props) {
+        String osName = props.getProperty("os.name", "");
+        String osArch = props.getProperty("os.arch", "");
+        return platform(osName, osArch, isLinux(osName) ? cLibrary() : null);
+    }
+
+    static boolean isLinux(String osName) {
+        return osName.toLowerCase(Locale.ROOT).startsWith("linux");
+    }
+
+    /** The platform of a glibc Linux, or of another OS. */
     static String platform(String osName, String osArch) {
+        return platform(osName, osArch, null);
+    }
+
+    /** The platform: Linux with musl ({@code cLibrary} "musl") is {@code linux-musl-<arch>}. */
+    static String platform(String osName, String osArch, String cLibrary) {
         String os = osName.toLowerCase(Locale.ROOT);
-        os = os.startsWith("linux") ? "linux" : os.replaceAll("[^a-z0-9]+", "");
+        os = os.startsWith("linux") ? ("musl".equals(cLibrary) ? "linux-musl" : "linux")
+                : os.replaceAll("[^a-z0-9]+", "");
         String arch = osArch.toLowerCase(Locale.ROOT);
         switch (arch) {
             case "amd64":
@@ -108,6 +144,96 @@ public final class NativeLoader {
                 arch = arch.replaceAll("[^a-z0-9_]+", "");
         }
         return os + "-" + arch;
+    }
+
+    /**
+     * The C library this JVM runs on, as the loader chooses a Linux library by it: {@code musl} if
+     * the JVM's executable asks for musl's dynamic loader ({@code ld-musl-*}, as Alpine's JDKs do),
+     * else {@code glibc}. Read once from the head of {@code /proc/self/exe}.
+     *
+     * @return {@code glibc} or {@code musl}
+     */
+    public static synchronized String cLibrary() {
+        if (cLibrary == null) {
+            byte[] head = new byte[4096];
+            int n = 0;
+            try (java.io.FileInputStream in = new java.io.FileInputStream("/proc/self/exe")) {
+                for (int r; n < head.length && (r = in.read(head, n, head.length - n)) > 0; ) {
+                    n += r;
+                }
+            } catch (IOException | SecurityException e) {
+                n = 0; // no /proc: glibc, the usual Linux C library
+            }
+            cLibrary = cLibraryOf(head, n);
+        }
+        return cLibrary;
+    }
+
+    /**
+     * The C library an executable's first {@code n} bytes ask for: {@code musl} if they name musl's
+     * dynamic loader (the ELF interpreter, {@code /lib/ld-musl-<arch>.so.1}, lies in the first
+     * page), else {@code glibc}.
+     */
+    static String cLibraryOf(byte[] head, int n) {
+        byte[] musl = "/ld-musl-".getBytes(StandardCharsets.US_ASCII);
+        outer:
+        for (int i = 0; i + musl.length <= n; i++) {
+            for (int j = 0; j < musl.length; j++) {
+                if (head[i + j] != musl[j]) {
+                    continue outer;
+                }
+            }
+            return "musl";
+        }
+        return "glibc";
+    }
+
+    /**
+     * The fallback policy of these properties ({@value #FALLBACK_PROPERTY}).
+     *
+     * @throws HrtsException of kind INVALID_ARGUMENT for a value that is none of the four
+     */
+    static String fallbackPolicy(Properties props) {
+        String v = props.getProperty(FALLBACK_PROPERTY);
+        if (v == null || v.trim().isEmpty()) {
+            return FALLBACK_AUTO;
+        }
+        String p = v.trim().toLowerCase(Locale.ROOT);
+        if (p.equals(FALLBACK_AUTO) || p.equals(FALLBACK_ALLOW) || p.equals(FALLBACK_DENY)
+                || p.equals(FALLBACK_FORCE)) {
+            return p;
+        }
+        throw new HrtsException(HrtsException.Kind.INVALID_ARGUMENT, "hrts: -D" + FALLBACK_PROPERTY + "=" + v
+                + " is not a fallback policy: use allow, deny, force or auto (the default)");
+    }
+
+    /** Whether {@code policy} lets the API use the portable implementation after a failed load. */
+    static boolean fallbackAllowed(Properties props, String policy) {
+        switch (policy) {
+            case FALLBACK_ALLOW:
+            case FALLBACK_FORCE:
+                return true;
+            case FALLBACK_DENY:
+                return false;
+            default:
+                String explicit = props.getProperty(LIBRARY_PROPERTY);
+                return (explicit == null || explicit.trim().isEmpty()) && packedIndex(platform(props)) < 0;
+        }
+    }
+
+    /** The fallback in use, in words, for the load-failure report and the reason. */
+    static String describeFallback(Properties props, String policy) {
+        boolean allowed = fallbackAllowed(props, policy);
+        String set = props.getProperty(FALLBACK_PROPERTY) == null ? " (the default)" : "";
+        String result = allowed ? "fallback to the portable implementation allowed" : "no fallback";
+        if (!policy.equals(FALLBACK_AUTO)) {
+            return result + " (-D" + FALLBACK_PROPERTY + "=" + policy + ")";
+        }
+        String why = allowed ? "this jar has no library for the platform"
+                : packedIndex(platform(props)) >= 0
+                        ? "this jar has a library for the platform, so a failure to load it is a broken install"
+                        : "-D" + LIBRARY_PROPERTY + " names the library to use";
+        return result + " (-D" + FALLBACK_PROPERTY + "=auto" + set + ": " + why + ")";
     }
 
     /**
@@ -186,6 +312,7 @@ public final class NativeLoader {
 
     /** Loads according to {@code props} (the system properties in normal use). */
     static String loadWith(Properties props) {
+        fallbackPolicy(props); // a bad value is the error of every call
         List<String> tried = new ArrayList<>();
 
         // (a) An explicit library file wins; if it is unusable that is the error.
@@ -209,7 +336,7 @@ public final class NativeLoader {
         }
 
         // (b) The library packed in the jar, extracted to a directory.
-        String platform = platform(props.getProperty("os.name", ""), props.getProperty("os.arch", ""));
+        String platform = platform(props);
         int packed = packedIndex(platform);
         if (packed < 0) {
             tried.add(LoadFailure.notPackaged(platform));

@@ -42,6 +42,8 @@ public final class SelfTest {
         out.println("  -D" + NativeLoader.LIBRARY_PROPERTY + "=FILE  load this libhrts_jni.so");
         out.println("  -D" + NativeLoader.DIR_PROPERTY
                 + "=DIR      extract the packed library here (default: under java.io.tmpdir)");
+        out.println("  -D" + NativeLoader.FALLBACK_PROPERTY
+                + "=POLICY     allow, deny, force or auto: may the portable implementation be used");
         out.println();
         out.println("Exit status: 0 all checks passed, 1 a check or the library failed, 2 usage error.");
     }
@@ -130,9 +132,9 @@ public final class SelfTest {
 
     static int run(PrintStream out, int iterations, int delaySeconds, boolean reset) {
         int failures = 0;
-        String from;
+        Implementation impl;
         try {
-            from = NativeLoader.load();
+            impl = HighResTimestamp.implementation();
             HighResTimestamp.open();
         } catch (HrtsException e) {
             System.err.println(e.getMessage());
@@ -150,7 +152,10 @@ public final class SelfTest {
         }
         out.println("Thread ID=" + HighResTimestamp.getOSThreadID());
         out.println("platform:       " + NativeLoader.platform());
-        out.println("native library: " + from);
+        out.println("implementation: " + impl);
+        if (!impl.isPortable()) {
+            out.println("native library: " + NativeLoader.loadedFrom());
+        }
 
         SegmentInfo info = HighResTimestamp.getSegmentInfo();
         out.println("Segment: " + info.getName());
@@ -241,7 +246,9 @@ public final class SelfTest {
                 failures++;
             }
         }
-        out.println(failures == 0 ? "self-test: OK" : "self-test: FAILED (" + failures + ")");
+        // The portable implementation passes the same checks on its own timeline, and says so.
+        String on = impl.isPortable() ? " (portable implementation: this JVM's own timeline, not the host's)" : "";
+        out.println(failures == 0 ? "self-test: OK" + on : "self-test: FAILED (" + failures + ")" + on);
         return failures == 0 ? 0 : 1;
     }
 }

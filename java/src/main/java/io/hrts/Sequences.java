@@ -5,6 +5,10 @@ package io.hrts;
  * crashes and reboots: they are persisted in a file ({@code HRTS_SEQ_FILE}, by default {@code
  * ~/.local/state/hrts/<segment>.seq}), written once every {@code HRTS_SEQ_INTERVAL} numbers.
  *
+ * <p>In the portable implementation ({@link HighResTimestamp#implementation()}) they are this JVM's
+ * own, persisted nowhere: they start at the epoch nanoseconds of the first call, so they exceed an
+ * earlier JVM's unless it issued more than one per nanosecond or the system clock was set back.
+ *
  * <pre>{@code
  * long n = Sequences.next();
  * }</pre>
@@ -20,7 +24,6 @@ public final class Sequences {
      *     or written ({@link HrtsException.Kind#PERSIST}, {@link HrtsException.Kind#OS}, ...)
      */
     public static long next() {
-        Native.open();
-        return Native.nextSequence();
+        return Backends.CURRENT.nextSequence();
     }
 }

@@ -4,6 +4,9 @@ package io.hrts;
  * Unique stamps: epoch nanoseconds on the shared timeline that no other call returns, in any
  * thread of any process attached to the segment (Java, C, Rust, the {@code hrts} command).
  *
+ * <p>In the portable implementation ({@link HighResTimestamp#implementation()}) they are unique
+ * and strictly increasing within this JVM only: no other process shares its state.
+ *
  * <pre>{@code
  * long id = UniqueStamps.next();   // a time stamp that is also a unique id
  * }</pre>
@@ -24,7 +27,6 @@ public final class UniqueStamps {
      * @throws HrtsException if the segment cannot be opened (first call only)
      */
     public static long next() {
-        Native.open();
-        return Native.unique();
+        return Backends.CURRENT.unique();
     }
 }

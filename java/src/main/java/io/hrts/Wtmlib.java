@@ -8,6 +8,9 @@ package io.hrts;
  * ConversionParams#ticksToNanos(long)}) with the seconds before the counter wraps. Every number is
  * the Rust core's, as the C functions {@code hrts_evaluate_reliability} and friends give it.
  *
+ * <p>Native only: in the portable implementation every method throws {@link HrtsException} of kind
+ * {@link HrtsException.Kind#LOAD} saying why the native library is not in use.
+ *
  * <pre>{@code
  * Wtmlib.Result r = Wtmlib.evaluate(Wtmlib.Method.CAS_ORDERED_PROBES, 50, 0, 16);
  * Wtmlib.ConversionParams p = Wtmlib.conversionParams();
@@ -228,7 +231,7 @@ public final class Wtmlib {
      * @throws HrtsException if the segment cannot be opened or the evaluation fails
      */
     public static Result evaluate(Method method, long budgetMs, long maxProbes, long minHandovers) {
-        Native.open();
+        Backends.CURRENT.requireNative("WTMLIB (io.hrts.Wtmlib)");
         long[] f = new long[RESULT_FIELDS];
         String note = nativeEvaluate(method.code, budgetMs, maxProbes, minHandovers, f);
         return new Result(f, note);
@@ -241,7 +244,7 @@ public final class Wtmlib {
      * @return the result; {@link Result#evaluated()} false if it ran none
      */
     public static Result creationResult() {
-        Native.open();
+        Backends.CURRENT.requireNative("WTMLIB (io.hrts.Wtmlib)");
         long[] f = new long[RESULT_FIELDS];
         String note = nativeCreation(f);
         return new Result(f, note);
@@ -254,7 +257,7 @@ public final class Wtmlib {
      * @return the counter value (unsigned)
      */
     public static long counter() {
-        Native.open();
+        Backends.CURRENT.requireNative("WTMLIB (io.hrts.Wtmlib)");
         return nativeCounter();
     }
 
@@ -265,7 +268,7 @@ public final class Wtmlib {
      * @return the parameters
      */
     public static ConversionParams conversionParams() {
-        Native.open();
+        Backends.CURRENT.requireNative("WTMLIB (io.hrts.Wtmlib)");
         long[] f = new long[PARAM_FIELDS];
         nativeConversionParams(f);
         return new ConversionParams(f);
@@ -273,7 +276,7 @@ public final class Wtmlib {
 
     /** The Rust core's conversion with the segment's parameters (the tests' reference). */
     static long ticksToNanosReference(long ticks) {
-        Native.open();
+        Backends.CURRENT.requireNative("WTMLIB (io.hrts.Wtmlib)");
         return ticksToNanosInRust(ticks);
     }
 

@@ -64,6 +64,11 @@ public final class Stats {
     /** Loads the native library and opens the JVM's hrts segment (see {@link HighResTimestamp}). */
     static void ensureReady() {
         if (!ready) {
+            io.hrts.Implementation impl = HighResTimestamp.implementation();
+            if (impl.isPortable()) {
+                throw new HrtsException(HrtsException.Kind.LOAD, "hrts-stats needs the native library, and this JVM "
+                        + "runs the portable implementation (" + impl.reason() + ")");
+            }
             HighResTimestamp.open();
             ready = true;
         }

@@ -11,6 +11,11 @@ final class TraceNative {
 
     /** Loads the library and opens this JVM's segment (the clock trace stamps come from). */
     static void ensureOpen() {
+        io.hrts.Implementation impl = HighResTimestamp.implementation();
+        if (impl.isPortable()) {
+            throw new io.hrts.HrtsException(io.hrts.HrtsException.Kind.LOAD, "hrts traces need the native library, "
+                    + "and this JVM runs the portable implementation (" + impl.reason() + ")");
+        }
         HighResTimestamp.open();
     }
 

@@ -1,0 +1,76 @@
+package io.hrts;
+
+import java.util.Properties;
+
+/**
+ * The JVM's one implementation, chosen when this class is first used (by the first call that
+ * needs it): the native library if it loads, else the portable one if {@value
+ * NativeLoader#FALLBACK_PROPERTY} allows it (docs/java.md, "The portable implementation"). The
+ * choice is a static final field, so the JIT inlines every call through it.
+ *
+ * <p>When the native library does not load and no fallback is allowed, the native implementation
+ * is kept: each of its calls tries to load the library again and throws the loader's report, as
+ * before there was a fallback (no {@link ExceptionInInitializerError}).
+ */
+final class Backends {
+    private Backends() {}
+
+    static final Backend CURRENT = choose(System.getProperties());
+
+    static Backend choose(Properties props) {
+        String policy;
+        try {
+            policy = NativeLoader.fallbackPolicy(props);
+        } catch (RuntimeException e) {
+            // Every call throws the loader's INVALID_ARGUMENT, naming the bad value.
+            return new NativeBackend(new Implementation(Implementation.Kind.NATIVE,
+                    "-D" + NativeLoader.FALLBACK_PROPERTY + " is invalid: " + e.getMessage()));
+        }
+        if (policy.equals(NativeLoader.FALLBACK_FORCE)) {
+            return portable("forced by -D" + NativeLoader.FALLBACK_PROPERTY + "=" + NativeLoader.FALLBACK_FORCE
+                    + " (platform " + NativeLoader.platform(props) + ")");
+        }
+        try {
+            String from = NativeLoader.load();
+            return new NativeBackend(new Implementation(Implementation.Kind.NATIVE, "loaded " + from + " (platform "
+                    + NativeLoader.platform(props) + ")"));
+        } catch (RuntimeException | LinkageError e) {
+            return afterFailure(props, policy, e);
+        }
+    }
+
+    /** The native library did not load: the portable implementation if the policy allows it. */
+    private static Backend afterFailure(Properties props, String policy, Throwable failure) {
+        String platform = NativeLoader.platform(props);
+        boolean packed = NativeLoader.packedIndex(platform) >= 0;
+        if (!NativeLoader.fallbackAllowed(props, policy)) {
+            return new NativeBackend(new Implementation(Implementation.Kind.NATIVE, "the native library for "
+                    + platform + " did not load and " + NativeLoader.describeFallback(props, policy)
+                    + ": every call throws the loader's report"));
+        }
+        String why = packed
+                ? "the native library for " + platform + " did not load (" + firstLine(failure) + ")"
+                : "this jar has no native library for platform " + platform + " (it has "
+                        + String.join(", ", NativeLoader.packagedPlatforms()) + ")";
+        return portable(why + "; " + NativeLoader.describeFallback(props, policy));
+    }
+
+    private static String firstLine(Throwable t) {
+        String m = String.valueOf(t.getMessage());
+        int tried = m.indexOf("\n  1. ");
+        if (tried >= 0) {
+            int end = m.indexOf('\n', tried + 1);
+            return m.substring(tried + 6, end < 0 ? m.length() : end).trim();
+        }
+        int nl = m.indexOf('\n');
+        return nl < 0 ? m : m.substring(0, nl);
+    }
+
+    /** The portable implementation, announced by one warning (this class initialises once). */
+    private static Backend portable(String reason) {
+        Implementation impl = new Implementation(Implementation.Kind.PORTABLE, reason);
+        System.getLogger("io.hrts").log(System.Logger.Level.WARNING, "hrts: using the portable implementation, "
+                + "not the host's shared timeline (stamps agree with no other process; bounds unknown): " + reason);
+        return new PortableBackend(impl);
+    }
+}
