@@ -66,6 +66,13 @@ pub enum DebugCommand {
         #[arg(value_parser = super::units::whole)]
         ms: u64,
     },
+    /// Take bounded stamps back to back for MS milliseconds, each between two reads of
+    /// CLOCK_REALTIME; print how many intervals missed it, and p99/max of the offsets and half
+    /// widths
+    BoundCheck {
+        #[arg(value_parser = super::units::whole)]
+        ms: u64,
+    },
 }
 
 /// Runs `hrts debug ...`.
@@ -89,6 +96,7 @@ pub fn run(args: &DebugArgs, segment: Option<&str>) -> Result<(), CliError> {
         DebugCommand::HostProbe => super::host_probe::host_probe(),
         DebugCommand::BoundEcho => bound_echo(&open()?),
         DebugCommand::Offsets { ms } => super::host_probe::offsets(&open()?, *ms),
+        DebugCommand::BoundCheck { ms } => super::host_probe::bound_check(&open()?, *ms),
     }
 }
 

@@ -13,6 +13,15 @@
 //! brackets, [`SharedBase::offset_now`]) once a millisecond for MS
 //! milliseconds, and prints `offsets: samples N p50 A p99 B max C median D`:
 //! percentiles of |offset| and the signed median, ns.
+//!
+//! `hrts debug bound-check MS` takes bounded stamps back to back for MS
+//! milliseconds, each between two reads of `CLOCK_REALTIME`, and prints
+//! `bound-check: samples N misses M unbounded U offset p99 A max B half p99 C
+//! max D`: how many intervals missed the clock (true time, as far as this
+//! host knows it, lay outside `[earliest, latest]`), how many stamps got no
+//! interval, and percentiles of |midpoint − clock| (from brackets under 2 µs)
+//! and of the half widths, ns.
+//! Several of them at once are the stampers of the short-ties test.
 
 use crate::exit::CliError;
 use hrts_core::{HostConfig, SharedBase};
@@ -146,5 +155,58 @@ pub fn offsets(base: &SharedBase, ms: u64) -> Result<(), CliError> {
         abs[n * 99 / 100],
         abs[n - 1],
         signed[n / 2]
+    ))
+}
+
+/// `CLOCK_REALTIME`, ns (the reference the intervals must hold).
+fn realtime_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid timespec for the call to write.
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// `hrts debug bound-check MS` (see the module's comment).
+pub fn bound_check(base: &SharedBase, ms: u64) -> Result<(), CliError> {
+    let end = Instant::now() + Duration::from_millis(ms);
+    let (mut misses, mut unbounded) = (0u64, 0u64);
+    let (mut offsets, mut halves) = (Vec::new(), Vec::new());
+    while Instant::now() < end {
+        for _ in 0..64 {
+            let before = realtime_ns();
+            let b = base.now_bounded();
+            let after = realtime_ns();
+            let Ok(b) = b else {
+                unbounded += 1;
+                continue;
+            };
+            if b.earliest > after || b.latest < before {
+                misses += 1;
+            }
+            halves.push((b.latest - b.earliest) / 2);
+            // Offsets only from tight brackets: one the scheduler stretched
+            // says nothing of the line.
+            if after.saturating_sub(before) < 2_000 {
+                let mid = b.earliest / 2 + b.latest / 2;
+                offsets.push(mid.abs_diff(before / 2 + after / 2));
+            }
+        }
+    }
+    let pct = |v: &mut Vec<u64>| {
+        v.sort_unstable();
+        match v.len() {
+            0 => (0, 0),
+            n => (v[n * 99 / 100], v[n - 1]),
+        }
+    };
+    let (off99, off_max) = pct(&mut offsets);
+    let (half99, half_max) = pct(&mut halves);
+    super::print(&format!(
+        "bound-check: samples {} misses {misses} unbounded {unbounded} offset p99 {off99} max \
+         {off_max} half p99 {half99} max {half_max}\n",
+        halves.len() as u64 + unbounded
     ))
 }

@@ -101,6 +101,9 @@ impl BoundState {
 /// What the area held, read whole.
 #[derive(Clone, Copy)]
 struct Published {
+    /// The seqlock count (low 32 bits) of the line the word was published
+    /// for; `None` from a writer that did not record it.
+    line_count: Option<u32>,
     bound_ns: u64,
     as_of: u64,
     drift_ppb: u64,
@@ -132,8 +135,28 @@ fn writer_settings() -> (u64, u64) {
     })
 }
 
+/// The state word's flag: its upper 32 bits hold the count of the line the
+/// word was published for.
+const STATE_COUNTED: u64 = 1 << 24;
+
+impl Published {
+    /// Whether a stamp made on the line of seqlock count `count` may be given
+    /// this word's interval: unless the word was published for a line after
+    /// the next one. The next one's word also holds for the line it replaces;
+    /// an older word stands for lines published without a tie (a repair, a
+    /// reset), as it did before words named their lines.
+    #[inline(always)]
+    fn holds_for(&self, count: u64) -> bool {
+        match self.line_count {
+            Some(c) => (c.wrapping_sub(count as u32) as i32) <= 1,
+            None => true,
+        }
+    }
+}
+
 /// Publishes a bound in `a` (the writer role's holder, or a segment's
-/// creator before the page is ready). Odd `version` while writing: a writer
+/// creator before the page is ready) for the line of seqlock count
+/// `line_count`. Odd `version` while writing: a writer
 /// that dies in the middle leaves it odd, and readers say "unknown" until the
 /// next one writes it whole.
 pub(crate) fn publish(
@@ -142,6 +165,7 @@ pub(crate) fn publish(
     learned: Learned,
     line_error_ns: u64,
     as_of: u64,
+    line_count: u64,
 ) {
     let (drift_ppb, void_ns) = writer_settings();
     // Fresh for three tie intervals (at least a second): a live writer learns
@@ -150,8 +174,11 @@ pub(crate) fn publish(
         .saturating_mul(3)
         .max(1_000_000_000)
         .min(void_ns);
-    let state =
-        learned.status.code() as u64 | (learned.source as u64) << 8 | (learned.leap as u64) << 16;
+    let state = learned.status.code() as u64
+        | (learned.source as u64) << 8
+        | (learned.leap as u64) << 16
+        | STATE_COUNTED
+        | (line_count & 0xffff_ffff) << 32;
     let v = a.version.load(Relaxed);
     let writing = (v | 1).wrapping_add(if v & 1 == 1 { 2 } else { 0 });
     a.version.store(writing, Relaxed);
@@ -171,11 +198,33 @@ impl SharedBase {
         crate::segment::bound_area_of(&self.page)
     }
 
-    /// The writer role's holder, after a tie: publishes what it learned of
-    /// the clock's error with the line's error (ns) at counter `as_of`.
+    /// Tests: publishes a word for the active line, as a tie would, with the
+    /// line's error (ns) at counter `as_of`.
+    #[cfg(test)]
     pub(crate) fn publish_bound(&self, learned: Learned, line_error_ns: u64, as_of: u64) {
+        let count = seq_count(self.header().seq.load(Acquire));
+        self.publish_bound_for(count, learned, line_error_ns, as_of);
+    }
+
+    /// The writer role's holder, in a tie: publishes what it learned of the
+    /// clock's error with the line's error (ns) at counter `as_of`, for the
+    /// line of seqlock count `count` (the line it is about to publish).
+    pub(crate) fn publish_bound_for(
+        &self,
+        count: u64,
+        learned: Learned,
+        line_error_ns: u64,
+        as_of: u64,
+    ) {
         let interval = self.header().tie_interval_ns.load(Relaxed);
-        publish(self.bound_area(), interval, learned, line_error_ns, as_of);
+        publish(
+            self.bound_area(),
+            interval,
+            learned,
+            line_error_ns,
+            as_of,
+            count,
+        );
     }
 
     /// Turns a synchronized word into a free-running one, keeping its numbers
@@ -241,6 +290,7 @@ impl SharedBase {
                 continue; // a new publication came in between: read it
             }
             return Some(Published {
+                line_count: (p.4 & STATE_COUNTED != 0).then_some((p.4 >> 32) as u32),
                 bound_ns: p.0,
                 as_of: p.1,
                 drift_ppb: p.2,
@@ -336,7 +386,7 @@ impl SharedBase {
     /// The bound as it stands now (`hrts info`).
     pub fn bound_state(&self) -> Option<BoundState> {
         let p = self.published()?;
-        let (_, counter, _) = self.stamp_for_bound();
+        let (_, counter, ..) = self.stamp_for_bound();
         let (line, ..) = self.active_line();
         let tracking = self.mode == Mode::Tracking;
         let slope_diff = if tracking {
@@ -371,19 +421,30 @@ impl SharedBase {
     ///
     /// Inlined into its callers always: the JNI library builds this crate
     /// for size, where a division by a constant stays a `div` instruction.
+    ///
+    /// The word names the line it was published for (every tie publishes its
+    /// word just before its line, holding for the line it replaces too), and a
+    /// stamp is paired only with the word of its own line or of the next one:
+    /// a reader preempted across ties would otherwise pair an old line's stamp
+    /// with a later line's error, and stamps again instead.
     #[inline(always)]
     pub fn now_bounded(&self) -> Result<Bounded> {
-        let (stamp, counter, slope_diff) = self.stamp_for_bound();
-        let Some(p) = self.published() else {
-            return Err(self.no_bound(None));
-        };
-        match self.aged(&p, counter, slope_diff) {
-            (status, _, half) if status.bounded() => Ok(Bounded {
-                earliest: stamp.saturating_sub(half),
-                latest: stamp.saturating_add(half),
-                status,
-            }),
-            (status, age_ns, _) => Err(self.no_bound(Some((status, &p, age_ns)))),
+        loop {
+            let (stamp, counter, slope_diff, count) = self.stamp_for_bound();
+            let Some(p) = self.published() else {
+                return Err(self.no_bound(None));
+            };
+            if !p.holds_for(count) {
+                continue;
+            }
+            return match self.aged(&p, counter, slope_diff) {
+                (status, _, half) if status.bounded() => Ok(Bounded {
+                    earliest: stamp.saturating_sub(half),
+                    latest: stamp.saturating_add(half),
+                    status,
+                }),
+                (status, age_ns, _) => Err(self.no_bound(Some((status, &p, age_ns)))),
+            };
         }
     }
 

@@ -124,6 +124,7 @@ pub(super) fn initialise(
             crate::clock::bound::learn(),
             10_000,
             counter,
+            0,
         );
     }
     // Measured here, by the one process that creates the page, so that every

@@ -156,8 +156,10 @@ impl SharedBase {
     /// the stamp. Anything but the plain case (a writer mid-tie, a line that
     /// fails its quick check, a counter past the threshold) takes the full
     /// stamp, then the slope of the line it left active.
+    /// The last value is the seqlock count of the stamp's line, or of an
+    /// earlier one (the slow path: the count before it stamped).
     #[inline(always)]
-    pub(crate) fn stamp_for_bound(&self) -> (u64, u64, u64) {
+    pub(crate) fn stamp_for_bound(&self) -> (u64, u64, u64, u64) {
         let how = self.ordered;
         // `move`: a closure holding `how` by reference kept it in memory on
         // the hot path, a load and a compare before the read (+0.27 ns).
@@ -165,9 +167,15 @@ impl SharedBase {
         let line = self.read_line(&read, |slot| slot.freq_mult.load(Relaxed));
         if let Some(line) = line.filter(|l| l.quick_ok) {
             if let Some(stamp) = line.stamp_within(self.threshold) {
-                return (stamp, line.counter, line.base.mult.abs_diff(line.also));
+                return (
+                    stamp,
+                    line.counter,
+                    line.base.mult.abs_diff(line.also),
+                    seq_count(line.seen),
+                );
             }
         }
+        let count = seq_count(self.header().seq.load(Acquire));
         let last = std::cell::Cell::new(0);
         let stamp = self.stamp_with(|s| {
             let c = read(s);
@@ -175,7 +183,7 @@ impl SharedBase {
             c
         });
         let (line, ..) = self.active_line();
-        (stamp, last.get(), line.mult.abs_diff(line.freq_mult))
+        (stamp, last.get(), line.mult.abs_diff(line.freq_mult), count)
     }
 
     /// A raw counter read of the segment's source.
@@ -604,10 +612,23 @@ impl SharedBase {
         let base = old.counter;
         let rel = |c: u64| c.wrapping_sub(base) as i64;
         let x = read(self.source);
-        let window = self.backstep_limit as i64;
         let limit = self.rules.limit.min(i64::MAX as u64) as i64;
         let idle = rel(x) > limit || rel(x) < -(self.backstep_limit as i64);
         let sole = self.access == Access::HostWriter;
+        // How far past now stamps beside this holder may use the old line: the
+        // new line is built to meet the old one there, so it can only slew
+        // down after that point. A millisecond, but on a page others write
+        // never more than a quarter of the threshold, the spacing of ties: a
+        // reach past the next tie would let no tie bring a line that runs
+        // ahead back down, and every tie carry it further ahead (a 3,000-tick
+        // threshold ran it tens of microseconds ahead in seconds). A holder
+        // slower than that only makes the stamps beside it mark the word,
+        // which its publication then honours.
+        let window = if sole {
+            self.backstep_limit
+        } else {
+            self.backstep_limit.min(self.threshold / 4).max(1)
+        } as i64;
         // A page others write: stamps may have used the old line up to its
         // threshold. The host page: only up to the counter now (see below).
         let fast = if sole {
@@ -633,6 +654,10 @@ impl SharedBase {
         h.reach.store(base.wrapping_add(reach as u64), Release);
         exposed = exposed.max(reach);
         let (at, cal, width) = self.sample_bracket(read);
+        // What the clock's error is, and the line's own at the tie: what it
+        // still has to absorb, and half the bracket that paired it.
+        let learned = self.learn_bound();
+        let half_bracket = ((width as u128 * self.scale.mult as u128) >> SHIFT) as u64 / 2 + 1;
         let t = loop {
             let publish = read(self.source);
             if sole {
@@ -652,6 +677,21 @@ impl SharedBase {
                 cal,
                 publish,
                 exposed.saturating_add(self.margin_ticks as i64),
+            );
+            // The word goes out before the line, and holds for both: a reader
+            // pairs a stamp with the word it read before it (see
+            // `now_bounded`), which may be this one while the stamp is still
+            // the old line's. The old line's error at the tie is its offset;
+            // the new one's what it has to absorb (the same, unless the tie
+            // stepped or raised the line).
+            let either = t.line.residual.unsigned_abs().max(t.offset.unsigned_abs());
+            // (Published for the line's count; a reader pairs its stamp only
+            // with its own line's word or the next one's.)
+            self.publish_bound_for(
+                seq_count(held.word).wrapping_add(1),
+                learned,
+                either.saturating_add(half_bracket),
+                at,
             );
             match self.publish(&held, &t.line) {
                 Ok(()) => break t,
@@ -674,14 +714,6 @@ impl SharedBase {
         };
         // Published: the role is free, but its lock is still this thread's
         // until `held` goes, so no other holder writes the statistics now.
-        // What the clock's error is, and the new line's own at the tie: what it
-        // still has to absorb, and half the bracket that paired it.
-        let half_bracket = ((width as u128 * self.scale.mult as u128) >> SHIFT) as u64 / 2 + 1;
-        self.publish_bound(
-            self.learn_bound(),
-            t.line.residual.unsigned_abs().saturating_add(half_bracket),
-            at,
-        );
         self.update_stats(|s| {
             s.ties += 1;
             s.moves += 1;

@@ -40,6 +40,11 @@ pub(crate) struct Rules {
     pub step_ns: u64,
     /// A counter behind the base by more than this many ticks was reset.
     pub backstep: u64,
+    /// The shortest baseline (ticks since the last tie) that teaches the
+    /// frequency: a calendar read is off by tens of nanoseconds, which over
+    /// a baseline of microseconds (a tiny wrap threshold ties that often)
+    /// would read as hundreds of ppm, far past the drift a bound allows for.
+    pub min_baseline: u64,
 }
 
 impl Rules {
@@ -203,7 +208,8 @@ pub(crate) fn tie(
     let (f_lo, f_hi) = rules.freq_range();
     let mut freq = old.freq_mult as i128;
     let mut rate = 0i128;
-    if !backwards && old.tie_ns != 0 && d >= (rules.interval / 2).max(1) as i64 {
+    let baseline = (rules.interval / 2).max(rules.min_baseline).max(1);
+    if !backwards && old.tie_ns != 0 && d >= baseline as i64 {
         let change = offset_fixed - ((old.residual as i128) << SHIFT);
         let measured = old.mult as i128 + change / d as i128;
         // The measured average is the next interval's estimate: extrapolating

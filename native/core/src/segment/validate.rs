@@ -96,6 +96,8 @@ pub(crate) fn rules_of(h: &Header, m_cal: u64, threshold: u64, freq_hz: u64) -> 
         max_slew_ppb: h.max_slew_ppb.load(Relaxed),
         step_ns: h.step_ns.load(Relaxed),
         backstep: (freq_hz / 1000).max(1),
+        // 10 ms: 20 ns of calendar noise is 2 ppm of it.
+        min_baseline: (freq_hz / 100).max(1),
     }
 }
 
@@ -304,6 +306,7 @@ mod tests {
             max_slew_ppb: 500_000,
             step_ns: 1_000_000,
             backstep: 1_000,
+            min_baseline: 10_000,
         };
         let mut whole = Line::paired(123_456_789, 1_700_000_000_000_000_000, 3, m_cal);
         whole.frac = 0x1234_5678;

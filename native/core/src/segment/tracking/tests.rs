@@ -63,6 +63,7 @@ fn rules() -> Rules {
         max_slew_ppb: 500_000,
         step_ns: 100_000_000,
         backstep: HZ as u64 / 1000,
+        min_baseline: HZ as u64 / 100,
     }
 }
 
