@@ -24,7 +24,7 @@ if ! command -v cargo >/dev/null 2>&1 && [ -x "$HOME/.cargo/bin/cargo" ]; then
     export PATH="$HOME/.cargo/bin:$PATH"
 fi
 
-ALL_STAGES=(bootstrap version fmt clippy msrv docs cargo cross c packaging daemon-unit c-stats
+ALL_STAGES=(bootstrap version fmt clippy msrv docs cargo cross c musl packaging daemon-unit c-stats
             prometheus junit junit-jdk25 trace fuzz host adapters consumer maven-consumer doc-examples)
 declare -A DESCRIPTION
 describe() { DESCRIPTION[$1]=$2; }
@@ -37,6 +37,7 @@ describe docs           "rustdoc and javadoc -Xdoclint:all without warnings (scr
 describe cargo          "Rust tests, with the testing feature's multi-process hooks (cargo test --workspace --all-features)"
 describe cross          "aarch64 and ppc64le under qemu-user (scripts/cross-test.sh)"
 describe c              "the C ABI through include/hrts.h (tests/c/run.sh)"
+describe musl           "libhrts.so for musl: a musl-gcc program stamps in order with a glibc process on one segment and resets its base (tests/c/musl.sh)"
 describe packaging      "cargo cinstall into a temporary prefix (SONAME, stripped, pkg-config) and the .deb: its fields and files, extracted and used, lintian, and (root) installed with dpkg -i, used and removed without a trace (tests/packaging/run.sh)"
 describe daemon-unit    "the systemd unit: systemd-analyze verify, and (root) its ExecStart run as systemd would, as its user in a runtime directory of its own: starts, serves, refuses a second daemon, stops on SIGTERM, adopts the page on restart (tests/daemon-unit/run.sh)"
 describe c-stats        "C statistics: the ABI, the macros, shared snapshots and timers (tests/c/stats/run.sh)"
@@ -199,6 +200,8 @@ stage_cargo() {
 
 stage_cross()      { run_counted scripts/cross-test.sh; }
 stage_c()          { run_counted tests/c/run.sh; }
+# After the jar, whose build makes the musl libhrts.so the stage links (no second musl build).
+stage_musl()       { need_jar; run_counted tests/c/musl.sh; }
 stage_packaging()  { run_counted tests/packaging/run.sh; }
 stage_daemon-unit() { run_counted tests/daemon-unit/run.sh; }
 stage_c-stats()    { run_counted tests/c/stats/run.sh; }

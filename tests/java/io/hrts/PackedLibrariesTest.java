@@ -41,8 +41,12 @@ public class PackedLibrariesTest {
      * JSON dump, the rate statistic and damage reports reached Java, 1.60 MB once the bounded
      * stamp (with its chronyd client), the host page, the measured ordered read and the
      * measuring points' flags did (2026-11-25); the bound catches the next unexplained growth.
+     * Now that the number of libraries varies (linux-musl-x86_64 made it four, issue 37, 2.14 MB;
+     * the musl library, with Rust's unwinder linked in, adds 0.54 MB): the classes' share and
+     * each library's.
      */
-    private static final long MAX_JAR_BYTES = 1_650_000;
+    private static final long MAX_JAR_BYTES_CLASSES = 100_000;
+    private static final long MAX_JAR_BYTES_PER_LIBRARY = 550_000;
     private static final int ET_DYN = 3;
 
     @ClassRule
@@ -94,8 +98,8 @@ public class PackedLibrariesTest {
     @Test
     public void jarIsSmall() throws Exception {
         long size = Files.size(Paths.get(ChildJvm.prop("hrts.test.jar")));
-        assertTrue("jar is " + size + " bytes with " + platforms.size() + " libraries, at most "
-                + MAX_JAR_BYTES, size <= MAX_JAR_BYTES);
+        long max = MAX_JAR_BYTES_CLASSES + MAX_JAR_BYTES_PER_LIBRARY * platforms.size();
+        assertTrue("jar is " + size + " bytes with " + platforms.size() + " libraries, at most " + max, size <= max);
     }
 
     @Test
