@@ -443,7 +443,12 @@ impl SharedBase {
                     latest: stamp.saturating_add(half),
                     status,
                 }),
-                (status, age_ns, _) => Err(self.no_bound(Some((status, &p, age_ns)))),
+                (status, age_ns, _) => {
+                    // A copy for the error: a reference to `p` itself kept the
+                    // whole word in memory on every stamp, nine stores.
+                    let word = p;
+                    Err(self.no_bound(Some((status, &word, age_ns))))
+                }
             };
         }
     }

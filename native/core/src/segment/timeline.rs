@@ -217,7 +217,10 @@ impl SharedBase {
             if let Some(ns) = line.stamp_within(self.threshold) {
                 return ns;
             }
-            if let Some(ns) = self.stamp_slow(line.counter, &line.base, line.seen, &read) {
+            // A copy made here, on the slow path: a reference to `line` itself
+            // kept the whole read in memory, eight stores on every stamp.
+            let base = line.base;
+            if let Some(ns) = self.stamp_slow(line.counter, &base, line.seen, &read) {
                 return ns;
             }
         }
@@ -234,7 +237,7 @@ impl SharedBase {
     ) -> Option<LineRead<T>> {
         let h = self.header();
         let before = h.seq.load(Acquire);
-        let slot = &h.slots[seq_slot(before)];
+        let slot = active_slot(h, before);
         let counter = read(self.source);
         let base = Base {
             counter: slot.counter.load(Relaxed),
@@ -1035,6 +1038,18 @@ pub(crate) struct Held<'a> {
     word: u64,
     stale: bool,
     _guard: Guard<'a>,
+}
+
+/// The slot active under the seqlock word `word` (`seq_slot`), found by a
+/// byte offset taken straight from the word's bit 32: indexing the array by
+/// `seq_slot` costs a stamp three more instructions (benches/README.md).
+#[inline(always)]
+fn active_slot(h: &Header, word: u64) -> &Slot {
+    const { assert!(std::mem::size_of::<Slot>() == 128) };
+    let offset = ((word >> 25) & 128) as usize;
+    // SAFETY: `offset` is 0 or 128, the size of one `Slot` (checked above):
+    // the start of `slots[0]` or of `slots[1]`, both inside the array.
+    unsafe { &*h.slots.as_ptr().cast::<u8>().add(offset).cast::<Slot>() }
 }
 
 /// The four words of `line` a stamp uses, and its generation.
