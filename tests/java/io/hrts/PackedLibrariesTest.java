@@ -41,7 +41,7 @@ public class PackedLibrariesTest {
      * JSON dump, the rate statistic and damage reports reached Java, 1.60 MB once the bounded
      * stamp (with its chronyd client), the host page, the measured ordered read and the
      * measuring points' flags did (2026-11-25); the bound catches the next unexplained growth.
-     * Now that the number of libraries varies (linux-musl-x86_64 made it four, issue 37, 2.14 MB;
+     * Now that the number of libraries varies (linux-musl-x86_64 made it four, issue 37: 2.18 MB;
      * the musl library, with Rust's unwinder linked in, adds 0.54 MB): the classes' share and
      * each library's.
      */
