@@ -989,15 +989,11 @@ time.sleep(secs)
 /// Whether a bounded stamp of `base` holds `CLOCK_REALTIME` read around it,
 /// and its status.
 fn interval_holds(base: &SharedBase) -> (bool, hrts_core::BoundStatus) {
-    let realtime_ns = || {
-        let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
-        t.unwrap().as_nanos() as u64
-    };
-    let before = realtime_ns();
+    let before = hrts_core::clock::realtime_ns();
     let b = base
         .now_bounded()
         .expect("a bounded stamp of the host page");
-    let after = realtime_ns();
+    let after = hrts_core::clock::realtime_ns();
     (b.earliest <= after && b.latest >= before, b.status)
 }
 

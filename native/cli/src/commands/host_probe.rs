@@ -158,17 +158,6 @@ pub fn offsets(base: &SharedBase, ms: u64) -> Result<(), CliError> {
     ))
 }
 
-/// `CLOCK_REALTIME`, ns (the reference the intervals must hold).
-fn realtime_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid timespec for the call to write.
-    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
 /// `hrts debug bound-check MS` (see the module's comment).
 pub fn bound_check(base: &SharedBase, ms: u64) -> Result<(), CliError> {
     let end = Instant::now() + Duration::from_millis(ms);
@@ -176,9 +165,9 @@ pub fn bound_check(base: &SharedBase, ms: u64) -> Result<(), CliError> {
     let (mut offsets, mut halves) = (Vec::new(), Vec::new());
     while Instant::now() < end {
         for _ in 0..64 {
-            let before = realtime_ns();
+            let before = hrts_core::clock::realtime_ns();
             let b = base.now_bounded();
-            let after = realtime_ns();
+            let after = hrts_core::clock::realtime_ns();
             let Ok(b) = b else {
                 unbounded += 1;
                 continue;
