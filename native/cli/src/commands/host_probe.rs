@@ -174,6 +174,24 @@ pub fn bound_check(base: &SharedBase, ms: u64) -> Result<(), CliError> {
             };
             if b.earliest > after || b.latest < before {
                 misses += 1;
+                // The first few, to stderr: by how much and with what
+                // bracket, which says whether the line or the bracket erred.
+                if misses <= 5 {
+                    let (ahead, behind) = (
+                        b.earliest.saturating_sub(after),
+                        before.saturating_sub(b.latest),
+                    );
+                    eprintln!(
+                        "bound-check: miss: interval [{}, {}] ({:?}, half {} ns), clock in \
+                         [{before}, {after}] (bracket {} ns): earliest ahead by {ahead} ns, \
+                         latest behind by {behind} ns",
+                        b.earliest,
+                        b.latest,
+                        b.status,
+                        (b.latest - b.earliest) / 2,
+                        after - before
+                    );
+                }
             }
             halves.push((b.latest - b.earliest) / 2);
             // Offsets only from tight brackets: one the scheduler stretched
