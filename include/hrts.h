@@ -39,6 +39,57 @@
 #define HRTS_VERSION_LAYOUT 4
 
 /**
+ * `hrts_evaluate_reliability` method: CAS-ordered probes, one thread per CPU
+ * (WTMLIB's recommended method).
+ */
+#define HRTS_RELIABILITY_COP 1
+
+/**
+ * `hrts_evaluate_reliability` method: one thread switching from CPU to CPU.
+ */
+#define HRTS_RELIABILITY_CPU_SWITCHING 2
+
+/**
+ * `hrts_reliability.pace`: no pace check ran.
+ */
+#define HRTS_PACE_NOT_RUN 0
+
+/**
+ * `hrts_reliability.pace`: one pace on every CPU, within `pace_ppb`.
+ */
+#define HRTS_PACE_SAME 1
+
+/**
+ * `hrts_reliability.pace`: two CPUs' counters drift apart by at least `pace_ppb`.
+ */
+#define HRTS_PACE_DIFFERS 2
+
+/**
+ * `hrts_reliability.pace`: a counter did not change.
+ */
+#define HRTS_PACE_STUCK 3
+
+/**
+ * `hrts_reliability.pace`: too few hand-overs between CPUs to compare.
+ */
+#define HRTS_PACE_UNKNOWN 4
+
+/**
+ * `hrts_reliability.significant`: not recorded (the creation-time result).
+ */
+#define HRTS_SIGNIFICANCE_UNKNOWN 2
+
+/**
+ * The `hrts_reliability_options` layout this library was built with.
+ */
+#define HRTS_RELIABILITY_OPTIONS_VERSION 1
+
+/**
+ * Bytes of `hrts_reliability.note`, its terminating NUL included.
+ */
+#define HRTS_RELIABILITY_NOTE_LEN 256
+
+/**
  * The `hrts_open_options` layout this library was built with: set
  * `version` to it.
  */
@@ -115,57 +166,6 @@
  * Sync phase: at the end of the run.
  */
 #define HRTS_SYNC_END 2
-
-/**
- * `hrts_evaluate_reliability` method: CAS-ordered probes, one thread per CPU
- * (WTMLIB's recommended method).
- */
-#define HRTS_RELIABILITY_COP 1
-
-/**
- * `hrts_evaluate_reliability` method: one thread switching from CPU to CPU.
- */
-#define HRTS_RELIABILITY_CPU_SWITCHING 2
-
-/**
- * `hrts_reliability.pace`: no pace check ran.
- */
-#define HRTS_PACE_NOT_RUN 0
-
-/**
- * `hrts_reliability.pace`: one pace on every CPU, within `pace_ppb`.
- */
-#define HRTS_PACE_SAME 1
-
-/**
- * `hrts_reliability.pace`: two CPUs' counters drift apart by at least `pace_ppb`.
- */
-#define HRTS_PACE_DIFFERS 2
-
-/**
- * `hrts_reliability.pace`: a counter did not change.
- */
-#define HRTS_PACE_STUCK 3
-
-/**
- * `hrts_reliability.pace`: too few hand-overs between CPUs to compare.
- */
-#define HRTS_PACE_UNKNOWN 4
-
-/**
- * `hrts_reliability.significant`: not recorded (the creation-time result).
- */
-#define HRTS_SIGNIFICANCE_UNKNOWN 2
-
-/**
- * The `hrts_reliability_options` layout this library was built with.
- */
-#define HRTS_RELIABILITY_OPTIONS_VERSION 1
-
-/**
- * Bytes of `hrts_reliability.note`, its terminating NUL included.
- */
-#define HRTS_RELIABILITY_NOTE_LEN 256
 
 /**
  * What every status-returning hrts function returns (as an `int`).
@@ -329,6 +329,40 @@ typedef struct hrts_stats_snapshot hrts_stats_snapshot;
 typedef struct hrts_trace hrts_trace;
 
 /**
+ * How `hrts_segment_open_with` creates a segment that does not exist yet.
+ * Zero-initialise it, set `version` to `HRTS_OPEN_OPTIONS_VERSION` and the
+ * fields you want: a field left 0 takes the environment's value
+ * (`HRTS_MODE`, `HRTS_TIE_INTERVAL_MS`, `HRTS_MAX_SLEW_PPM`,
+ * `HRTS_STEP_THRESHOLD_MS`), else the default. Like those variables, the
+ * options only shape a segment this call creates: an existing segment keeps
+ * its creator's mode and settings (`hrts_segment_mode` says which it has).
+ */
+typedef struct hrts_open_options {
+  /**
+   * `HRTS_OPEN_OPTIONS_VERSION`: the layout the caller filled in.
+   */
+  uint32_t version;
+  /**
+   * `HRTS_MODE_TRACKING` or `HRTS_MODE_FROZEN`; 0: default (tracking).
+   */
+  uint32_t mode;
+  /**
+   * Time between ties, ms, 1 ..= 60000; 0: default (1000).
+   */
+  uint32_t tie_interval_ms;
+  /**
+   * Largest slew and learned frequency error, ppm, 1 ..= 50000; 0:
+   * default (500).
+   */
+  uint32_t max_slew_ppm;
+  /**
+   * A calendar ahead of the timeline by more than this many ms is followed
+   * by a step forward, at least 1; 0: default (100).
+   */
+  uint64_t step_threshold_ms;
+} hrts_open_options;
+
+/**
  * How a segment follows the calendar and what its ties have done so far, as
  * `hrts info` shows it: the same for every process of the segment (it lives
  * in the segment). Times are nanoseconds, rates parts per billion (ppb) of the
@@ -402,131 +436,6 @@ typedef struct hrts_tracking_state {
    */
   uint64_t repairs;
 } hrts_tracking_state;
-
-/**
- * How `hrts_segment_open_with` creates a segment that does not exist yet.
- * Zero-initialise it, set `version` to `HRTS_OPEN_OPTIONS_VERSION` and the
- * fields you want: a field left 0 takes the environment's value
- * (`HRTS_MODE`, `HRTS_TIE_INTERVAL_MS`, `HRTS_MAX_SLEW_PPM`,
- * `HRTS_STEP_THRESHOLD_MS`), else the default. Like those variables, the
- * options only shape a segment this call creates: an existing segment keeps
- * its creator's mode and settings (`hrts_segment_mode` says which it has).
- */
-typedef struct hrts_open_options {
-  /**
-   * `HRTS_OPEN_OPTIONS_VERSION`: the layout the caller filled in.
-   */
-  uint32_t version;
-  /**
-   * `HRTS_MODE_TRACKING` or `HRTS_MODE_FROZEN`; 0: default (tracking).
-   */
-  uint32_t mode;
-  /**
-   * Time between ties, ms, 1 ..= 60000; 0: default (1000).
-   */
-  uint32_t tie_interval_ms;
-  /**
-   * Largest slew and learned frequency error, ppm, 1 ..= 50000; 0:
-   * default (500).
-   */
-  uint32_t max_slew_ppm;
-  /**
-   * A calendar ahead of the timeline by more than this many ms is followed
-   * by a step forward, at least 1; 0: default (100).
-   */
-  uint64_t step_threshold_ms;
-} hrts_open_options;
-
-/**
- * One statistics set of a dumped metric. Values that need at least one datum
- * are NaN when there is none.
- */
-typedef struct hrts_stats_statistics {
-  uint64_t count;
-  double sum;
-  double min;
-  double max;
-  double mean;
-  double moving_avg;
-  double interval_count;
-  double interval_sum;
-  double interval_mean;
-  /**
-   * Per second over the moving interval: data per second in a values set,
-   * the set's sum per second in a counter's delta sets (incr-deltas:
-   * amount added, decr-deltas: amount taken away, deltas: net change); 0
-   * when nothing is in the window.
-   */
-  double rate;
-  double p50;
-  double p90;
-  double p99;
-  double p99_9;
-} hrts_stats_statistics;
-
-/**
- * One metric of a dump. `statistics` holds `statistics_count` sets: a
- * counter's values, incr-deltas, decr-deltas and deltas; a gauge's or a
- * timer's values.
- */
-typedef struct hrts_stats_metric_dump {
-  /**
-   * The metric's name, valid until the dump is freed.
-   */
-  const char *name;
-  /**
-   * `HRTS_STATS_COUNTER`, `_GAUGE` or `_TIMER`.
-   */
-  uint32_t kind;
-  uint32_t statistics_count;
-  /**
-   * Last update, epoch nanoseconds on the hrts timeline: the update's own
-   * stamp for a timer, or a counter or gauge listed in `exact-stamps`; else
-   * the time of the processing pass that took it.
-   */
-  uint64_t timestamp;
-  /**
-   * A counter's value.
-   */
-  int64_t counter_value;
-  /**
-   * A gauge's value, a timer's last duration (ns), a counter's value as a double.
-   */
-  double value;
-  struct hrts_stats_statistics statistics[4];
-} hrts_stats_metric_dump;
-
-/**
- * One publishing statistics instance of a snapshot (normally one per process).
- */
-typedef struct hrts_stats_process {
-  uint32_t pid;
-  /**
-   * Which instance of the process (1 for its first; a process that makes
-   * several statistics instances has several).
-   */
-  uint32_t instance;
-  /**
-   * The program (service) name it registered under, NUL-terminated:
-   * `shared-memory.program`, else `HRTS_STATS_PROGRAM`, else (Java) the main
-   * class or jar, else `/proc/PID/comm`.
-   */
-  char program[32];
-  /**
-   * `HRTS_STATS_LIVE` or `HRTS_STATS_EXITED`.
-   */
-  uint32_t state;
-  /**
-   * When the instance last published (its dump's timestamp, epoch ns).
-   */
-  uint64_t timestamp;
-  /**
-   * Its metrics, read with `hrts_stats_dump_len`, `_metric` and `_json`;
-   * valid until the snapshot is freed. Not to be passed to
-   * `hrts_stats_dump_free`.
-   */
-  const struct hrts_stats_dump *dump;
-} hrts_stats_process;
 
 /**
  * How `hrts_evaluate_reliability` runs. Zero-initialise it, set `version` to
@@ -668,6 +577,97 @@ typedef struct hrts_conversion_params {
   uint64_t ns_per_modulus;
 } hrts_conversion_params;
 
+/**
+ * One statistics set of a dumped metric. Values that need at least one datum
+ * are NaN when there is none.
+ */
+typedef struct hrts_stats_statistics {
+  uint64_t count;
+  double sum;
+  double min;
+  double max;
+  double mean;
+  double moving_avg;
+  double interval_count;
+  double interval_sum;
+  double interval_mean;
+  /**
+   * Per second over the moving interval: data per second in a values set,
+   * the set's sum per second in a counter's delta sets (incr-deltas:
+   * amount added, decr-deltas: amount taken away, deltas: net change); 0
+   * when nothing is in the window.
+   */
+  double rate;
+  double p50;
+  double p90;
+  double p99;
+  double p99_9;
+} hrts_stats_statistics;
+
+/**
+ * One metric of a dump. `statistics` holds `statistics_count` sets: a
+ * counter's values, incr-deltas, decr-deltas and deltas; a gauge's or a
+ * timer's values.
+ */
+typedef struct hrts_stats_metric_dump {
+  /**
+   * The metric's name, valid until the dump is freed.
+   */
+  const char *name;
+  /**
+   * `HRTS_STATS_COUNTER`, `_GAUGE` or `_TIMER`.
+   */
+  uint32_t kind;
+  uint32_t statistics_count;
+  /**
+   * Last update, epoch nanoseconds on the hrts timeline: the update's own
+   * stamp for a timer, or a counter or gauge listed in `exact-stamps`; else
+   * the time of the processing pass that took it.
+   */
+  uint64_t timestamp;
+  /**
+   * A counter's value.
+   */
+  int64_t counter_value;
+  /**
+   * A gauge's value, a timer's last duration (ns), a counter's value as a double.
+   */
+  double value;
+  struct hrts_stats_statistics statistics[4];
+} hrts_stats_metric_dump;
+
+/**
+ * One publishing statistics instance of a snapshot (normally one per process).
+ */
+typedef struct hrts_stats_process {
+  uint32_t pid;
+  /**
+   * Which instance of the process (1 for its first; a process that makes
+   * several statistics instances has several).
+   */
+  uint32_t instance;
+  /**
+   * The program (service) name it registered under, NUL-terminated:
+   * `shared-memory.program`, else `HRTS_STATS_PROGRAM`, else (Java) the main
+   * class or jar, else `/proc/PID/comm`.
+   */
+  char program[32];
+  /**
+   * `HRTS_STATS_LIVE` or `HRTS_STATS_EXITED`.
+   */
+  uint32_t state;
+  /**
+   * When the instance last published (its dump's timestamp, epoch ns).
+   */
+  uint64_t timestamp;
+  /**
+   * Its metrics, read with `hrts_stats_dump_len`, `_metric` and `_json`;
+   * valid until the snapshot is freed. Not to be passed to
+   * `hrts_stats_dump_free`.
+   */
+  const struct hrts_stats_dump *dump;
+} hrts_stats_process;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -680,258 +680,6 @@ extern "C" {
  * header/library mismatch. Never fails.
  */
 uint64_t hrts_get_version(void);
-
-/**
- * IBMTS `getBaseInfo`: the counter frequency in Hz, the counter value of the
- * current base, and the base's calendar time (seconds and microseconds since
- * the Unix epoch). Opens the process's segment (`HRTS_SEGMENT`, default
- * `/hrts-<uid>`) on first use.
- *
- * # Safety
- * Each pointer must be NULL (then `HRTS_E_NULL_POINTER` is returned and nothing
- * is written) or valid for writing one `uint64_t`.
- */
-int hrts_get_base_info(uint64_t *frequency,
-                       uint64_t *counter,
-                       uint64_t *seconds,
-                       uint64_t *microseconds);
-
-/**
- * The generation of the current base: 1 when the segment was created, +1 for
- * every `hrts_set_base_info` (by any process) and every re-base after the
- * counter went backwards.
- *
- * # Safety
- * `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint64_t`.
- */
-int hrts_get_generation(uint64_t *out);
-
-/**
- * IBMTS `setBaseInfo`: pairs the counter with the calendar clock anew for every
- * process attached to the segment and bumps the generation. This is the one
- * way a change of the system clock reaches the timeline. May return
- * `HRTS_E_TIMEOUT` if another live process holds the base for too long.
- */
-int hrts_set_base_info(void);
-
-/**
- * IBMTS `calcTimeStamp`: seconds and microseconds since the Unix epoch, in
- * IBMTS's 32-bit layout. Returns `HRTS_E_OVERFLOW` (writing nothing) instead of
- * wrapping once the seconds no longer fit in 32 bits (in 2106); use
- * `hrts_calc_time_stamp64` in new code.
- *
- * # Safety
- * Each pointer must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one
- * `uint32_t`.
- */
-int hrts_calc_time_stamp(uint32_t *seconds,
-                         uint32_t *microseconds);
-
-/**
- * `hrts_calc_time_stamp` with 64-bit seconds: never overflows.
- *
- * # Safety
- * `seconds` must be NULL or valid for writing one `uint64_t`, `microseconds`
- * NULL or valid for writing one `uint32_t`; NULL gives `HRTS_E_NULL_POINTER`.
- */
-int hrts_calc_time_stamp64(uint64_t *seconds,
-                           uint32_t *microseconds);
-
-/**
- * IBMTS `getEpochMicroseconds`: microseconds since the Unix epoch.
- *
- * # Safety
- * `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint64_t`.
- */
-int hrts_get_epoch_microseconds(uint64_t *out);
-
-/**
- * Nanoseconds since the Unix epoch: the cheapest, finest hrts stamp. The
- * counter read is unordered (the CPU may execute it a little early); use
- * `hrts_get_epoch_nanoseconds_ordered` for stamps compared across threads or
- * processes.
- *
- * # Safety
- * `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint64_t`.
- */
-int hrts_get_epoch_nanoseconds(uint64_t *out);
-
-/**
- * An interval that holds true time now (TrueTime's `TT.now()`): `earliest`
- * and `latest` in epoch ns, from an ordered stamp widened by the system
- * clock's error bound (the time service's word, the line's own error, the
- * counter's cross-CPU shift and the drift since the bound was learned), and
- * its `status` (an `hrts_bound_status`: synchronized, or free-running when the
- * word is old). `HRTS_E_UNSYNCHRONIZED`, with nothing written, when no
- * interval can be given: the clock is not synchronized, the bound is older
- * than its void-after, or the segment is frozen (the message says which).
- *
- * # Safety
- * Each of `earliest`, `latest` and `status` must be NULL
- * (`HRTS_E_NULL_POINTER`) or valid for writing one value of its type.
- */
-int hrts_get_bounded_epoch_nanoseconds(uint64_t *earliest,
-                                       uint64_t *latest,
-                                       uint32_t *status);
-
-/**
- * `hrts_get_epoch_nanoseconds` with an ordered counter read: the read cannot
- * execute before the instructions that precede the call, so a stamp taken
- * after observing another thread's or process's event is not earlier than
- * the stamp that thread took before it. A few ns dearer.
- *
- * # Safety
- * `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint64_t`.
- */
-int hrts_get_epoch_nanoseconds_ordered(uint64_t *out);
-
-/**
- * A unique stamp: epoch nanoseconds strictly greater than every unique stamp
- * issued before it through this segment, by any thread of any process. It is
- * the real time unless several callers land in the same nanosecond, when it
- * is the last one issued + 1.
- *
- * # Safety
- * `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint64_t`.
- */
-int hrts_get_unique_nanoseconds(uint64_t *out);
-
-/**
- * The next sequence number of the segment: shared by every process attached
- * to it and never repeated, even after every process and the segment itself
- * are gone (a reboot). Every `HRTS_SEQ_INTERVAL` numbers (default 1000) the
- * high-water mark is persisted to `HRTS_SEQ_FILE` (default
- * `~/.local/state/hrts/<segment>.seq`); a damaged file gives
- * `HRTS_E_PERSIST`, never a restart at zero.
- *
- * # Safety
- * `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint64_t`.
- */
-int hrts_next_sequence(uint64_t *out);
-
-/**
- * The next Intel Trace Collector style stamp of this process: the clock tick
- * since the process's first ITC stamp in the high bits and an event counter in
- * the low `HRTS_ITC_EVENT_BITS` bits (default 13), unique within the process
- * even when the tick (`HRTS_ITC_TICK_NS`, default 1 ns) is coarse. When the
- * counter overflows, the tick is advanced artificially. `HRTS_E_INVALID_ARGUMENT`
- * if the format in the environment is invalid or the run outlived its ticks.
- *
- * # Safety
- * `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint64_t`.
- */
-int hrts_itc_next(uint64_t *out);
-
-/**
- * Splits an ITC stamp of this process into its clock tick and event counter.
- *
- * # Safety
- * `tick` and `event` must each be NULL (`HRTS_E_NULL_POINTER`) or valid for
- * writing one `uint64_t`.
- */
-int hrts_itc_decode(uint64_t stamp,
-                    uint64_t *tick,
-                    uint64_t *event);
-
-/**
- * Epoch nanoseconds of an ITC stamp of this process: the start of its run plus
- * its tick (the event counter is dropped, as the accurate ITC conversion does).
- *
- * # Safety
- * `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint64_t`.
- */
-int hrts_itc_to_epoch_nanoseconds(uint64_t stamp,
-                                  uint64_t *out);
-
-/**
- * The maximum number of this process's ITC stamps on one clock tick, counted
- * as Intel Trace Collector counts it: 0 when no two stamps shared a tick, N
- * when some tick held N + 1 (the clock's resolution was too coarse).
- *
- * # Safety
- * `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint64_t`.
- */
-int hrts_itc_max_events_per_tick(uint64_t *out);
-
-/**
- * The mode of the process's segment, `HRTS_MODE_TRACKING` or
- * `HRTS_MODE_FROZEN` (an `hrts_mode` value): its creator's choice
- * (`HRTS_MODE`, default tracking).
- *
- * # Safety
- * `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint32_t`.
- */
-int hrts_get_mode(uint32_t *out);
-
-/**
- * The tracking state of the process's segment (mode, tie settings, the
- * slope's correction, tie and step counts; see `hrts_tracking_state`), one
- * snapshot of what `hrts info` shows. `HRTS_E_CORRUPT` if the tie
- * statistics were damaged (the next tie or move starts them again).
- *
- * # Safety
- * `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one
- * `hrts_tracking_state`.
- */
-int hrts_get_tracking_state(struct hrts_tracking_state *out);
-
-/**
- * How far the process's segment is from the system clock now:
- * `CLOCK_REALTIME` minus the segment's stamp, in nanoseconds, measured with
- * the narrowest of several brackets (`offset ns` in `hrts info`). A tracking
- * segment keeps it small; a frozen one drifts by its calibration error and
- * does not follow steps of the clock.
- *
- * # Safety
- * `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `int64_t`.
- */
-int hrts_get_offset_nanoseconds(int64_t *out);
-
-/**
- * Checks the process's segment as attaching does: its header must be the one
- * this process attached to and its active base line must be intact.
- * `HRTS_SUCCESS` if so, `HRTS_E_CORRUPT` if another process damaged it since
- * (the message says what).
- */
-int hrts_validate(void);
-
-/**
- * The calling process's id (IBMTS `getOSProcessID`). Never fails.
- */
-uint32_t hrts_get_pid(void);
-
-/**
- * The calling thread's Linux thread id (`gettid`; IBMTS `getOSThreadID`).
- * Never fails.
- */
-uint32_t hrts_get_thread_id(void);
-
-/**
- * Copies the name of the process's segment (e.g. `/hrts-1000`) into `buf` as
- * a NUL-terminated string. If `len` is smaller than the name plus its NUL,
- * returns `HRTS_E_BUFFER_TOO_SMALL` (the message gives the size needed) and
- * writes nothing. Names are at most 255 bytes, so 256 always suffices.
- *
- * # Safety
- * `buf` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing `len` bytes.
- */
-int hrts_get_segment_name(char *buf,
-                          size_t len);
-
-/**
- * Copies which timeline the process stamps from into `buf` as a
- * NUL-terminated string, worded as `hrts info`'s `timeline` line: `host
- * service /run/hrts/time` (the page `hrts daemon` keeps, mapped read-only) or
- * `per-user segment /hrts-1000`, followed by why a host page was refused if
- * one was. If `len` is too small, returns `HRTS_E_BUFFER_TOO_SMALL` (the
- * message gives the size needed) and writes nothing; 1024 bytes suffice
- * unless the host directory's path is very long.
- *
- * # Safety
- * `buf` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing `len` bytes.
- */
-int hrts_get_timeline(char *buf,
-                      size_t len);
 
 /**
  * This thread's last error message: the message of the most recent failing
@@ -952,6 +700,17 @@ const char *hrts_status_name(int status);
  * The copyright line (IBMTS `getCopyright`). A static string; never NULL.
  */
 const char *hrts_copyright(void);
+
+/**
+ * The calling process's id (IBMTS `getOSProcessID`). Never fails.
+ */
+uint32_t hrts_get_pid(void);
+
+/**
+ * The calling thread's Linux thread id (`gettid`; IBMTS `getOSThreadID`).
+ * Never fails.
+ */
+uint32_t hrts_get_thread_id(void);
 
 /**
  * Opens the segment `name` (e.g. `"/hrts-myapp"`), creating and calibrating it
@@ -1021,68 +780,261 @@ int hrts_segment_unlink(const char *name,
 void hrts_segment_close(struct hrts_segment *seg);
 
 /**
- * `hrts_get_epoch_nanoseconds` on the segment `seg`.
+ * Copies the name of the process's segment (e.g. `/hrts-1000`; for a handle
+ * opened with a NULL name, the default name it resolved to) into `buf` as a
+ * NUL-terminated string. If `len` is smaller than the name plus its NUL,
+ * returns `HRTS_E_BUFFER_TOO_SMALL` (the message gives the size needed) and
+ * writes nothing. Names are at most 255 bytes, so 256 always suffices.
  *
  * # Safety
- * `seg` must be NULL or an open handle; `out` NULL or valid for writing one
- * `uint64_t`. NULL gives `HRTS_E_NULL_POINTER`.
+ * `buf` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing `len` bytes.
+ */
+int hrts_get_segment_name(char *buf,
+                          size_t len);
+
+/**
+ * `hrts_get_segment_name` on the segment `seg`, a handle from
+ * `hrts_segment_open`, instead of the process's segment.
+ *
+ * # Safety
+ * `seg` must be NULL (`HRTS_E_NULL_POINTER`) or an open handle; the other
+ * arguments as for `hrts_get_segment_name`.
+ */
+int hrts_segment_name(const struct hrts_segment *seg,
+                      char *buf,
+                      size_t len);
+
+/**
+ * Copies which timeline the process stamps from into `buf` as a
+ * NUL-terminated string, worded as `hrts info`'s `timeline` line: `host
+ * service /run/hrts/time` (the page `hrts daemon` keeps, mapped read-only) or
+ * `per-user segment /hrts-1000`, followed by why a host page was refused if
+ * one was. If `len` is too small, returns `HRTS_E_BUFFER_TOO_SMALL` (the
+ * message gives the size needed) and writes nothing; 1024 bytes suffice
+ * unless the host directory's path is very long.
+ *
+ * # Safety
+ * `buf` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing `len` bytes.
+ */
+int hrts_get_timeline(char *buf,
+                      size_t len);
+
+/**
+ * The mode of the process's segment, `HRTS_MODE_TRACKING` or
+ * `HRTS_MODE_FROZEN` (an `hrts_mode` value): its creator's choice
+ * (`HRTS_MODE`, default tracking).
+ *
+ * # Safety
+ * `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint32_t`.
+ */
+int hrts_get_mode(uint32_t *out);
+
+/**
+ * `hrts_get_mode` on the segment `seg`, a handle from
+ * `hrts_segment_open`, instead of the process's segment.
+ *
+ * # Safety
+ * `seg` must be NULL (`HRTS_E_NULL_POINTER`) or an open handle; the other
+ * arguments as for `hrts_get_mode`.
+ */
+int hrts_segment_mode(const struct hrts_segment *seg,
+                      uint32_t *out);
+
+/**
+ * The tracking state of the process's segment (mode, tie settings, the
+ * slope's correction, tie and step counts; see `hrts_tracking_state`), one
+ * snapshot of what `hrts info` shows. `HRTS_E_CORRUPT` if the tie
+ * statistics were damaged (the next tie or move starts them again).
+ *
+ * # Safety
+ * `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one
+ * `hrts_tracking_state`.
+ */
+int hrts_get_tracking_state(struct hrts_tracking_state *out);
+
+/**
+ * `hrts_get_tracking_state` on the segment `seg`, a handle from
+ * `hrts_segment_open`, instead of the process's segment.
+ *
+ * # Safety
+ * `seg` must be NULL (`HRTS_E_NULL_POINTER`) or an open handle; the other
+ * arguments as for `hrts_get_tracking_state`.
+ */
+int hrts_segment_tracking_state(const struct hrts_segment *seg,
+                                struct hrts_tracking_state *out);
+
+/**
+ * Checks the process's segment as attaching does: its header must be the one
+ * this process attached to and its active base line must be intact.
+ * `HRTS_SUCCESS` if so, `HRTS_E_CORRUPT` if another process damaged it since
+ * (the message says what).
+ */
+int hrts_validate(void);
+
+/**
+ * `hrts_validate` on the segment `seg`, a handle from
+ * `hrts_segment_open`, instead of the process's segment.
+ *
+ * # Safety
+ * `seg` must be NULL (`HRTS_E_NULL_POINTER`) or an open handle.
+ */
+int hrts_segment_validate(const struct hrts_segment *seg);
+
+/**
+ * Nanoseconds since the Unix epoch: the cheapest, finest hrts stamp. The
+ * counter read is unordered (the CPU may execute it a little early); use
+ * `hrts_get_epoch_nanoseconds_ordered` for stamps compared across threads or
+ * processes.
+ *
+ * # Safety
+ * `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint64_t`.
+ */
+int hrts_get_epoch_nanoseconds(uint64_t *out);
+
+/**
+ * `hrts_get_epoch_nanoseconds` on the segment `seg`, a handle from
+ * `hrts_segment_open`, instead of the process's segment.
+ *
+ * # Safety
+ * `seg` must be NULL (`HRTS_E_NULL_POINTER`) or an open handle; the other
+ * arguments as for `hrts_get_epoch_nanoseconds`.
  */
 int hrts_segment_epoch_nanoseconds(const struct hrts_segment *seg,
                                    uint64_t *out);
 
 /**
- * `hrts_get_epoch_nanoseconds_ordered` on the segment `seg`: for stamps
- * compared across threads or processes.
+ * `hrts_get_epoch_nanoseconds` with an ordered counter read: the read cannot
+ * execute before the instructions that precede the call, so a stamp taken
+ * after observing another thread's or process's event is not earlier than
+ * the stamp that thread took before it. A few ns dearer.
  *
  * # Safety
- * `seg` must be NULL or an open handle; `out` NULL or valid for writing one
- * `uint64_t`. NULL gives `HRTS_E_NULL_POINTER`.
+ * `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint64_t`.
+ */
+int hrts_get_epoch_nanoseconds_ordered(uint64_t *out);
+
+/**
+ * `hrts_get_epoch_nanoseconds_ordered` on the segment `seg`, a handle from
+ * `hrts_segment_open`, instead of the process's segment.
+ *
+ * # Safety
+ * `seg` must be NULL (`HRTS_E_NULL_POINTER`) or an open handle; the other
+ * arguments as for `hrts_get_epoch_nanoseconds_ordered`.
  */
 int hrts_segment_epoch_nanoseconds_ordered(const struct hrts_segment *seg,
                                            uint64_t *out);
 
 /**
- * `hrts_get_epoch_microseconds` on the segment `seg`.
+ * IBMTS `getEpochMicroseconds`: microseconds since the Unix epoch.
  *
  * # Safety
- * `seg` must be NULL or an open handle; `out` NULL or valid for writing one
- * `uint64_t`. NULL gives `HRTS_E_NULL_POINTER`.
+ * `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint64_t`.
+ */
+int hrts_get_epoch_microseconds(uint64_t *out);
+
+/**
+ * `hrts_get_epoch_microseconds` on the segment `seg`, a handle from
+ * `hrts_segment_open`, instead of the process's segment.
+ *
+ * # Safety
+ * `seg` must be NULL (`HRTS_E_NULL_POINTER`) or an open handle; the other
+ * arguments as for `hrts_get_epoch_microseconds`.
  */
 int hrts_segment_epoch_microseconds(const struct hrts_segment *seg,
                                     uint64_t *out);
 
 /**
- * `hrts_calc_time_stamp` on the segment `seg`: IBMTS's 32-bit seconds,
- * `HRTS_E_OVERFLOW` once they no longer fit (2106).
+ * IBMTS `calcTimeStamp`: seconds and microseconds since the Unix epoch, in
+ * IBMTS's 32-bit layout. Returns `HRTS_E_OVERFLOW` (writing nothing) instead of
+ * wrapping once the seconds no longer fit in 32 bits (in 2106); use
+ * `hrts_calc_time_stamp64` in new code.
  *
  * # Safety
- * `seg` must be NULL or an open handle; each other pointer NULL or valid for
- * writing one `uint32_t`. NULL gives `HRTS_E_NULL_POINTER`.
+ * Each pointer must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one
+ * `uint32_t`.
+ */
+int hrts_calc_time_stamp(uint32_t *seconds,
+                         uint32_t *microseconds);
+
+/**
+ * `hrts_calc_time_stamp` on the segment `seg`, a handle from
+ * `hrts_segment_open`, instead of the process's segment.
+ *
+ * # Safety
+ * `seg` must be NULL (`HRTS_E_NULL_POINTER`) or an open handle; the other
+ * arguments as for `hrts_calc_time_stamp`.
  */
 int hrts_segment_calc_time_stamp(const struct hrts_segment *seg,
                                  uint32_t *seconds,
                                  uint32_t *microseconds);
 
 /**
- * `hrts_calc_time_stamp64` on the segment `seg`: never overflows.
+ * `hrts_calc_time_stamp` with 64-bit seconds: never overflows.
  *
  * # Safety
- * `seg` must be NULL or an open handle; `seconds` NULL or valid for writing one
- * `uint64_t`, `microseconds` NULL or valid for writing one `uint32_t`. NULL
- * gives `HRTS_E_NULL_POINTER`.
+ * `seconds` must be NULL or valid for writing one `uint64_t`, `microseconds`
+ * NULL or valid for writing one `uint32_t`; NULL gives `HRTS_E_NULL_POINTER`.
+ */
+int hrts_calc_time_stamp64(uint64_t *seconds,
+                           uint32_t *microseconds);
+
+/**
+ * `hrts_calc_time_stamp64` on the segment `seg`, a handle from
+ * `hrts_segment_open`, instead of the process's segment.
+ *
+ * # Safety
+ * `seg` must be NULL (`HRTS_E_NULL_POINTER`) or an open handle; the other
+ * arguments as for `hrts_calc_time_stamp64`.
  */
 int hrts_segment_calc_time_stamp64(const struct hrts_segment *seg,
                                    uint64_t *seconds,
                                    uint32_t *microseconds);
 
 /**
- * `hrts_get_base_info` on the segment `seg`: counter frequency (Hz), the
- * base's counter value and its calendar time (seconds and microseconds since
- * the Unix epoch).
+ * How far the process's segment is from the system clock now:
+ * `CLOCK_REALTIME` minus the segment's stamp, in nanoseconds, measured with
+ * the narrowest of several brackets (`offset ns` in `hrts info`). A tracking
+ * segment keeps it small; a frozen one drifts by its calibration error and
+ * does not follow steps of the clock.
  *
  * # Safety
- * `seg` must be NULL or an open handle; each other pointer NULL or valid for
- * writing one `uint64_t`. NULL gives `HRTS_E_NULL_POINTER`.
+ * `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `int64_t`.
+ */
+int hrts_get_offset_nanoseconds(int64_t *out);
+
+/**
+ * `hrts_get_offset_nanoseconds` on the segment `seg`, a handle from
+ * `hrts_segment_open`, instead of the process's segment.
+ *
+ * # Safety
+ * `seg` must be NULL (`HRTS_E_NULL_POINTER`) or an open handle; the other
+ * arguments as for `hrts_get_offset_nanoseconds`.
+ */
+int hrts_segment_offset_nanoseconds(const struct hrts_segment *seg,
+                                    int64_t *out);
+
+/**
+ * IBMTS `getBaseInfo`: the counter frequency in Hz, the counter value of the
+ * current base, and the base's calendar time (seconds and microseconds since
+ * the Unix epoch). Opens the process's segment (`HRTS_SEGMENT`, default
+ * `/hrts-<uid>`) on first use.
+ *
+ * # Safety
+ * Each pointer must be NULL (then `HRTS_E_NULL_POINTER` is returned and nothing
+ * is written) or valid for writing one `uint64_t`.
+ */
+int hrts_get_base_info(uint64_t *frequency,
+                       uint64_t *counter,
+                       uint64_t *seconds,
+                       uint64_t *microseconds);
+
+/**
+ * `hrts_get_base_info` on the segment `seg`, a handle from
+ * `hrts_segment_open`, instead of the process's segment.
+ *
+ * # Safety
+ * `seg` must be NULL (`HRTS_E_NULL_POINTER`) or an open handle; the other
+ * arguments as for `hrts_get_base_info`.
  */
 int hrts_segment_base_info(const struct hrts_segment *seg,
                            uint64_t *frequency,
@@ -1091,10 +1043,37 @@ int hrts_segment_base_info(const struct hrts_segment *seg,
                            uint64_t *microseconds);
 
 /**
- * `hrts_set_base_info` on the segment `seg`: pairs its counter with the
- * calendar clock anew for every process attached to it and bumps its
- * generation. May return `HRTS_E_TIMEOUT` if another live process holds the
- * base for too long.
+ * The generation of the current base: 1 when the segment was created, +1 for
+ * every `hrts_set_base_info` (by any process) and every re-base after the
+ * counter went backwards.
+ *
+ * # Safety
+ * `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint64_t`.
+ */
+int hrts_get_generation(uint64_t *out);
+
+/**
+ * `hrts_get_generation` on the segment `seg`, a handle from
+ * `hrts_segment_open`, instead of the process's segment.
+ *
+ * # Safety
+ * `seg` must be NULL (`HRTS_E_NULL_POINTER`) or an open handle; the other
+ * arguments as for `hrts_get_generation`.
+ */
+int hrts_segment_generation(const struct hrts_segment *seg,
+                            uint64_t *out);
+
+/**
+ * IBMTS `setBaseInfo`: pairs the counter with the calendar clock anew for every
+ * process attached to the segment and bumps the generation. This is the one
+ * way a change of the system clock reaches the timeline. May return
+ * `HRTS_E_TIMEOUT` if another live process holds the base for too long.
+ */
+int hrts_set_base_info(void);
+
+/**
+ * `hrts_set_base_info` on the segment `seg`, a handle from
+ * `hrts_segment_open`, instead of the process's segment.
  *
  * # Safety
  * `seg` must be NULL (`HRTS_E_NULL_POINTER`) or an open handle.
@@ -1102,59 +1081,121 @@ int hrts_segment_base_info(const struct hrts_segment *seg,
 int hrts_segment_set_base_info(const struct hrts_segment *seg);
 
 /**
- * `hrts_get_generation` on the segment `seg`: 1 when it was created, +1 for
- * every base set by any process and every re-base.
+ * A unique stamp: epoch nanoseconds strictly greater than every unique stamp
+ * issued before it through this segment, by any thread of any process. It is
+ * the real time unless several callers land in the same nanosecond, when it
+ * is the last one issued + 1.
  *
  * # Safety
- * `seg` must be NULL or an open handle; `out` NULL or valid for writing one
- * `uint64_t`. NULL gives `HRTS_E_NULL_POINTER`.
+ * `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint64_t`.
  */
-int hrts_segment_generation(const struct hrts_segment *seg,
-                            uint64_t *out);
+int hrts_get_unique_nanoseconds(uint64_t *out);
 
 /**
- * `hrts_get_unique_nanoseconds` on the segment `seg`: strictly greater than
- * every unique stamp issued through that segment before, by any process.
+ * `hrts_get_unique_nanoseconds` on the segment `seg`, a handle from
+ * `hrts_segment_open`, instead of the process's segment.
  *
  * # Safety
- * `seg` must be NULL or an open handle; `out` NULL or valid for writing one
- * `uint64_t`. NULL gives `HRTS_E_NULL_POINTER`.
+ * `seg` must be NULL (`HRTS_E_NULL_POINTER`) or an open handle; the other
+ * arguments as for `hrts_get_unique_nanoseconds`.
  */
 int hrts_segment_unique_nanoseconds(const struct hrts_segment *seg,
                                     uint64_t *out);
 
 /**
- * `hrts_next_sequence` on the segment `seg`: its next sequence number, never
- * repeated (see `hrts_segment_open` for where it is persisted).
+ * The next sequence number of the segment: shared by every process attached
+ * to it and never repeated, even after every process and the segment itself
+ * are gone (a reboot). Every `HRTS_SEQ_INTERVAL` numbers (default 1000) the
+ * high-water mark is persisted to `HRTS_SEQ_FILE` (default
+ * `~/.local/state/hrts/<segment>.seq`; for a handle on another name, see
+ * `hrts_segment_open`); a damaged file gives `HRTS_E_PERSIST`, never a
+ * restart at zero.
  *
  * # Safety
- * `seg` must be NULL or an open handle; `out` NULL or valid for writing one
- * `uint64_t`. NULL gives `HRTS_E_NULL_POINTER`.
+ * `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint64_t`.
+ */
+int hrts_next_sequence(uint64_t *out);
+
+/**
+ * `hrts_next_sequence` on the segment `seg`, a handle from
+ * `hrts_segment_open`, instead of the process's segment.
+ *
+ * # Safety
+ * `seg` must be NULL (`HRTS_E_NULL_POINTER`) or an open handle; the other
+ * arguments as for `hrts_next_sequence`.
  */
 int hrts_segment_next_sequence(const struct hrts_segment *seg,
                                uint64_t *out);
 
 /**
- * Copies the name of the segment `seg` into `buf` as a NUL-terminated string
- * (for a handle opened with a NULL name: the default name it resolved to).
- * `HRTS_E_BUFFER_TOO_SMALL` (writing nothing) if `len` is shorter than the
- * name plus its NUL; 256 always suffices.
+ * The next Intel Trace Collector style stamp of this process: the clock tick
+ * since the process's first ITC stamp in the high bits and an event counter in
+ * the low `HRTS_ITC_EVENT_BITS` bits (default 13), unique within the process
+ * even when the tick (`HRTS_ITC_TICK_NS`, default 1 ns) is coarse. When the
+ * counter overflows, the tick is advanced artificially. `HRTS_E_INVALID_ARGUMENT`
+ * if the format in the environment is invalid or the run outlived its ticks.
  *
  * # Safety
- * `seg` must be NULL or an open handle; `buf` NULL or valid for writing `len`
- * bytes. NULL gives `HRTS_E_NULL_POINTER`.
+ * `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint64_t`.
  */
-int hrts_segment_name(const struct hrts_segment *seg,
-                      char *buf,
-                      size_t len);
+int hrts_itc_next(uint64_t *out);
 
 /**
- * `hrts_get_bounded_epoch_nanoseconds` on the segment `seg`.
+ * Splits an ITC stamp of this process into its clock tick and event counter.
  *
  * # Safety
- * `seg` must be NULL or an open handle; `earliest`, `latest` and `status`
- * NULL or valid for writing one value of their type. NULL gives
- * `HRTS_E_NULL_POINTER`.
+ * `tick` and `event` must each be NULL (`HRTS_E_NULL_POINTER`) or valid for
+ * writing one `uint64_t`.
+ */
+int hrts_itc_decode(uint64_t stamp,
+                    uint64_t *tick,
+                    uint64_t *event);
+
+/**
+ * Epoch nanoseconds of an ITC stamp of this process: the start of its run plus
+ * its tick (the event counter is dropped, as the accurate ITC conversion does).
+ *
+ * # Safety
+ * `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint64_t`.
+ */
+int hrts_itc_to_epoch_nanoseconds(uint64_t stamp,
+                                  uint64_t *out);
+
+/**
+ * The maximum number of this process's ITC stamps on one clock tick, counted
+ * as Intel Trace Collector counts it: 0 when no two stamps shared a tick, N
+ * when some tick held N + 1 (the clock's resolution was too coarse).
+ *
+ * # Safety
+ * `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint64_t`.
+ */
+int hrts_itc_max_events_per_tick(uint64_t *out);
+
+/**
+ * An interval that holds true time now (TrueTime's `TT.now()`): `earliest`
+ * and `latest` in epoch ns, from an ordered stamp widened by the system
+ * clock's error bound (the time service's word, the line's own error, the
+ * counter's cross-CPU shift and the drift since the bound was learned), and
+ * its `status` (an `hrts_bound_status`: synchronized, or free-running when the
+ * word is old). `HRTS_E_UNSYNCHRONIZED`, with nothing written, when no
+ * interval can be given: the clock is not synchronized, the bound is older
+ * than its void-after, or the segment is frozen (the message says which).
+ *
+ * # Safety
+ * Each of `earliest`, `latest` and `status` must be NULL
+ * (`HRTS_E_NULL_POINTER`) or valid for writing one value of its type.
+ */
+int hrts_get_bounded_epoch_nanoseconds(uint64_t *earliest,
+                                       uint64_t *latest,
+                                       uint32_t *status);
+
+/**
+ * `hrts_get_bounded_epoch_nanoseconds` on the segment `seg`, a handle from
+ * `hrts_segment_open`, instead of the process's segment.
+ *
+ * # Safety
+ * `seg` must be NULL (`HRTS_E_NULL_POINTER`) or an open handle; the other
+ * arguments as for `hrts_get_bounded_epoch_nanoseconds`.
  */
 int hrts_segment_bounded_epoch_nanoseconds(const struct hrts_segment *seg,
                                            uint64_t *earliest,
@@ -1162,45 +1203,69 @@ int hrts_segment_bounded_epoch_nanoseconds(const struct hrts_segment *seg,
                                            uint32_t *status);
 
 /**
- * `hrts_get_mode` on the segment `seg`: `HRTS_MODE_TRACKING` or
- * `HRTS_MODE_FROZEN`, its creator's choice.
+ * WTMLIB's reliability evaluation of the process's segment's counter across
+ * the CPUs of the calling thread's affinity mask, by `method`
+ * (`HRTS_RELIABILITY_COP` or `HRTS_RELIABILITY_CPU_SWITCHING`), with `opts`
+ * (NULL: the defaults). Shifts are converted to ns at the segment's
+ * calibrated frequency. Blocks for about the budget (COP also waits up to
+ * 1 s for its threads to start). A sequence below the significance asked for
+ * is a result with `significant` 0, not an error.
  *
  * # Safety
- * `seg` must be NULL or an open handle; `out` NULL or valid for writing one
- * `uint32_t`. NULL gives `HRTS_E_NULL_POINTER`.
+ * `opts` must be NULL or valid for reading one `hrts_reliability_options`;
+ * `out` NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `hrts_reliability`.
  */
-int hrts_segment_mode(const struct hrts_segment *seg,
-                      uint32_t *out);
+int hrts_evaluate_reliability(uint32_t method,
+                              const struct hrts_reliability_options *opts,
+                              struct hrts_reliability *out);
 
 /**
- * `hrts_get_tracking_state` on the segment `seg`.
+ * The reliability evaluation the process's segment's creator ran before it
+ * chose the counter (`evaluated` 0 if it ran none). The segment records the
+ * verdicts, the shift in ns, the CPUs and the pace; the counts are 0,
+ * `max_shift_ticks` and `min_pair_handovers` `UINT64_MAX`, `significant`
+ * `HRTS_SIGNIFICANCE_UNKNOWN`.
  *
  * # Safety
- * `seg` must be NULL or an open handle; `out` NULL or valid for writing one
- * `hrts_tracking_state`. NULL gives `HRTS_E_NULL_POINTER`.
+ * `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one
+ * `hrts_reliability`.
  */
-int hrts_segment_tracking_state(const struct hrts_segment *seg,
-                                struct hrts_tracking_state *out);
+int hrts_get_creation_reliability(struct hrts_reliability *out);
 
 /**
- * `hrts_get_offset_nanoseconds` on the segment `seg`: `CLOCK_REALTIME` minus
- * its stamp now, ns.
+ * The raw counter of the process's segment's source (TSC, CNTVCT, Time Base,
+ * or CLOCK_MONOTONIC_RAW in ns), unordered like `WTMLIB_GET_TSC`: order it
+ * with the surrounding code yourself if you need to.
  *
  * # Safety
- * `seg` must be NULL or an open handle; `out` NULL or valid for writing one
- * `int64_t`. NULL gives `HRTS_E_NULL_POINTER`.
+ * `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint64_t`.
  */
-int hrts_segment_offset_nanoseconds(const struct hrts_segment *seg,
-                                    int64_t *out);
+int hrts_get_counter(uint64_t *out);
 
 /**
- * `hrts_validate` on the segment `seg`: `HRTS_E_CORRUPT` if its header or
- * active base line was damaged since this handle attached.
+ * The parameters that convert elapsed ticks of the process's segment's
+ * counter to nanoseconds (at its calibrated frequency), and the whole
+ * seconds before that counter wraps to zero (WTMLIB's `secs_before_wrap`:
+ * make sure measurements end before it, or handle the wrap).
  *
  * # Safety
- * `seg` must be NULL (`HRTS_E_NULL_POINTER`) or an open handle.
+ * `params` must be NULL or valid for writing one `hrts_conversion_params`,
+ * `secs_before_wrap` NULL or valid for writing one `uint64_t`; NULL gives
+ * `HRTS_E_NULL_POINTER` and nothing is written.
  */
-int hrts_segment_validate(const struct hrts_segment *seg);
+int hrts_get_conversion_params(struct hrts_conversion_params *params,
+                               uint64_t *secs_before_wrap);
+
+/**
+ * Nanoseconds in `ticks` elapsed counter ticks (a difference of two
+ * `hrts_get_counter` values), by `params` from `hrts_get_conversion_params`.
+ * Returns 0 for a NULL `params`.
+ *
+ * # Safety
+ * `params` must be NULL or valid for reading one `hrts_conversion_params`.
+ */
+uint64_t hrts_ticks_to_ns(const struct hrts_conversion_params *params,
+                          uint64_t ticks);
 
 /**
  * Applies a statistics configuration in JSON (the seed's
@@ -1599,71 +1664,6 @@ int hrts_trace_sync(struct hrts_trace *trace,
  * `trace` must be NULL or an open handle, not used again afterwards.
  */
 int hrts_trace_close(struct hrts_trace *trace);
-
-/**
- * WTMLIB's reliability evaluation of the process's segment's counter across
- * the CPUs of the calling thread's affinity mask, by `method`
- * (`HRTS_RELIABILITY_COP` or `HRTS_RELIABILITY_CPU_SWITCHING`), with `opts`
- * (NULL: the defaults). Shifts are converted to ns at the segment's
- * calibrated frequency. Blocks for about the budget (COP also waits up to
- * 1 s for its threads to start). A sequence below the significance asked for
- * is a result with `significant` 0, not an error.
- *
- * # Safety
- * `opts` must be NULL or valid for reading one `hrts_reliability_options`;
- * `out` NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `hrts_reliability`.
- */
-int hrts_evaluate_reliability(uint32_t method,
-                              const struct hrts_reliability_options *opts,
-                              struct hrts_reliability *out);
-
-/**
- * The reliability evaluation the process's segment's creator ran before it
- * chose the counter (`evaluated` 0 if it ran none). The segment records the
- * verdicts, the shift in ns, the CPUs and the pace; the counts are 0,
- * `max_shift_ticks` and `min_pair_handovers` `UINT64_MAX`, `significant`
- * `HRTS_SIGNIFICANCE_UNKNOWN`.
- *
- * # Safety
- * `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one
- * `hrts_reliability`.
- */
-int hrts_get_creation_reliability(struct hrts_reliability *out);
-
-/**
- * The raw counter of the process's segment's source (TSC, CNTVCT, Time Base,
- * or CLOCK_MONOTONIC_RAW in ns), unordered like `WTMLIB_GET_TSC`: order it
- * with the surrounding code yourself if you need to.
- *
- * # Safety
- * `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint64_t`.
- */
-int hrts_get_counter(uint64_t *out);
-
-/**
- * The parameters that convert elapsed ticks of the process's segment's
- * counter to nanoseconds (at its calibrated frequency), and the whole
- * seconds before that counter wraps to zero (WTMLIB's `secs_before_wrap`:
- * make sure measurements end before it, or handle the wrap).
- *
- * # Safety
- * `params` must be NULL or valid for writing one `hrts_conversion_params`,
- * `secs_before_wrap` NULL or valid for writing one `uint64_t`; NULL gives
- * `HRTS_E_NULL_POINTER` and nothing is written.
- */
-int hrts_get_conversion_params(struct hrts_conversion_params *params,
-                               uint64_t *secs_before_wrap);
-
-/**
- * Nanoseconds in `ticks` elapsed counter ticks (a difference of two
- * `hrts_get_counter` values), by `params` from `hrts_get_conversion_params`.
- * Returns 0 for a NULL `params`.
- *
- * # Safety
- * `params` must be NULL or valid for reading one `hrts_conversion_params`.
- */
-uint64_t hrts_ticks_to_ns(const struct hrts_conversion_params *params,
-                          uint64_t ticks);
 
 #ifdef __cplusplus
 }  // extern "C"

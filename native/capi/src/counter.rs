@@ -1,6 +1,6 @@
-//! WTMLIB's operations in C: the cross-CPU reliability evaluation with its
-//! result (`hrts_evaluate_reliability`, WTMLIB's `wtmlib_EvalTSCReliabilityCOP`
-//! and `..CPUSW`), the result the segment's creator recorded
+//! The counter under the process's timeline, as WTMLIB offers it: the cross-CPU
+//! reliability evaluation with its result (`hrts_evaluate_reliability`, WTMLIB's
+//! `wtmlib_EvalTSCReliabilityCOP` and `..CPUSW`), the result the segment's creator recorded
 //! (`hrts_get_creation_reliability`), the raw counter (`hrts_get_counter`,
 //! `WTMLIB_GET_TSC`), the conversion parameters with the seconds before the
 //! counter wraps (`hrts_get_conversion_params`,
@@ -9,12 +9,11 @@
 //! `hrts_ticks_to_ns_inline`). Each wraps the Rust core's function of the same
 //! purpose, so C gets exactly the Rust results.
 
-use crate::boundary::{status_call, value_call};
-use crate::common::{out_call, put, required};
+use crate::boundary::c_calls;
+use crate::segments::process_base;
 use crate::status::{Failure, HrtsStatus};
 use hrts_core::clock::{self, ConversionParams, Method, Pace, ReliabilityConfig, Report};
-use hrts_core::{process, SharedBase};
-use std::ffi::c_int;
+use hrts_core::SharedBase;
 use std::time::Duration;
 
 /// `hrts_evaluate_reliability` method: CAS-ordered probes, one thread per CPU
@@ -243,18 +242,14 @@ impl HrtsConversionParams {
     }
 }
 
-fn base() -> Result<&'static SharedBase, Failure> {
-    match process::global_if_open() {
-        Some(b) => Ok(b),
-        None => process::global().map_err(Failure::from),
-    }
-}
-
 /// The configuration `opts` (NULL: the defaults) asks for.
 ///
 /// # Safety
 /// `opts` must be NULL or valid for reading one `hrts_reliability_options`.
-unsafe fn config(opts: *const HrtsReliabilityOptions) -> Result<ReliabilityConfig, Failure> {
+unsafe fn config(
+    opts: *const HrtsReliabilityOptions,
+    function: &str,
+) -> Result<ReliabilityConfig, Failure> {
     let mut cfg = ReliabilityConfig::default();
     // SAFETY: NULL or valid for one read, by this function's contract.
     let Some(o) = (unsafe { opts.as_ref() }) else {
@@ -264,7 +259,7 @@ unsafe fn config(opts: *const HrtsReliabilityOptions) -> Result<ReliabilityConfi
         return Err(Failure::new(
             HrtsStatus::E_INVALID_ARGUMENT,
             format!(
-                "hrts_evaluate_reliability: hrts_reliability_options version {} is not \
+                "{function}: hrts_reliability_options version {} is not \
                  {HRTS_RELIABILITY_OPTIONS_VERSION}, the one this libhrts knows; zero the struct \
                  and set version = HRTS_RELIABILITY_OPTIONS_VERSION",
                 o.version
@@ -283,43 +278,14 @@ unsafe fn config(opts: *const HrtsReliabilityOptions) -> Result<ReliabilityConfi
     Ok(cfg)
 }
 
-/// WTMLIB's reliability evaluation of the process's segment's counter across
-/// the CPUs of the calling thread's affinity mask, by `method`
-/// (`HRTS_RELIABILITY_COP` or `HRTS_RELIABILITY_CPU_SWITCHING`), with `opts`
-/// (NULL: the defaults). Shifts are converted to ns at the segment's
-/// calibrated frequency. Blocks for about the budget (COP also waits up to
-/// 1 s for its threads to start). A sequence below the significance asked for
-/// is a result with `significant` 0, not an error.
-///
-/// # Safety
-/// `opts` must be NULL or valid for reading one `hrts_reliability_options`;
-/// `out` NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `hrts_reliability`.
-#[no_mangle]
-pub unsafe extern "C" fn hrts_evaluate_reliability(
-    method: u32,
-    opts: *const HrtsReliabilityOptions,
-    out: *mut HrtsReliability,
-) -> c_int {
-    status_call(|| {
-        let out = required(out, "out", "hrts_evaluate_reliability")?;
-        // SAFETY: `opts` is NULL or valid for one read, by this function's contract.
-        let cfg = unsafe { config(opts) }?;
-        let method = method_of(method)?;
-        let r = evaluate(base()?, method, &cfg)?;
-        // SAFETY: non-NULL, and valid by this function's contract.
-        unsafe { put(out, r) };
-        Ok(())
-    })
-}
-
-fn method_of(method: u32) -> Result<Method, Failure> {
+fn method_of(method: u32, function: &str) -> Result<Method, Failure> {
     match method {
         HRTS_RELIABILITY_COP => Ok(Method::CasOrderedProbes),
         HRTS_RELIABILITY_CPU_SWITCHING => Ok(Method::CpuSwitching),
         other => Err(Failure::new(
             HrtsStatus::E_INVALID_ARGUMENT,
             format!(
-                "hrts_evaluate_reliability: method {other} is neither HRTS_RELIABILITY_COP (1) \
+                "{function}: method {other} is neither HRTS_RELIABILITY_COP (1) \
                  nor HRTS_RELIABILITY_CPU_SWITCHING (2)"
             ),
         )),
@@ -346,90 +312,87 @@ fn conversion(b: &SharedBase) -> (HrtsConversionParams, u64) {
     (HrtsConversionParams::of(&p), wrap)
 }
 
-/// The reliability evaluation the process's segment's creator ran before it
-/// chose the counter (`evaluated` 0 if it ran none). The segment records the
-/// verdicts, the shift in ns, the CPUs and the pace; the counts are 0,
-/// `max_shift_ticks` and `min_pair_handovers` `UINT64_MAX`, `significant`
-/// `HRTS_SIGNIFICANCE_UNKNOWN`.
-///
-/// # Safety
-/// `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one
-/// `hrts_reliability`.
-#[no_mangle]
-pub unsafe extern "C" fn hrts_get_creation_reliability(out: *mut HrtsReliability) -> c_int {
-    // SAFETY: `out` is NULL or valid for one write, by this function's contract.
-    unsafe {
-        out_call(out, "hrts_get_creation_reliability", || {
-            Ok(HrtsReliability::creation(base()?))
-        })
+c_calls! {
+    /// WTMLIB's reliability evaluation of the process's segment's counter across
+    /// the CPUs of the calling thread's affinity mask, by `method`
+    /// (`HRTS_RELIABILITY_COP` or `HRTS_RELIABILITY_CPU_SWITCHING`), with `opts`
+    /// (NULL: the defaults). Shifts are converted to ns at the segment's
+    /// calibrated frequency. Blocks for about the budget (COP also waits up to
+    /// 1 s for its threads to start). A sequence below the significance asked for
+    /// is a result with `significant` 0, not an error.
+    ///
+    /// # Safety
+    /// `opts` must be NULL or valid for reading one `hrts_reliability_options`;
+    /// `out` NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `hrts_reliability`.
+    unsafe fn hrts_evaluate_reliability(
+        method: u32,
+        opts: *const HrtsReliabilityOptions,
+    ) -> (out: HrtsReliability) {
+        // SAFETY: `opts` is NULL or valid for one read, by this function's contract.
+        let cfg = unsafe { config(opts, FUNCTION) }?;
+        let method = method_of(method, FUNCTION)?;
+        evaluate(process_base()?, method, &cfg)
     }
-}
 
-/// The raw counter of the process's segment's source (TSC, CNTVCT, Time Base,
-/// or CLOCK_MONOTONIC_RAW in ns), unordered like `WTMLIB_GET_TSC`: order it
-/// with the surrounding code yourself if you need to.
-///
-/// # Safety
-/// `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint64_t`.
-#[no_mangle]
-pub unsafe extern "C" fn hrts_get_counter(out: *mut u64) -> c_int {
-    // SAFETY: `out` is NULL or valid for one write, by this function's contract.
-    unsafe {
-        out_call(out, "hrts_get_counter", || {
-            Ok(clock::read(base()?.source()))
-        })
+    /// The reliability evaluation the process's segment's creator ran before it
+    /// chose the counter (`evaluated` 0 if it ran none). The segment records the
+    /// verdicts, the shift in ns, the CPUs and the pace; the counts are 0,
+    /// `max_shift_ticks` and `min_pair_handovers` `UINT64_MAX`, `significant`
+    /// `HRTS_SIGNIFICANCE_UNKNOWN`.
+    ///
+    /// # Safety
+    /// `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one
+    /// `hrts_reliability`.
+    unsafe fn hrts_get_creation_reliability() -> (out: HrtsReliability) {
+        Ok(HrtsReliability::creation(process_base()?))
     }
-}
 
-/// The parameters that convert elapsed ticks of the process's segment's
-/// counter to nanoseconds (at its calibrated frequency), and the whole
-/// seconds before that counter wraps to zero (WTMLIB's `secs_before_wrap`:
-/// make sure measurements end before it, or handle the wrap).
-///
-/// # Safety
-/// `params` must be NULL or valid for writing one `hrts_conversion_params`,
-/// `secs_before_wrap` NULL or valid for writing one `uint64_t`; NULL gives
-/// `HRTS_E_NULL_POINTER` and nothing is written.
-#[no_mangle]
-pub unsafe extern "C" fn hrts_get_conversion_params(
-    params: *mut HrtsConversionParams,
-    secs_before_wrap: *mut u64,
-) -> c_int {
-    const F: &str = "hrts_get_conversion_params";
-    status_call(|| {
-        let params = required(params, "params", F)?;
-        let secs = required(secs_before_wrap, "secs_before_wrap", F)?;
-        let (p, wrap) = conversion(base()?);
-        // SAFETY: both non-NULL, and valid by this function's contract.
-        unsafe {
-            put(params, p);
-            put(secs, wrap);
-        }
-        Ok(())
-    })
-}
+    /// The raw counter of the process's segment's source (TSC, CNTVCT, Time Base,
+    /// or CLOCK_MONOTONIC_RAW in ns), unordered like `WTMLIB_GET_TSC`: order it
+    /// with the surrounding code yourself if you need to.
+    ///
+    /// # Safety
+    /// `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one `uint64_t`.
+    unsafe fn hrts_get_counter() -> (out: u64) {
+        Ok(clock::read(process_base()?.source()))
+    }
 
-/// Nanoseconds in `ticks` elapsed counter ticks (a difference of two
-/// `hrts_get_counter` values), by `params` from `hrts_get_conversion_params`.
-/// Returns 0 for a NULL `params`.
-///
-/// # Safety
-/// `params` must be NULL or valid for reading one `hrts_conversion_params`.
-#[no_mangle]
-pub unsafe extern "C" fn hrts_ticks_to_ns(params: *const HrtsConversionParams, ticks: u64) -> u64 {
-    value_call(0, || {
+    /// The parameters that convert elapsed ticks of the process's segment's
+    /// counter to nanoseconds (at its calibrated frequency), and the whole
+    /// seconds before that counter wraps to zero (WTMLIB's `secs_before_wrap`:
+    /// make sure measurements end before it, or handle the wrap).
+    ///
+    /// # Safety
+    /// `params` must be NULL or valid for writing one `hrts_conversion_params`,
+    /// `secs_before_wrap` NULL or valid for writing one `uint64_t`; NULL gives
+    /// `HRTS_E_NULL_POINTER` and nothing is written.
+    unsafe fn hrts_get_conversion_params()
+        -> (params: HrtsConversionParams, secs_before_wrap: u64)
+    {
+        Ok(conversion(process_base()?))
+    }
+
+    /// Nanoseconds in `ticks` elapsed counter ticks (a difference of two
+    /// `hrts_get_counter` values), by `params` from `hrts_get_conversion_params`.
+    /// Returns 0 for a NULL `params`.
+    ///
+    /// # Safety
+    /// `params` must be NULL or valid for reading one `hrts_conversion_params`.
+    #[on_panic(0)]
+    unsafe fn hrts_ticks_to_ns(params: *const HrtsConversionParams, ticks: u64) -> u64 {
         // SAFETY: NULL or valid for one read, by this function's contract.
         match unsafe { params.as_ref() } {
             Some(p) => p.to_core().ticks_to_ns(ticks),
             None => 0,
         }
-    })
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use hrts_core::Config;
+    use std::ffi::c_int;
 
     /// A segment of this test alone (the process's segment belongs to the
     /// crate's one test that opens it), removed when dropped.
@@ -466,14 +429,14 @@ mod tests {
             min_handovers: u64::MAX,
         };
         // SAFETY: a valid pointer to a local.
-        let cfg = unsafe { config(&opts) }.unwrap();
+        let cfg = unsafe { config(&opts, "f") }.unwrap();
         assert_eq!(
             (cfg.budget, cfg.min_handovers),
             (Duration::from_millis(10), u64::MAX)
         );
         assert_eq!(cfg.max_probes, ReliabilityConfig::default().max_probes);
         for method in [HRTS_RELIABILITY_COP, HRTS_RELIABILITY_CPU_SWITCHING] {
-            let r = evaluate(&b, method_of(method).unwrap(), &cfg).unwrap();
+            let r = evaluate(&b, method_of(method, "f").unwrap(), &cfg).unwrap();
             assert_eq!(
                 (r.method, r.evaluated, r.source),
                 (method, 1, b.source() as u32)

@@ -1,10 +1,10 @@
-//! The C trace writer: per-process trace files for `hrts merge` (see
+//! Traces, the C trace writer: per-process trace files for `hrts merge` (see
 //! native/trace/FORMAT.md), stamped with the process's segment clock.
 
-use crate::boundary::status_call;
+use crate::boundary::c_calls;
 use crate::status::{Failure, HrtsStatus};
 use ::hrts_trace::{EventKind, SyncOptions, SyncPhase, TraceWriter, WriterOptions};
-use std::ffi::{c_char, c_int, CStr};
+use std::ffi::{c_char, CStr};
 
 /// An open trace file (opaque). Any thread may record to it at once; only
 /// `hrts_trace_close` must not race with the other calls on the same handle.
@@ -93,34 +93,28 @@ unsafe fn writer<'a>(t: *mut hrts_trace, function: &str) -> Result<&'a TraceWrit
     Ok(unsafe { &(*t).writer })
 }
 
-/// Creates (or replaces) the trace file `path` of this process, stamped with
-/// the process's segment clock (`HRTS_SEGMENT`). `host` names this host in the
-/// header (NULL: `HRTS_TRACE_HOST`, else the hostname); `label` names the
-/// writer (NULL: none). On success `*out` receives the handle; close it with
-/// `hrts_trace_close`.
-///
-/// # Safety
-/// `path` must be a NUL-terminated string, `host` and `label` NULL or
-/// NUL-terminated strings, `out` NULL (`HRTS_E_NULL_POINTER`) or valid for
-/// writing one pointer.
-#[no_mangle]
-pub unsafe extern "C" fn hrts_trace_open(
-    path: *const c_char,
-    host: *const c_char,
-    label: *const c_char,
-    out: *mut *mut hrts_trace,
-) -> c_int {
-    status_call(|| {
-        const F: &str = "hrts_trace_open";
-        if out.is_null() {
-            return Err(Failure::null("out", F));
-        }
+c_calls! {
+    /// Creates (or replaces) the trace file `path` of this process, stamped with
+    /// the process's segment clock (`HRTS_SEGMENT`). `host` names this host in the
+    /// header (NULL: `HRTS_TRACE_HOST`, else the hostname); `label` names the
+    /// writer (NULL: none). On success `*out` receives the handle; close it with
+    /// `hrts_trace_close`.
+    ///
+    /// # Safety
+    /// `path` must be a NUL-terminated string, `host` and `label` NULL or
+    /// NUL-terminated strings, `out` NULL (`HRTS_E_NULL_POINTER`) or valid for
+    /// writing one pointer.
+    unsafe fn hrts_trace_open(
+        path: *const c_char,
+        host: *const c_char,
+        label: *const c_char,
+    ) -> (out: *mut hrts_trace) {
         // SAFETY: by this function's contract.
         let (path, host, label) = unsafe {
             (
-                text(path, "path", F)?,
-                optional(host, "host", F)?,
-                optional(label, "label", F)?,
+                text(path, "path", FUNCTION)?,
+                optional(host, "host", FUNCTION)?,
+                optional(label, "label", FUNCTION)?,
             )
         };
         let opts = WriterOptions {
@@ -129,47 +123,40 @@ pub unsafe extern "C" fn hrts_trace_open(
             format: None,
         };
         let writer = TraceWriter::create(path, opts)?;
-        let handle = Box::into_raw(Box::new(hrts_trace { writer }));
-        // SAFETY: `out` is non-NULL and valid for one write, by the contract.
-        unsafe { out.write(handle) };
-        Ok(())
-    })
-}
+        Ok(Box::into_raw(Box::new(hrts_trace { writer })))
+    }
 
-/// Records an event stamped now: `kind` one of `HRTS_TRACE_*`, `name` its
-/// name, `id` the message id of a SEND/RECV pair (or any correlation, 0 if
-/// none), `payload` `len` bytes of data (NULL if `len` is 0). Writes the
-/// event's local ITC stamp to `*stamp` unless it is NULL.
-///
-/// # Safety
-/// `trace` must be an open handle (or NULL), `name` a NUL-terminated string,
-/// `payload` valid for reading `len` bytes (or NULL with `len` 0), `stamp`
-/// NULL or valid for writing one `uint64_t`.
-#[no_mangle]
-pub unsafe extern "C" fn hrts_trace_event(
-    trace: *mut hrts_trace,
-    kind: u32,
-    name: *const c_char,
-    id: u64,
-    payload: *const u8,
-    len: usize,
-    stamp: *mut u64,
-) -> c_int {
-    status_call(|| {
-        const F: &str = "hrts_trace_event";
+    /// Records an event stamped now: `kind` one of `HRTS_TRACE_*`, `name` its
+    /// name, `id` the message id of a SEND/RECV pair (or any correlation, 0 if
+    /// none), `payload` `len` bytes of data (NULL if `len` is 0). Writes the
+    /// event's local ITC stamp to `*stamp` unless it is NULL.
+    ///
+    /// # Safety
+    /// `trace` must be an open handle (or NULL), `name` a NUL-terminated string,
+    /// `payload` valid for reading `len` bytes (or NULL with `len` 0), `stamp`
+    /// NULL or valid for writing one `uint64_t`.
+    unsafe fn hrts_trace_event(
+        trace: *mut hrts_trace,
+        kind: u32,
+        name: *const c_char,
+        id: u64,
+        payload: *const u8,
+        len: usize,
+        stamp: *mut u64,
+    ) -> () {
         // SAFETY: by this function's contract.
-        let (w, name) = unsafe { (writer(trace, F)?, text(name, "name", F)?) };
+        let (w, name) = unsafe { (writer(trace, FUNCTION)?, text(name, "name", FUNCTION)?) };
         let kind = code(
             kind,
             EventKind::from_u8,
-            F,
+            FUNCTION,
             "kind",
             "HRTS_TRACE_INSTANT..HRTS_TRACE_RECV",
         )?;
         let data: &[u8] = if len == 0 {
             &[]
         } else if payload.is_null() {
-            return Err(Failure::null("payload", F));
+            return Err(Failure::null("payload", FUNCTION));
         } else {
             // SAFETY: valid for `len` bytes by this function's contract.
             unsafe { std::slice::from_raw_parts(payload, len) }
@@ -180,36 +167,32 @@ pub unsafe extern "C" fn hrts_trace_event(
             unsafe { stamp.write(s) };
         }
         Ok(())
-    })
-}
+    }
 
-/// Runs one sync round of `exchanges` ping-pongs (0: 50) with the master at
-/// `master` ("HOST:PORT", where `hrts sync serve` listens) and records it in
-/// the trace; `phase` is one of `HRTS_SYNC_*`. Writes the master-minus-local
-/// offset in ns and its error bound (half the fastest round trip) to
-/// `*offset_ns` and `*bound_ns` unless NULL. `HRTS_E_TIMEOUT` if the master
-/// does not answer.
-///
-/// # Safety
-/// `trace` must be an open handle (or NULL), `master` a NUL-terminated string,
-/// `offset_ns` and `bound_ns` NULL or valid for writing one `double`.
-#[no_mangle]
-pub unsafe extern "C" fn hrts_trace_sync(
-    trace: *mut hrts_trace,
-    master: *const c_char,
-    phase: u32,
-    exchanges: u32,
-    offset_ns: *mut f64,
-    bound_ns: *mut f64,
-) -> c_int {
-    status_call(|| {
-        const F: &str = "hrts_trace_sync";
+    /// Runs one sync round of `exchanges` ping-pongs (0: 50) with the master at
+    /// `master` ("HOST:PORT", where `hrts sync serve` listens) and records it in
+    /// the trace; `phase` is one of `HRTS_SYNC_*`. Writes the master-minus-local
+    /// offset in ns and its error bound (half the fastest round trip) to
+    /// `*offset_ns` and `*bound_ns` unless NULL. `HRTS_E_TIMEOUT` if the master
+    /// does not answer.
+    ///
+    /// # Safety
+    /// `trace` must be an open handle (or NULL), `master` a NUL-terminated string,
+    /// `offset_ns` and `bound_ns` NULL or valid for writing one `double`.
+    unsafe fn hrts_trace_sync(
+        trace: *mut hrts_trace,
+        master: *const c_char,
+        phase: u32,
+        exchanges: u32,
+        offset_ns: *mut f64,
+        bound_ns: *mut f64,
+    ) -> () {
         // SAFETY: by this function's contract.
-        let (w, master) = unsafe { (writer(trace, F)?, text(master, "master", F)?) };
+        let (w, master) = unsafe { (writer(trace, FUNCTION)?, text(master, "master", FUNCTION)?) };
         let phase = code(
             phase,
             SyncPhase::from_u8,
-            F,
+            FUNCTION,
             "phase",
             "HRTS_SYNC_START..HRTS_SYNC_END",
         )?;
@@ -228,17 +211,14 @@ pub unsafe extern "C" fn hrts_trace_sync(
             }
         }
         Ok(())
-    })
-}
+    }
 
-/// Writes the trace's end record, closes the file and frees the handle (also
-/// when closing fails: the handle is gone either way). NULL is a no-op.
-///
-/// # Safety
-/// `trace` must be NULL or an open handle, not used again afterwards.
-#[no_mangle]
-pub unsafe extern "C" fn hrts_trace_close(trace: *mut hrts_trace) -> c_int {
-    status_call(|| {
+    /// Writes the trace's end record, closes the file and frees the handle (also
+    /// when closing fails: the handle is gone either way). NULL is a no-op.
+    ///
+    /// # Safety
+    /// `trace` must be NULL or an open handle, not used again afterwards.
+    unsafe fn hrts_trace_close(trace: *mut hrts_trace) -> () {
         if trace.is_null() {
             return Ok(());
         }
@@ -246,5 +226,5 @@ pub unsafe extern "C" fn hrts_trace_close(trace: *mut hrts_trace) -> c_int {
         let handle = unsafe { Box::from_raw(trace) };
         handle.writer.close()?;
         Ok(())
-    })
+    }
 }
