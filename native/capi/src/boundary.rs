@@ -140,8 +140,9 @@ macro_rules! c_calls {
         $crate::boundary::c_calls!(@export [$($doc),*] $unsafe $default [] [] $shape []
             [let $b: &::hrts_core::SharedBase = $crate::segments::process_base()?;]
             $body);
-        $crate::boundary::c_calls!(@export [$crate::boundary::c_calls!(@handle_doc $default $unsafe)]
-            [unsafe] $handle [seg: *const $crate::segments::HrtsSegment,] [] $shape []
+        $crate::boundary::c_calls!(@export
+            [$crate::boundary::c_calls!(@handle_doc $default $unsafe)] [unsafe] $handle
+            [seg: *const $crate::segments::HrtsSegment,] [] $shape []
             [
                 // SAFETY: `seg` is NULL or an open handle, not closed during the
                 // call, by the exported function's contract.
@@ -214,6 +215,8 @@ macro_rules! c_calls {
         $(#[doc = $doc])*
         #[no_mangle]
         pub $($unsafe)? extern "C" fn $name($($in: $ity),*) -> $ret {
+            #[allow(dead_code)]
+            const FUNCTION: &str = stringify!($name);
             $crate::boundary::value_call($panic, || $body)
         }
     };
@@ -222,6 +225,8 @@ macro_rules! c_calls {
         $(#[doc = $doc])*
         #[no_mangle]
         pub $($unsafe)? extern "C" fn $name($($in: $ity),*) {
+            #[allow(dead_code)]
+            const FUNCTION: &str = stringify!($name);
             $crate::boundary::value_call((), || $body)
         }
     };
@@ -258,7 +263,11 @@ macro_rules! c_calls {
             "\n",
             " # Safety\n",
             " `seg` must be NULL (`HRTS_E_NULL_POINTER`) or an open handle",
-            $("; the other\n arguments as for `", stringify!($default), "`", $crate::boundary::c_calls!(@nothing $unsafe),)?
+            // Only when the default form takes arguments (is `unsafe`):
+            $(
+                "; the other\n arguments as for `", stringify!($default), "`",
+                $crate::boundary::c_calls!(@nothing $unsafe),
+            )?
             "."
         )
     };
@@ -517,7 +526,7 @@ mod tests {
 
         /// Nothing.
         fn hrts_boundary_test_nothing() {
-            panic!("nothing")
+            panic!("{FUNCTION} panicked")
         }
     }
 
@@ -549,7 +558,7 @@ mod tests {
         assert_eq!(hrts_boundary_test_value(1), 2);
         assert_eq!(hrts_boundary_test_value(0), 9);
         hrts_boundary_test_nothing();
-        assert!(last_error().contains("nothing"));
+        assert!(last_error().contains("hrts_boundary_test_nothing panicked"));
         let names: Vec<_> = DECLARATIONS.iter().map(|d| d.name).collect();
         assert_eq!(
             names,

@@ -1,6 +1,7 @@
-//! The counter under the process's timeline, as WTMLIB offers it: the cross-CPU
-//! reliability evaluation with its result (`hrts_evaluate_reliability`, WTMLIB's
-//! `wtmlib_EvalTSCReliabilityCOP` and `..CPUSW`), the result the segment's creator recorded
+//! The counter under the process's timeline, as WTMLIB offers it: the
+//! cross-CPU reliability evaluation with its result
+//! (`hrts_evaluate_reliability`, WTMLIB's `wtmlib_EvalTSCReliabilityCOP` and
+//! `..CPUSW`), the result the segment's creator recorded
 //! (`hrts_get_creation_reliability`), the raw counter (`hrts_get_counter`,
 //! `WTMLIB_GET_TSC`), the conversion parameters with the seconds before the
 //! counter wraps (`hrts_get_conversion_params`,
