@@ -162,9 +162,9 @@ fn header_declares_every_export() {
         .iter()
         .flat_map(|(_, d)| d.iter().map(|d| d.name))
         .collect();
-    // 25 default-segment and library-wide functions, 18 on segment handles, and
-    // the WTMLIB, statistics and trace ones.
-    assert_eq!(names.len(), 90, "{names:?}");
+    // 90 when the calls were first generated (a bound, not a count to keep: a
+    // new call touches only its definition).
+    assert!(names.len() >= 90, "{names:?}");
     let mut unique = names.clone();
     unique.sort_unstable();
     unique.dedup();
