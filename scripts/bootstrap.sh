@@ -132,24 +132,28 @@ else
     log "no rustup: make sure clippy, rustfmt and the aarch64/powerpc64le linux-gnu targets are installed"
 fi
 
-# ---- Cargo subcommands for the packaging stage (packaging/README.md)
+# ---- Cargo subcommands: the packaging stage's (packaging/README.md) and the test runner
+# cargo-nextest runs the cargo stage's tests, each in a process of its own and several at
+# once (.config/nextest.toml); without its self-update feature, which would reach GitHub.
 # cargo-c installs libhrts.so with its SONAME, the header and hrts.pc (`cargo cinstall`);
 # cargo-deb builds the Debian package. Pinned and --locked, installed only when the
 # version is missing. Debian's cargo-c (0.9.14) cannot read this workspace (resolver
 # "3"); 0.10.20 is built on cargo 0.94 (Rust 1.93's) and needs Rust 1.91 to build.
 # opt-level 1: tools that run for a second, built in about half the time of level 3.
-cargo_tool() { # BINARY CRATE VERSION
-    local have
-    have=$(cargo install --list 2>/dev/null | sed -n "s/^$2 v\([^:]*\):\$/\1/p")
-    if [ "$have" = "$3" ] && command -v "$1" >/dev/null 2>&1; then
+cargo_tool() { # BINARY CRATE VERSION [INSTALL OPTION...]
+    local have bin=$1 crate=$2 version=$3
+    shift 3
+    have=$(cargo install --list 2>/dev/null | sed -n "s/^$crate v\([^:]*\):\$/\1/p")
+    if [ "$have" = "$version" ] && command -v "$bin" >/dev/null 2>&1; then
         return 0
     fi
-    log "cargo install --locked $2@$3 (${have:+replacing $have; }a few minutes on 2 cores)"
-    CARGO_PROFILE_RELEASE_OPT_LEVEL=1 nice -n 10 cargo install --quiet --locked "$2@$3" \
-        || { log "ERROR: cargo install $2@$3 failed: the packaging stage needs it" >&2; exit 1; }
+    log "cargo install --locked $crate@$version (${have:+replacing $have; }a few minutes on 2 cores)"
+    CARGO_PROFILE_RELEASE_OPT_LEVEL=1 nice -n 10 cargo install --quiet --locked "$crate@$version" "$@" \
+        || { log "ERROR: cargo install $crate@$version failed: the test command needs it" >&2; exit 1; }
 }
 if [ "$scope" = test ]; then
+    cargo_tool cargo-nextest cargo-nextest 0.9.151 --no-default-features --features default-no-update
     cargo_tool cargo-cbuild cargo-c 0.10.20+cargo-0.94.0
     cargo_tool cargo-deb cargo-deb 3.8.0
-    log "cargo-c and cargo-deb present"
+    log "cargo-nextest, cargo-c and cargo-deb present"
 fi

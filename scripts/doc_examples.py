@@ -230,12 +230,19 @@ def check_rust(run, items):
     with open(os.path.join(proj, "Cargo.toml"), "w") as f:
         f.write(
             '[package]\nname = "hrts-doc-examples"\nversion = "0.0.0"\nedition = "2021"\npublish = false\n\n'
+            # Warnings are errors in the examples alone (the clippy stage holds the crates
+            # to that), and the profile is the repository's: with the same target
+            # directory, the crates and their dependencies built for its tests are reused
+            # where their features agree, instead of a build of everything of its own.
+            "[lints.rust]\nwarnings = \"deny\"\n\n"
+            '[profile.dev]\ndebug = "line-tables-only"\n\n[profile.dev.package."*"]\ndebug = false\n\n'
             "[workspace]\n\n[dependencies]\n" + deps + "\n" + "\n".join(bins)
         )
     # The repository's lock file: the same dependency versions as its own build, no resolution.
     shutil.copy(os.path.join(ROOT, "Cargo.lock"), os.path.join(proj, "Cargo.lock"))
-    target = os.path.join(os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target"), "doc-examples")
-    env = dict(run.env, CARGO_TARGET_DIR=target, RUSTFLAGS="-D warnings")
+    target = os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target")
+    env = dict(run.env, CARGO_TARGET_DIR=target)
+    env.pop("RUSTFLAGS", None)
     for n, (where, text, norun) in enumerate(items):
         name = "example%d" % n
         ok, out = run.sh(["cargo", "build", "--quiet", "--bin", name], cwd=proj, timeout=1800, env=env)

@@ -34,7 +34,7 @@ describe fmt            "formatting (cargo fmt --all --check)"
 describe clippy         "lints, incl. no std API newer than rust-version (cargo clippy --workspace --all-targets --all-features -- -D warnings)"
 describe msrv           "the minimum Rust version (scripts/msrv.sh)"
 describe docs           "rustdoc and javadoc -Xdoclint:all without warnings (scripts/docs-check.sh)"
-describe cargo          "Rust tests, with the testing feature's multi-process hooks (cargo test --workspace --all-features)"
+describe cargo          "Rust tests, with the testing feature's multi-process hooks (cargo nextest run --workspace --all-features, then the doc tests)"
 describe cross          "aarch64 and ppc64le under qemu-user (scripts/cross-test.sh)"
 describe c              "the C ABI through include/hrts.h (tests/c/run.sh)"
 describe musl           "libhrts.so for musl: a musl-gcc program stamps in order with a glibc process on one segment and resets its base (tests/c/musl.sh)"
@@ -96,7 +96,10 @@ export HRTS_HOST=off
 START=$SECONDS
 STAGE=setup
 LOG_DIR=$(mktemp -d "${TMPDIR:-/tmp}/hrts-test.XXXXXX")
-trap 'rc=$?; if [ $rc -ne 0 ]; then echo; echo "=== hrts test: FAILED in stage: $STAGE (exit $rc) ==="; fi; rm -rf "$LOG_DIR"' EXIT
+declare -A BESIDE_PID=()
+trap 'rc=$?; if [ $rc -ne 0 ]; then echo; echo "=== hrts test: FAILED in stage: $STAGE (exit $rc) ==="; fi
+      for pid in "${BESIDE_PID[@]}"; do kill -TERM -- "-$pid" 2>/dev/null; done
+      rm -rf "$LOG_DIR"' EXIT
 
 stage() {
     STAGE="$*"
@@ -159,6 +162,8 @@ junit_counts() {
 
 # ---- what stages need, built once per run when a stage asks for it
 declare -A BUILT
+# A stage run beside another (see "Stages side by side") is told what is built already.
+for b in ${HRTS_TEST_BUILT:-}; do BUILT[$b]=1; done
 # The jar (and with it the release libhrts, hrts and the JNI library) and the JUnit
 # classes and C test program that the fuzz stage drives.
 need_jar() {
@@ -186,16 +191,37 @@ stage_clippy()    { run_counted cargo clippy --workspace --all-targets --all-fea
 stage_msrv()      { run_counted scripts/msrv.sh; }
 stage_docs()      { run_counted scripts/docs-check.sh; }
 
+# cargo-nextest runs the tests, each in a process of its own and several at once
+# (.config/nextest.toml keeps the CPU-heavy and latency-measuring ones apart); the doc
+# tests, which nextest does not run, follow with cargo test. Without cargo-nextest
+# (scripts/bootstrap.sh installs it), cargo test runs everything, one binary at a time.
 stage_cargo() {
-    local rc passed failed
+    local rc=0 rc_doc=0 passed failed log="$LOG_DIR/cargo-test.log"
     set +e
-    cargo test --workspace --all-features 2>&1 | tee "$LOG_DIR/cargo-test.log"
-    rc=${PIPESTATUS[0]}
+    if cargo nextest --version >/dev/null 2>&1; then
+        cargo nextest run --workspace --all-features --no-fail-fast 2>&1 | tee "$log"
+        rc=${PIPESTATUS[0]}
+        cargo test --workspace --all-features --doc 2>&1 | tee "$LOG_DIR/cargo-doc.log"
+        rc_doc=${PIPESTATUS[0]}
+    else
+        echo "cargo: no cargo-nextest (scripts/bootstrap.sh installs it): cargo test, one binary at a time"
+        cargo test --workspace --all-features --no-fail-fast 2>&1 | tee "$LOG_DIR/cargo-doc.log"
+        rc=${PIPESTATUS[0]}
+        : > "$log"
+    fi
     set -e
-    read -r passed failed < <(sed -n 's/^test result: [A-Za-z]*\. \([0-9]*\) passed; \([0-9]*\) failed.*/\1 \2/p' \
-        "$LOG_DIR/cargo-test.log" | awk '{p += $1; f += $2} END {print p + 0, f + 0}')
+    # nextest's summary: "Summary [ 1.2s] 9 tests run: 8 passed (1 slow), 1 failed, 0 skipped";
+    # cargo test's: "test result: ok. 8 passed; 1 failed; ...".
+    read -r passed failed < <({
+        sed -nE 's/^ *Summary .* tests run: ([0-9]+) passed.*/\1 0/p' "$log"
+        sed -nE 's/^ *Summary .* tests run: .*[ ,]([0-9]+) (failed|timed out).*/0 \1/p' "$log"
+        sed -n 's/^test result: [A-Za-z]*\. \([0-9]*\) passed; \([0-9]*\) failed.*/\1 \2/p' \
+            "$LOG_DIR/cargo-doc.log"
+    } | awk '{p += $1; f += $2} END {print p + 0, f + 0}')
+    # A run that stopped before its summary (a build error) counts as failed.
+    if [ "$rc" -ne 0 ] || [ "$rc_doc" -ne 0 ]; then [ "$failed" -gt 0 ] || failed=1; fi
     count cargo "$passed" "$failed"
-    [ "$rc" -eq 0 ] || exit "$rc"
+    [ "$rc" -eq 0 ] && [ "$rc_doc" -eq 0 ] || exit 1
 }
 
 stage_cross()      { run_counted scripts/cross-test.sh; }
@@ -412,10 +438,58 @@ check_leftovers() {
 # default): to this run's own segment, removed before the leftovers check.
 export HRTS_STATS_SEGMENT="/hrts-stats-test-$$"
 
+# ---- Stages side by side
+# A stage that mostly waits (daemons killed, stopped and restarted for minutes) runs
+# beside one that keeps one CPU busy: BESIDE[X]=Y starts X in the background when Y
+# starts and waits for it when Y has ended. X runs as a test command of its own
+# (`scripts/test.sh X`) in namespaces of its own, with its own /dev/shm, System V pages
+# and /tmp, so neither stage can see or take the other's segments, and its own
+# leftovers check. Only as root (namespaces); otherwise the stages run one after the
+# other. Its output follows Y's, and its counts and time join this run's.
+declare -A BESIDE=([host]=fuzz)
+selected() { local x; for x in "${SELECTED[@]}"; do [ "$x" = "$1" ] && return 0; done; return 1; }
+runs_beside() { # STAGE: it runs in the background beside a selected stage
+    [ -n "${BESIDE[$1]:-}" ] && [ "$HRTS_TEST_ISOLATED" = namespaces ] && selected "${BESIDE[$1]}"
+}
+start_beside() { # STAGE
+    local s=$1 built=""
+    # What it needs is built here, first: two Gradle builds at once would wait on each other.
+    need_test_programs
+    built="${!BUILT[*]}"
+    echo "($s starts beside ${BESIDE[$s]}; its output follows when both have ended)"
+    # In a process group of its own, which the exit trap stops whole if this run ends first.
+    HRTS_TEST_ISOLATED='' HRTS_TEST_BUILT="$built" setsid "$ROOT/scripts/test.sh" "$s" \
+        > "$LOG_DIR/beside.$s.log" 2>&1 &
+    BESIDE_PID[$s]=$!
+}
+join_beside() { # STAGE
+    local s=$1 rc=0 line word p f
+    wait "${BESIDE_PID[$s]}" || rc=$?
+    unset "BESIDE_PID[$s]"
+    stage "$s (beside ${BESIDE[$s]}): ${DESCRIPTION[$s]}"
+    cat "$LOG_DIR/beside.$s.log"
+    # Its summary: the lines after "stage times:" up to "total:".
+    while read -r line; do
+        if [[ "$line" =~ ^([A-Za-z0-9_-]+):\ ([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+            word=${BASH_REMATCH[1]} p=${BASH_REMATCH[2]} f=${BASH_REMATCH[3]}
+            [ "$word" = leftovers ] && word="leftovers-$s"
+            SUMMARY+=("$word: $p passed, $f failed")
+            TOTAL_PASSED=$((TOTAL_PASSED + p))
+            TOTAL_FAILED=$((TOTAL_FAILED + f))
+        fi
+    done < <(sed -n '/^stage times:/,/^total:/p' "$LOG_DIR/beside.$s.log")
+    line=$(sed -n "s/^stage times: $s /$s (beside ${BESIDE[$s]}) /p" "$LOG_DIR/beside.$s.log")
+    TIMES+=("${line:-$s (beside ${BESIDE[$s]}): no time}")
+    if [ "$rc" -ne 0 ]; then
+        STAGE="$s (beside ${BESIDE[$s]})"
+        exit "$rc"
+    fi
+}
+
 # How long each stage took (builds included: a stage builds what it needs first),
-# printed before the summary: the whole command must stay under 25 minutes on 2 cores.
-# With each stage's CPU time (its processes' user + system), which says whether it
-# computes or waits.
+# printed before the summary: the whole command must stay under 15 minutes on 2 cores
+# (issue 40). With each stage's CPU time (its processes' user + system), which says
+# whether it computes or waits.
 children_cpu_ms() {
     # The second line of `times` (run in this shell: a subshell has its own):
     # the children's user and system time, "XmY.ZZZs".
@@ -426,12 +500,20 @@ children_cpu_ms() {
 }
 TIMES=()
 for s in "${SELECTED[@]}"; do
+    runs_beside "$s" && continue
+    for b in "${!BESIDE[@]}"; do
+        if [ "${BESIDE[$b]}" = "$s" ] && runs_beside "$b"; then start_beside "$b"; fi
+    done
     stage "$s: ${DESCRIPTION[$s]}"
     stage_start=$SECONDS
     children_cpu_ms > "$LOG_DIR/cpu.start"
     "stage_$s"
     children_cpu_ms > "$LOG_DIR/cpu.end"
     TIMES+=("$s $((SECONDS - stage_start)) s (cpu $((($(cat "$LOG_DIR/cpu.end") - $(cat "$LOG_DIR/cpu.start")) / 1000)) s)")
+    echo "stage time: ${TIMES[-1]}"
+    for b in "${!BESIDE_PID[@]}"; do
+        if [ "${BESIDE[$b]}" = "$s" ]; then join_beside "$b"; fi
+    done
 done
 check_leftovers
 

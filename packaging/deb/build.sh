@@ -32,7 +32,10 @@ stage="$target/release/hrts-deb"
 rm -rf "$stage"
 
 # The command, built as `cargo deb` would build it.
-cargo build --release --quiet -p hrts-cli
+# The release build's package set is the same in every script (-p hrts-capi -p hrts-cli):
+# cargo unifies features per command, and libhrts.so and hrts carry no hash in their
+# names, so another set rebuilds them (a minute of fat LTO) each time the set changes.
+cargo build --release --quiet -p hrts-capi -p hrts-cli
 # The C library, its links, the header and hrts.pc, as installed under /usr.
 cargo cinstall --release --library-type cdylib -p hrts-capi \
     --prefix=/usr --libdir="/usr/lib/$multiarch" --destdir="$stage"

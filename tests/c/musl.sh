@@ -10,7 +10,10 @@ cd "$root"
 
 # The jar's build makes the same library (gradle/jni-platforms.gradle: one cargo run for
 # the musl JNI library and libhrts.so, profile jni): after it, this builds nothing.
-cargo build --release -q -p hrts-cli
+# The release build's package set is the same in every script (-p hrts-capi -p hrts-cli):
+# cargo unifies features per command, and libhrts.so and hrts carry no hash in their
+# names, so another set rebuilds them (a minute of fat LTO) each time the set changes.
+cargo build --release -q -p hrts-capi -p hrts-cli
 cargo build --profile jni -q --target x86_64-unknown-linux-musl -p hrts-jni -p hrts-capi
 target="${CARGO_TARGET_DIR:-$root/target}"
 hrts="$target/release/hrts"

@@ -6,7 +6,10 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
 
-cargo build --release -q -p hrts-capi
+# The release build's package set is the same in every script (-p hrts-capi -p hrts-cli):
+# cargo unifies features per command, and libhrts.so and hrts carry no hash in their
+# names, so another set rebuilds them (a minute of fat LTO) each time the set changes.
+cargo build --release -q -p hrts-capi -p hrts-cli
 # Link the library cargo just built: target/release unless CARGO_TARGET_DIR moves it.
 target="${CARGO_TARGET_DIR:-$root/target}"
 lib="$target/release"
