@@ -19,6 +19,7 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd -P)
+SELF="$ROOT/scripts/$(basename "$0")"
 cd "$ROOT"
 if ! command -v cargo >/dev/null 2>&1 && [ -x "$HOME/.cargo/bin/cargo" ]; then
     export PATH="$HOME/.cargo/bin:$PATH"
@@ -439,14 +440,16 @@ check_leftovers() {
 export HRTS_STATS_SEGMENT="/hrts-stats-test-$$"
 
 # ---- Stages side by side
-# A stage that mostly waits (daemons killed, stopped and restarted for minutes) runs
-# beside one that keeps one CPU busy: BESIDE[X]=Y starts X in the background when Y
-# starts and waits for it when Y has ended. X runs as a test command of its own
+# Stages that mostly wait (daemons killed, stopped and restarted, chronyd syncing,
+# compilers and JVMs started one after another) run beside others: BESIDE[X]=Y starts
+# X in the background when Y starts and waits for it when Y has ended, or when the
+# stage JOIN_AFTER[X] has ended, or at the end. X runs as a test command of its own
 # (`scripts/test.sh X`) in namespaces of its own, with its own /dev/shm, System V pages
 # and /tmp, so neither stage can see or take the other's segments, and its own
 # leftovers check. Only as root (namespaces); otherwise the stages run one after the
 # other. Its output follows Y's, and its counts and time join this run's.
-declare -A BESIDE=([host]=fuzz)
+declare -A BESIDE=([host]=fuzz [trace]=fuzz [doc-examples]=adapters)
+declare -A JOIN_AFTER=([doc-examples]=maven-consumer)
 selected() { local x; for x in "${SELECTED[@]}"; do [ "$x" = "$1" ] && return 0; done; return 1; }
 runs_beside() { # STAGE: it runs in the background beside a selected stage
     [ -n "${BESIDE[$1]:-}" ] && [ "$HRTS_TEST_ISOLATED" = namespaces ] && selected "${BESIDE[$1]}"
@@ -458,7 +461,7 @@ start_beside() { # STAGE
     built="${!BUILT[*]}"
     echo "($s starts beside ${BESIDE[$s]}; its output follows when both have ended)"
     # In a process group of its own, which the exit trap stops whole if this run ends first.
-    HRTS_TEST_ISOLATED='' HRTS_TEST_BUILT="$built" setsid "$ROOT/scripts/test.sh" "$s" \
+    HRTS_TEST_ISOLATED='' HRTS_TEST_BUILT="$built" setsid "$SELF" "$s" \
         > "$LOG_DIR/beside.$s.log" 2>&1 &
     BESIDE_PID[$s]=$!
 }
@@ -472,6 +475,7 @@ join_beside() { # STAGE
     while read -r line; do
         if [[ "$line" =~ ^([A-Za-z0-9_-]+):\ ([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
             word=${BASH_REMATCH[1]} p=${BASH_REMATCH[2]} f=${BASH_REMATCH[3]}
+            [ "$word" = total ] && continue
             [ "$word" = leftovers ] && word="leftovers-$s"
             SUMMARY+=("$word: $p passed, $f failed")
             TOTAL_PASSED=$((TOTAL_PASSED + p))
@@ -512,9 +516,10 @@ for s in "${SELECTED[@]}"; do
     TIMES+=("$s $((SECONDS - stage_start)) s (cpu $((($(cat "$LOG_DIR/cpu.end") - $(cat "$LOG_DIR/cpu.start")) / 1000)) s)")
     echo "stage time: ${TIMES[-1]}"
     for b in "${!BESIDE_PID[@]}"; do
-        if [ "${BESIDE[$b]}" = "$s" ]; then join_beside "$b"; fi
+        if [ "${JOIN_AFTER[$b]:-${BESIDE[$b]}}" = "$s" ]; then join_beside "$b"; fi
     done
 done
+for b in "${!BESIDE_PID[@]}"; do join_beside "$b"; done
 check_leftovers
 
 echo
