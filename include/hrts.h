@@ -93,7 +93,7 @@
  * The `hrts_open_options` layout this library was built with: set
  * `version` to it.
  */
-#define HRTS_OPEN_OPTIONS_VERSION 1
+#define HRTS_OPEN_OPTIONS_VERSION 2
 
 /**
  * Kind of a counter metric, for `hrts_stats_metric`.
@@ -329,17 +329,23 @@ typedef struct hrts_stats_snapshot hrts_stats_snapshot;
 typedef struct hrts_trace hrts_trace;
 
 /**
- * How `hrts_segment_open_with` creates a segment that does not exist yet.
+ * How `hrts_segment_open_with` creates a segment that does not exist yet, and
+ * what the handle publishes with the error bounds it learns when it ties.
  * Zero-initialise it, set `version` to `HRTS_OPEN_OPTIONS_VERSION` and the
  * fields you want: a field left 0 takes the environment's value
  * (`HRTS_MODE`, `HRTS_TIE_INTERVAL_MS`, `HRTS_MAX_SLEW_PPM`,
- * `HRTS_STEP_THRESHOLD_MS`), else the default. Like those variables, the
- * options only shape a segment this call creates: an existing segment keeps
- * its creator's mode and settings (`hrts_segment_mode` says which it has).
+ * `HRTS_STEP_THRESHOLD_MS`, `HRTS_BOUND_DRIFT_PPM`, `HRTS_BOUND_VOID_S`),
+ * else the default. Like those variables, the mode and tracking settings
+ * only shape a segment this call creates: an existing segment keeps its
+ * creator's mode and settings (`hrts_segment_mode` says which it has).
+ *
+ * Version 1 (the layout before the bound settings) ends after
+ * `step_threshold_ms`; a caller that sets `version = 1` is read only that
+ * far, so a program built against the older header keeps working.
  */
 typedef struct hrts_open_options {
   /**
-   * `HRTS_OPEN_OPTIONS_VERSION`: the layout the caller filled in.
+   * `HRTS_OPEN_OPTIONS_VERSION`: the layout the caller filled in (1 or 2).
    */
   uint32_t version;
   /**
@@ -360,6 +366,18 @@ typedef struct hrts_open_options {
    * by a step forward, at least 1; 0: default (100).
    */
   uint64_t step_threshold_ms;
+  /**
+   * Version 2: the system clock's largest drift between two learnings of
+   * its error bound, ppm, 1 ..= 1000000; 0: default (50). The value of the
+   * process that ties counts.
+   */
+  uint32_t bound_drift_ppm;
+  /**
+   * Version 2: seconds after which an error bound is void and bounded
+   * stamps fail, 1 ..= 604800; 0: default (60). The value of the process
+   * that ties counts.
+   */
+  uint32_t bound_void_s;
 } hrts_open_options;
 
 /**
@@ -717,10 +735,13 @@ uint32_t hrts_get_thread_id(void);
  * if it does not exist yet, and writes a handle on it to `*out`. A NULL `name`
  * means the default segment's name (`HRTS_SEGMENT`, else `/hrts-<uid>`).
  * The rest of the configuration comes from the environment (`HRTS_GROUP`,
- * `HRTS_MODE`, `HRTS_WRAP_THRESHOLD`, `HRTS_SEQ_INTERVAL`, ...), except that
- * `HRTS_SEQ_FILE` applies only to the default segment's name: any other
- * segment persists its sequence numbers to `<state dir>/hrts/<name>.seq`.
- * `hrts_segment_open_with` chooses the mode of a segment it creates.
+ * `HRTS_MODE`, `HRTS_WRAP_THRESHOLD`, `HRTS_SEQ_INTERVAL`, ...), resolved by
+ * the rule every language shares (docs/configuration.md, "Which segment"):
+ * a name never uses the host page, and `HRTS_SEQ_FILE` applies only to the
+ * default segment's name (any other segment persists its sequence numbers
+ * to `<state dir>/hrts/<name>.seq`, as `hrts --segment` and
+ * `-Dhrts.segment` do). `hrts_segment_open_with` chooses the mode of a
+ * segment it creates and the bound settings.
  *
  * Every successful open gives a new handle, also for a name that is already
  * open in this process; each must be closed with `hrts_segment_close`. On
@@ -738,15 +759,16 @@ int hrts_segment_open(const char *name,
 
 /**
  * `hrts_segment_open` with options for a segment this call creates: its mode
- * and tracking settings (see `hrts_open_options`; a NULL `opts` is
- * `hrts_segment_open`). A segment that exists keeps its creator's mode, so
- * check `hrts_segment_mode` if it matters. Options out of range, or a
- * `version` this library does not know, give `HRTS_E_INVALID_ARGUMENT` and
- * set `*out` to NULL.
+ * and tracking settings, and the bound settings this handle publishes (see
+ * `hrts_open_options`; a NULL `opts` is `hrts_segment_open`). A segment that
+ * exists keeps its creator's mode, so check `hrts_segment_mode` if it
+ * matters. Options out of range, or a `version` this library does not know,
+ * give `HRTS_E_INVALID_ARGUMENT` and set `*out` to NULL.
  *
  * # Safety
  * `name` must be NULL or a NUL-terminated string; `opts` NULL or valid for
- * reading one `hrts_open_options`; `out` NULL (`HRTS_E_NULL_POINTER`) or valid
+ * reading one `hrts_open_options` of the `version` it holds (version 1's
+ * shorter layout for version 1); `out` NULL (`HRTS_E_NULL_POINTER`) or valid
  * for writing one pointer.
  */
 int hrts_segment_open_with(const char *name,

@@ -684,6 +684,36 @@ static int bounded(const char *n_arg, const char *pause_arg) {
   return 0;
 }
 
+/* `seq NAME N`: opens a handle on the segment NAME (as hrts_segment_open resolves it, so
+   its sequence file is the one `hrts --segment NAME` and -Dhrts.segment=NAME use) and prints
+   N of its sequence numbers, one a line: "seq c: N". */
+static int seq_numbers(const char *name, const char *n_arg) {
+  char *end;
+  long n = strtol(n_arg, &end, 10);
+  if (*end != '\0' || n <= 0) {
+    fprintf(stderr, "hrts_test seq: N must be a positive number\n");
+    return 2;
+  }
+  hrts_segment *seg = NULL;
+  int rc = hrts_segment_open(name, &seg);
+  if (rc != HRTS_SUCCESS) {
+    fprintf(stderr, "hrts_test seq: %s: %s\n", hrts_status_name(rc), hrts_last_error());
+    return 1;
+  }
+  for (long i = 0; i < n; i++) {
+    uint64_t number = 0;
+    rc = hrts_segment_next_sequence(seg, &number);
+    if (rc != HRTS_SUCCESS) {
+      fprintf(stderr, "hrts_test seq: %s: %s\n", hrts_status_name(rc), hrts_last_error());
+      hrts_segment_close(seg);
+      return 1;
+    }
+    printf("seq c: %llu\n", (unsigned long long)number);
+  }
+  hrts_segment_close(seg);
+  return 0;
+}
+
 static int fuzz_read(const char *ms_arg) {
   char *end;
   long ms = strtol(ms_arg, &end, 10);
@@ -1055,13 +1085,16 @@ static void check_open_with_mode(void) {
   }
 
   /* Options of an unknown version or out of range are refused, *out NULL. */
-  hrts_open_options bad[3];
+  hrts_open_options bad[5];
   memset(bad, 0, sizeof bad);
-  bad[1].version = bad[2].version = HRTS_OPEN_OPTIONS_VERSION;
+  bad[1].version = bad[2].version = bad[3].version = bad[4].version = HRTS_OPEN_OPTIONS_VERSION;
   bad[1].mode = 7;
   bad[2].tie_interval_ms = 60001;
-  const char *why[3] = {"version 0", "mode 7", "tie interval 60001 ms"};
-  for (int k = 0; k < 3; k++) {
+  bad[3].bound_drift_ppm = 1000001;
+  bad[4].bound_void_s = 604801;
+  const char *why[5] = {"version 0", "mode 7", "tie interval 60001 ms", "bound drift 1000001 ppm",
+                        "bound void-after 604801 s"};
+  for (int k = 0; k < 5; k++) {
     hrts_segment *seg = (hrts_segment *)(uintptr_t)1;
     int rc = hrts_segment_open_with(tracked_name, &bad[k], &seg);
     check_labelled(rc == HRTS_E_INVALID_ARGUMENT && seg == NULL &&
@@ -1070,6 +1103,22 @@ static void check_open_with_mode(void) {
                    hrts_last_error());
     if (rc == HRTS_SUCCESS) hrts_segment_close(seg);
   }
+  /* The bound settings (version 2), and a caller of version 1, whose struct ends before
+     them: what lies there is not read (these values would be refused). */
+  hrts_open_options bound;
+  memset(&bound, 0, sizeof bound);
+  bound.version = HRTS_OPEN_OPTIONS_VERSION;
+  bound.bound_drift_ppm = 20;
+  bound.bound_void_s = 5;
+  hrts_segment *with_bound = open_with(tracked_name, &bound, "hrts_segment_open_with(bound 20 ppm, 5 s)");
+  hrts_segment_close(with_bound);
+  hrts_open_options v1;
+  memset(&v1, 0, sizeof v1);
+  v1.version = 1;
+  v1.bound_drift_ppm = 1000001;
+  v1.bound_void_s = 604801;
+  hrts_segment *old_caller = open_with(tracked_name, &v1, "hrts_segment_open_with(version 1)");
+  hrts_segment_close(old_caller);
   hrts_segment_close(frozen);
   hrts_segment_close(again);
   hrts_segment_close(tracked);
@@ -1297,6 +1346,7 @@ int main(int argc, char **argv) {
   if ((argc == 3 || argc == 4) && strcmp(argv[1], "bounded") == 0)
     return bounded(argv[2], argc == 4 ? argv[3] : NULL);
   if (argc == 3 && strcmp(argv[1], "damage") == 0) return damage(argv[2]);
+  if (argc == 4 && strcmp(argv[1], "seq") == 0) return seq_numbers(argv[2], argv[3]);
   if (argc >= 2 && strcmp(argv[1], "unlink") == 0) {
     /* Cleanup for run.sh: removes each named segment, page and name. */
     for (int i = 2; i < argc; i++) hrts_segment_unlink(argv[i], NULL);
@@ -1305,7 +1355,8 @@ int main(int argc, char **argv) {
   if (argc != 1) {
     fprintf(stderr,
             "usage: hrts_test [stamp-events FILE COUNT | drive N CMD [ARG...] | set-base NAME | "
-            "stamp-for MS | fuzz-read MS | bounded N [PAUSE_US] | damage NAME | unlink NAME...]\n");
+            "stamp-for MS | fuzz-read MS | bounded N [PAUSE_US] | damage NAME | seq NAME N | "
+            "unlink NAME...]\n");
     return 2;
   }
   /* Before anything opens the segment in this process (see check_in_child). */

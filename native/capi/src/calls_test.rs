@@ -199,6 +199,29 @@ fn options(mode: HrtsMode) -> HrtsOpenOptions {
 }
 
 #[test]
+fn the_bound_settings_of_the_options_are_what_the_handle_publishes() {
+    let seg = TestSegment::new("bound-options");
+    let h = open_with(
+        &seg,
+        &HrtsOpenOptions {
+            // Ties a minute apart: no tie publishes another word first.
+            tie_interval_ms: 60_000,
+            bound_drift_ppm: 77,
+            bound_void_s: 2,
+            ..options(HrtsMode::MODE_TRACKING)
+        },
+    );
+    // SAFETY: `h` is open until closed below.
+    let base = unsafe { crate::segments::handle_base(h, "test") }.unwrap();
+    // The creator's first word: its drift, fresh for 3 tie intervals cut to
+    // its void-after.
+    let state = base.bound_state().unwrap();
+    assert_eq!((state.drift_ppb, state.fresh_ns), (77_000, 2_000_000_000));
+    // SAFETY: open, closed once.
+    unsafe { hrts_segment_close(h) };
+}
+
+#[test]
 fn the_creator_chooses_the_mode_and_every_handle_reports_it() {
     let (frozen, tracked) = (TestSegment::new("frozen"), TestSegment::new("tracked"));
     let f = open_with(&frozen, &options(HrtsMode::MODE_FROZEN));
@@ -249,7 +272,7 @@ fn the_creator_chooses_the_mode_and_every_handle_reports_it() {
         assert!(offset.abs() < 50_000_000, "{offset}");
     }
 
-    // Options that are not version 1, or out of range, are refused before
+    // Options of a version this library does not know, or out of range, are refused before
     // anything is opened, and *out is NULL.
     let name = CString::new(tracked.0.as_str()).unwrap();
     for bad in [

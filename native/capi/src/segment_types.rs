@@ -2,13 +2,15 @@
 //! creator opens a segment with: typed values, not the text `hrts info` prints.
 //!
 //! The values of `hrts_mode` and the layouts of `hrts_tracking_state` and
-//! version 1 of `hrts_open_options` are ABI: they never change. A later version
-//! of the options only adds fields at the end (and raises
-//! `HRTS_OPEN_OPTIONS_VERSION`); tracking facts added later come in a new
-//! struct and function rather than growing `hrts_tracking_state`.
+//! of each version of `hrts_open_options` are ABI: they never change. A later
+//! version of the options only adds fields at the end (and raises
+//! `HRTS_OPEN_OPTIONS_VERSION`), and a caller built against an older header
+//! keeps working: only the fields of its version are read. Tracking facts
+//! added later come in a new struct and function rather than growing
+//! `hrts_tracking_state`.
 
 use crate::status::{Failure, HrtsStatus};
-use hrts_core::{Config, Mode, OpenOptions, SharedBase, TrackingState};
+use hrts_core::{BoundOptions, Mode, OpenOptions, OpenRequest, SharedBase, TrackingState};
 
 // C knows this type as `hrts_mode` (cbindgen.toml renames it).
 /// How a segment's timeline follows the calendar clock (`CLOCK_REALTIME`).
@@ -150,20 +152,26 @@ pub(crate) fn tracking_state_of(b: &SharedBase) -> Result<HrtsTrackingState, Fai
 
 /// The `hrts_open_options` layout this library was built with: set
 /// `version` to it.
-pub const HRTS_OPEN_OPTIONS_VERSION: u32 = 1;
+pub const HRTS_OPEN_OPTIONS_VERSION: u32 = 2;
 
 // C knows this type as `hrts_open_options` (cbindgen.toml renames it).
-/// How `hrts_segment_open_with` creates a segment that does not exist yet.
+/// How `hrts_segment_open_with` creates a segment that does not exist yet, and
+/// what the handle publishes with the error bounds it learns when it ties.
 /// Zero-initialise it, set `version` to `HRTS_OPEN_OPTIONS_VERSION` and the
 /// fields you want: a field left 0 takes the environment's value
 /// (`HRTS_MODE`, `HRTS_TIE_INTERVAL_MS`, `HRTS_MAX_SLEW_PPM`,
-/// `HRTS_STEP_THRESHOLD_MS`), else the default. Like those variables, the
-/// options only shape a segment this call creates: an existing segment keeps
-/// its creator's mode and settings (`hrts_segment_mode` says which it has).
+/// `HRTS_STEP_THRESHOLD_MS`, `HRTS_BOUND_DRIFT_PPM`, `HRTS_BOUND_VOID_S`),
+/// else the default. Like those variables, the mode and tracking settings
+/// only shape a segment this call creates: an existing segment keeps its
+/// creator's mode and settings (`hrts_segment_mode` says which it has).
+///
+/// Version 1 (the layout before the bound settings) ends after
+/// `step_threshold_ms`; a caller that sets `version = 1` is read only that
+/// far, so a program built against the older header keeps working.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct HrtsOpenOptions {
-    /// `HRTS_OPEN_OPTIONS_VERSION`: the layout the caller filled in.
+    /// `HRTS_OPEN_OPTIONS_VERSION`: the layout the caller filled in (1 or 2).
     pub version: u32,
     /// `HRTS_MODE_TRACKING` or `HRTS_MODE_FROZEN`; 0: default (tracking).
     pub mode: u32,
@@ -175,39 +183,122 @@ pub struct HrtsOpenOptions {
     /// A calendar ahead of the timeline by more than this many ms is followed
     /// by a step forward, at least 1; 0: default (100).
     pub step_threshold_ms: u64,
+    /// Version 2: the system clock's largest drift between two learnings of
+    /// its error bound, ppm, 1 ..= 1000000; 0: default (50). The value of the
+    /// process that ties counts.
+    pub bound_drift_ppm: u32,
+    /// Version 2: seconds after which an error bound is void and bounded
+    /// stamps fail, 1 ..= 604800; 0: default (60). The value of the process
+    /// that ties counts.
+    pub bound_void_s: u32,
 }
+
+/// Version 1 of `hrts_open_options`: what a caller built against the first
+/// header allocates, and all that may be read of it.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct OpenOptionsV1 {
+    version: u32,
+    mode: u32,
+    tie_interval_ms: u32,
+    max_slew_ppm: u32,
+    step_threshold_ms: u64,
+}
+
+// Version 2 only adds fields at the end of version 1.
+const _: () = {
+    assert!(std::mem::size_of::<OpenOptionsV1>() == 24);
+    assert!(std::mem::size_of::<HrtsOpenOptions>() == 32);
+    assert!(std::mem::align_of::<OpenOptionsV1>() == std::mem::align_of::<HrtsOpenOptions>());
+    assert!(std::mem::offset_of!(HrtsOpenOptions, step_threshold_ms) == 16);
+};
 
 // The C constants are the core's mode codes.
 const _: () = assert!(HrtsMode::MODE_TRACKING as u32 == Mode::Tracking as u32);
 const _: () = assert!(HrtsMode::MODE_FROZEN as u32 == Mode::Frozen as u32);
 
-impl HrtsOpenOptions {
-    /// Applies these options to `cfg` through the core's [`OpenOptions`]:
-    /// a field left 0 is not set; every value is checked (also for a segment
-    /// that exists: a bad option is refused, not ignored).
-    pub(crate) fn apply(&self, cfg: &mut Config, function: &str) -> Result<(), Failure> {
-        let invalid = |what: &str| {
+/// The core's request for the segment `name` (None: the default) with the
+/// options at `opts` (NULL: none), for the core to resolve. A field left 0 is
+/// not set; every value is checked (also for a segment that exists: a bad
+/// option is refused, not ignored), as is the `version`.
+///
+/// # Safety
+/// `opts` must be NULL or valid for reading the `hrts_open_options` of the
+/// version it holds: version 1's fields for `version == 1`, the whole struct
+/// otherwise (a version this library does not know is refused after reading
+/// `version` alone).
+pub(crate) unsafe fn open_request(
+    name: Option<&str>,
+    opts: *const HrtsOpenOptions,
+    function: &str,
+) -> Result<OpenRequest, Failure> {
+    let mut request = OpenRequest {
+        name: name.map(str::to_string),
+        ..OpenRequest::default()
+    };
+    // SAFETY: as this function's contract says.
+    if let Some(opts) = unsafe { read_options(opts, function) }? {
+        let invalid = |e: hrts_core::Error| {
             Failure::new(
                 HrtsStatus::E_INVALID_ARGUMENT,
-                format!("{function}: {what}"),
+                format!("{function}: {}", e.message()),
             )
         };
-        if self.version != HRTS_OPEN_OPTIONS_VERSION {
-            return Err(invalid(&format!(
-                "hrts_open_options version {} is not {HRTS_OPEN_OPTIONS_VERSION}, the one this \
-                 libhrts knows; zero the struct and set version = HRTS_OPEN_OPTIONS_VERSION \
-                 (and build against the hrts.h of this libhrts)",
-                self.version
-            )));
-        }
-        OpenOptions::from_raw(
-            self.mode.into(),
-            self.tie_interval_ms.into(),
-            self.max_slew_ppm.into(),
-            self.step_threshold_ms,
+        request.options = OpenOptions::from_raw(
+            opts.mode.into(),
+            opts.tie_interval_ms.into(),
+            opts.max_slew_ppm.into(),
+            opts.step_threshold_ms,
         )
-        .and_then(|opts| opts.apply(cfg))
-        .map_err(|e| invalid(e.message()))
+        .map_err(invalid)?;
+        request.bound =
+            BoundOptions::from_raw(opts.bound_drift_ppm.into(), opts.bound_void_s.into())
+                .map_err(invalid)?;
+    }
+    Ok(request)
+}
+
+/// The options at `opts` as this library's layout (the fields a version 1
+/// caller has not got are 0: not set); `None` for NULL.
+///
+/// # Safety
+/// As for [`open_request`].
+unsafe fn read_options(
+    opts: *const HrtsOpenOptions,
+    function: &str,
+) -> Result<Option<HrtsOpenOptions>, Failure> {
+    if opts.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: non-NULL, and every version starts with `version`, so even a
+    // struct of an unknown version is valid for reading it (contract).
+    let version = unsafe { opts.cast::<u32>().read() };
+    match version {
+        1 => {
+            // SAFETY: a version 1 struct is valid for reading version 1's
+            // fields (contract); the layouts agree on them (checked above).
+            let v1 = unsafe { opts.cast::<OpenOptionsV1>().read() };
+            Ok(Some(HrtsOpenOptions {
+                version: v1.version,
+                mode: v1.mode,
+                tie_interval_ms: v1.tie_interval_ms,
+                max_slew_ppm: v1.max_slew_ppm,
+                step_threshold_ms: v1.step_threshold_ms,
+                ..HrtsOpenOptions::default()
+            }))
+        }
+        // SAFETY: a struct of this library's version is valid for reading
+        // whole (contract).
+        HRTS_OPEN_OPTIONS_VERSION => Ok(Some(unsafe { opts.read() })),
+        _ => Err(Failure::new(
+            HrtsStatus::E_INVALID_ARGUMENT,
+            format!(
+                "{function}: hrts_open_options version {version} is neither 1 nor \
+                 {HRTS_OPEN_OPTIONS_VERSION}, the ones this libhrts knows; zero the struct and \
+                 set version = HRTS_OPEN_OPTIONS_VERSION (and build against the hrts.h of this \
+                 libhrts)"
+            ),
+        )),
     }
 }
 
@@ -223,40 +314,81 @@ mod tests {
         }
     }
 
-    #[test]
-    fn zero_options_keep_the_environment_and_set_ones_override_it() {
-        let mut env = Config::named("/hrts-options");
-        env.mode = Mode::Frozen;
-        env.tracking.max_slew_ppm = 42;
-        let mut same = env.clone();
-        options().apply(&mut same, "f").unwrap();
-        assert_eq!((same.mode, same.tracking), (env.mode, env.tracking));
+    fn request(opts: &HrtsOpenOptions) -> Result<OpenRequest, Failure> {
+        // SAFETY: a whole struct of this library's layout.
+        unsafe { open_request(Some("/hrts-options"), opts, "hrts_segment_open_with") }
+    }
 
-        let mut set = env;
-        HrtsOpenOptions {
-            mode: HrtsMode::MODE_TRACKING as u32,
+    #[test]
+    fn zero_options_set_nothing_and_set_ones_are_passed_on() {
+        // SAFETY: NULL options.
+        let none = unsafe { open_request(None, std::ptr::null(), "f") }.unwrap();
+        assert_eq!(none, OpenRequest::default());
+        let zero = request(&options()).unwrap();
+        assert_eq!(zero, OpenRequest::named("/hrts-options"));
+
+        let set = request(&HrtsOpenOptions {
+            mode: HrtsMode::MODE_FROZEN as u32,
             tie_interval_ms: 250,
             max_slew_ppm: 100,
             step_threshold_ms: 7,
+            bound_drift_ppm: 20,
+            bound_void_s: 5,
             ..options()
-        }
-        .apply(&mut set, "f")
+        })
         .unwrap();
-        assert_eq!(set.mode, Mode::Tracking);
-        assert_eq!(set.tracking.interval, Duration::from_millis(250));
-        assert_eq!(set.tracking.max_slew_ppm, 100);
-        assert_eq!(set.tracking.step_threshold, Duration::from_millis(7));
-        assert_eq!(set.name, "/hrts-options");
+        assert_eq!(set.name.as_deref(), Some("/hrts-options"));
+        assert_eq!(
+            set.options,
+            OpenOptions {
+                mode: Some(Mode::Frozen),
+                tie_interval: Some(Duration::from_millis(250)),
+                max_slew_ppm: Some(100),
+                step_threshold: Some(Duration::from_millis(7)),
+            }
+        );
+        assert_eq!(
+            set.bound,
+            BoundOptions {
+                drift_ppm: Some(20),
+                void_after: Some(Duration::from_secs(5)),
+            }
+        );
+    }
+
+    #[test]
+    fn a_version_1_caller_is_read_only_as_far_as_its_struct_goes() {
+        // A version 1 struct with something else right after it: the bytes
+        // where version 2 has its bound fields must not be read.
+        #[repr(C)]
+        struct V1AndMore {
+            v1: OpenOptionsV1,
+            after: [u32; 2],
+        }
+        let caller = V1AndMore {
+            v1: OpenOptionsV1 {
+                version: 1,
+                mode: HrtsMode::MODE_TRACKING as u32,
+                tie_interval_ms: 300,
+                max_slew_ppm: 0,
+                step_threshold_ms: 0,
+            },
+            after: [u32::MAX, u32::MAX],
+        };
+        let ptr = (&caller as *const V1AndMore).cast::<HrtsOpenOptions>();
+        // SAFETY: version 1's fields are valid for reading at `ptr`.
+        let req = unsafe { open_request(None, ptr, "f") }.unwrap();
+        assert_eq!(req.options.tie_interval, Some(Duration::from_millis(300)));
+        assert_eq!(req.bound, BoundOptions::default());
     }
 
     #[test]
     fn bad_options_are_refused_saying_what_to_do() {
-        let env = Config::named("/hrts-options");
         let cases = [
-            (HrtsOpenOptions::default(), "version 0 is not 1"),
+            (HrtsOpenOptions::default(), "version 0 is neither 1 nor 2"),
             (
                 HrtsOpenOptions {
-                    version: 2,
+                    version: 3,
                     ..options()
                 },
                 "build against the hrts.h of this libhrts",
@@ -282,11 +414,23 @@ mod tests {
                 },
                 "outside 1 ..= 50000 ppm",
             ),
+            (
+                HrtsOpenOptions {
+                    bound_drift_ppm: 1_000_001,
+                    ..options()
+                },
+                "bound drift 1000001 ppm is outside 1 ..= 1000000 ppm",
+            ),
+            (
+                HrtsOpenOptions {
+                    bound_void_s: 604_801,
+                    ..options()
+                },
+                "bound void-after 604801s is outside 1 s ..= 604800 s",
+            ),
         ];
         for (opts, message) in cases {
-            let e = opts
-                .apply(&mut env.clone(), "hrts_segment_open_with")
-                .unwrap_err();
+            let e = request(&opts).unwrap_err();
             assert_eq!(e.status, HrtsStatus::E_INVALID_ARGUMENT, "{opts:?}");
             assert!(
                 e.message.starts_with("hrts_segment_open_with: ") && e.message.contains(message),

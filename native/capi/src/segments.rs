@@ -10,7 +10,7 @@
 use crate::boundary::{c_calls, put, required};
 use crate::segment_types::{self, HrtsOpenOptions, HrtsTrackingState};
 use crate::status::{Failure, HrtsStatus};
-use hrts_core::{process, Config, SharedBase};
+use hrts_core::{process, OpenRequest, SharedBase};
 use std::ffi::{c_char, c_int, CStr};
 use std::ptr::{null, null_mut};
 
@@ -63,21 +63,6 @@ pub(crate) unsafe fn handle_base<'a>(
     }
 }
 
-/// The configuration for a handle on `name` (None: the default name), given
-/// the environment's (`Config::from_env`).
-///
-/// Everything but the name is the environment's, as for the default segment,
-/// except `HRTS_SEQ_FILE`: it is the default segment's persist file, and two
-/// segments persisting into one file would hand out each other's numbers
-/// after a reboot. Another segment persists into its own default file
-/// (`<state dir>/hrts/<name>.seq`).
-fn config_for(env: Config, name: Option<&str>) -> Config {
-    match name {
-        Some(name) => env.with_name(name),
-        None => env,
-    }
-}
-
 /// The body of both opens: `*out` is NULL until the handle is made.
 ///
 /// # Safety
@@ -94,13 +79,10 @@ unsafe fn open_with(
     unsafe { put(out, null_mut()) };
     // SAFETY: `name` is NULL or NUL-terminated, by this function's contract.
     let name = unsafe { name_arg(name, function) }?;
-    let mut cfg = config_for(Config::from_env()?, name);
-    // SAFETY: `opts` is NULL or valid for one read, by this function's contract;
-    // the options are copied out before use.
-    if let Some(opts) = unsafe { opts.as_ref() } {
-        opts.apply(&mut cfg, function)?;
-    }
-    let base = SharedBase::open(&cfg)?;
+    // SAFETY: `opts` is NULL or valid for reading its version's layout, by this
+    // function's contract; the options are copied out before use.
+    let request = unsafe { segment_types::open_request(name, opts, function) }?;
+    let base = SharedBase::open(&request.resolve()?)?;
     let handle = Box::into_raw(Box::new(HrtsSegment { base }));
     // SAFETY: as above.
     unsafe { put(out, handle) };
@@ -133,10 +115,13 @@ c_calls! {
     /// if it does not exist yet, and writes a handle on it to `*out`. A NULL `name`
     /// means the default segment's name (`HRTS_SEGMENT`, else `/hrts-<uid>`).
     /// The rest of the configuration comes from the environment (`HRTS_GROUP`,
-    /// `HRTS_MODE`, `HRTS_WRAP_THRESHOLD`, `HRTS_SEQ_INTERVAL`, ...), except that
-    /// `HRTS_SEQ_FILE` applies only to the default segment's name: any other
-    /// segment persists its sequence numbers to `<state dir>/hrts/<name>.seq`.
-    /// `hrts_segment_open_with` chooses the mode of a segment it creates.
+    /// `HRTS_MODE`, `HRTS_WRAP_THRESHOLD`, `HRTS_SEQ_INTERVAL`, ...), resolved by
+    /// the rule every language shares (docs/configuration.md, "Which segment"):
+    /// a name never uses the host page, and `HRTS_SEQ_FILE` applies only to the
+    /// default segment's name (any other segment persists its sequence numbers
+    /// to `<state dir>/hrts/<name>.seq`, as `hrts --segment` and
+    /// `-Dhrts.segment` do). `hrts_segment_open_with` chooses the mode of a
+    /// segment it creates and the bound settings.
     ///
     /// Every successful open gives a new handle, also for a name that is already
     /// open in this process; each must be closed with `hrts_segment_close`. On
@@ -154,15 +139,16 @@ c_calls! {
     }
 
     /// `hrts_segment_open` with options for a segment this call creates: its mode
-    /// and tracking settings (see `hrts_open_options`; a NULL `opts` is
-    /// `hrts_segment_open`). A segment that exists keeps its creator's mode, so
-    /// check `hrts_segment_mode` if it matters. Options out of range, or a
-    /// `version` this library does not know, give `HRTS_E_INVALID_ARGUMENT` and
-    /// set `*out` to NULL.
+    /// and tracking settings, and the bound settings this handle publishes (see
+    /// `hrts_open_options`; a NULL `opts` is `hrts_segment_open`). A segment that
+    /// exists keeps its creator's mode, so check `hrts_segment_mode` if it
+    /// matters. Options out of range, or a `version` this library does not know,
+    /// give `HRTS_E_INVALID_ARGUMENT` and set `*out` to NULL.
     ///
     /// # Safety
     /// `name` must be NULL or a NUL-terminated string; `opts` NULL or valid for
-    /// reading one `hrts_open_options`; `out` NULL (`HRTS_E_NULL_POINTER`) or valid
+    /// reading one `hrts_open_options` of the `version` it holds (version 1's
+    /// shorter layout for version 1); `out` NULL (`HRTS_E_NULL_POINTER`) or valid
     /// for writing one pointer.
     unsafe fn hrts_segment_open_with(
         name: *const c_char,
@@ -185,8 +171,12 @@ c_calls! {
     unsafe fn hrts_segment_unlink(name: *const c_char, existed: *mut c_int) -> () {
         // SAFETY: `name` is NULL or NUL-terminated, by this function's contract.
         let name = unsafe { name_arg(name, FUNCTION) }?;
-        let cfg = config_for(Config::from_env()?, name);
-        let removed = SharedBase::unlink(&cfg.name)?;
+        let name = OpenRequest {
+            name: name.map(str::to_string),
+            ..OpenRequest::default()
+        }
+        .segment_name();
+        let removed = SharedBase::unlink(&name)?;
         if let Some(existed) = std::ptr::NonNull::new(existed) {
             // SAFETY: non-NULL and valid for one int by this function's contract.
             unsafe { put(existed, c_int::from(removed)) };
@@ -267,26 +257,5 @@ c_calls! {
     /// (the message says what).
     fn hrts_validate / hrts_segment_validate (b) -> () {
         Ok(b.validate()?)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_seq_file_of_the_environment_stays_with_the_default_name() {
-        let mut env = Config::named("/hrts-default");
-        env.seq_file = Some("/tmp/default.seq".into());
-        let same = config_for(env.clone(), Some("/hrts-default"));
-        assert_eq!(same.seq_file, env.seq_file);
-        let default = config_for(env.clone(), None);
-        assert_eq!(
-            (default.name.as_str(), default.seq_file),
-            ("/hrts-default", env.seq_file.clone())
-        );
-        let other = config_for(env.clone(), Some("/hrts-other"));
-        assert_eq!((other.name.as_str(), other.seq_file), ("/hrts-other", None));
-        assert_eq!(other.seq_interval, env.seq_interval);
     }
 }

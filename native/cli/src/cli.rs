@@ -23,7 +23,8 @@ use std::ffi::OsString;
     after_help = after_help(),
 )]
 pub struct Cli {
-    /// The segment to use (default: $HRTS_SEGMENT, else /hrts-<uid>); for `hrts stats` the
+    /// The segment to use, never the host page (default: $HRTS_SEGMENT, else the host page of
+    /// `hrts daemon` when there is one, else /hrts-<uid>); for `hrts stats` the
     /// statistics segment (default: $HRTS_STATS_SEGMENT, else /hrts-stats-<uid>)
     #[arg(long, global = true, value_name = "NAME", value_parser = non_empty_name)]
     pub segment: Option<String>,
@@ -58,7 +59,8 @@ pub enum Command {
     /// For every line on stdin print one ordered stamp (epoch ns)
     Echo,
     /// Print N sequence numbers shared by every process of the segment, never repeated, even
-    /// after a reboot (persisted in $HRTS_SEQ_FILE every $HRTS_SEQ_INTERVAL numbers)
+    /// after a reboot (persisted in the segment's sequence file every $HRTS_SEQ_INTERVAL
+    /// numbers; see HRTS_SEQ_FILE)
     Seq(CountArgs),
     /// Print N unique stamps: epoch ns, each greater than every unique stamp any process got
     /// before
@@ -180,13 +182,13 @@ pub const ENVIRONMENT: &[(&str, &str)] = &[
     ),
     (
         env::BOUND_DRIFT_PPM,
-        "the system clock's largest drift between two learnings of its error bound, ppm \
-         (default 50); the writer's (daemon's, tying process's) value counts",
+        "the system clock's largest drift between two learnings of its error bound, ppm, \
+         1..1000000 (default 50); the writer's (daemon's, tying process's) value counts",
     ),
     (
         env::BOUND_VOID_S,
-        "seconds after which an error bound is void and `hrts now --bound` fails (default 60); \
-         the writer's value counts",
+        "seconds after which an error bound is void and `hrts now --bound` fails, \
+         1..604800 (default 60); the writer's value counts",
     ),
     (
         env::HOST_DIR,
@@ -237,8 +239,9 @@ pub const ENVIRONMENT: &[(&str, &str)] = &[
     ),
     (
         env::SEQ_FILE,
-        "where `seq` persists its high-water mark \
-         (default ~/.local/state/hrts/<segment>.seq)",
+        "where `seq` persists the high-water mark of the segment HRTS_SEGMENT names (else \
+         /hrts-<uid>); any other segment (--segment) uses its own \
+         ~/.local/state/hrts/<segment>.seq, the default",
     ),
     (
         env::SEQ_INTERVAL,

@@ -38,6 +38,52 @@ fn now_bound_answers_as_the_kernel_says() {
     assert!(info.contains("\nbound status: "), "{info}");
 }
 
+/// The bound settings are read like every other HRTS_* variable: a malformed
+/// or out-of-range value is refused with exit 2 and a message naming it, for
+/// the default segment and a named one alike, before any segment is opened.
+#[test]
+fn malformed_bound_settings_are_refused_naming_the_variable() {
+    let seg = Segment::new();
+    for var in ["HRTS_BOUND_DRIFT_PPM", "HRTS_BOUND_VOID_S"] {
+        for value in ["abc", "", "0", "-5", "1.5", "99999999999"] {
+            for named in [false, true] {
+                let mut cmd = common::command();
+                if named {
+                    cmd.args(["--segment", &seg.0]);
+                }
+                let out = cmd
+                    .env(var, value)
+                    .args(["now", "--bound"])
+                    .output()
+                    .unwrap();
+                let stderr = String::from_utf8_lossy(&out.stderr);
+                let what = format!("{var}={value:?} (--segment: {named})");
+                assert_eq!(out.status.code(), Some(2), "{what}: {stderr}");
+                assert!(
+                    stderr.contains(&format!("{var}={value:?} is not a whole number")),
+                    "{what}: {stderr}"
+                );
+                assert!(out.stdout.is_empty(), "{what}");
+            }
+        }
+    }
+    assert!(
+        !std::path::Path::new(&seg.shm_path()).exists(),
+        "nothing was opened"
+    );
+    // In range, the same variables are taken.
+    let out = seg
+        .command()
+        .env("HRTS_BOUND_DRIFT_PPM", "20")
+        .env("HRTS_BOUND_VOID_S", "30")
+        .arg("info")
+        .output()
+        .unwrap();
+    let info = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{info}");
+    assert!(info.contains("\nbound drift ppm: 20\n"), "{info}");
+}
+
 /// Commit wait drives `hrts debug bound-echo`, which test builds alone have.
 #[cfg(feature = "testing")]
 mod commit_wait {

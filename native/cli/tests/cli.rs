@@ -460,16 +460,23 @@ fn seq_numbers_never_repeat_across_processes_and_a_lost_segment() {
     let dir = std::env::temp_dir().join(format!("hrts-clitest-seq-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let file = dir.join("n.seq");
-    let seq = |n: &str| -> Vec<u64> {
-        let out = command()
+    // HRTS_SEQ_FILE belongs to the segment HRTS_SEGMENT names, also when
+    // --segment names it again: one file, whichever way it is chosen.
+    let seq_by = |n: &str, also_by_option: bool| -> Vec<u64> {
+        let mut cmd = seg.command();
+        if also_by_option {
+            cmd.args(["--segment", &seg.0]);
+        }
+        let out = cmd
             .env("HRTS_SEQ_FILE", &file)
             .env("HRTS_SEQ_INTERVAL", "10")
-            .args(["--segment", &seg.0, "seq", n])
+            .args(["seq", n])
             .output()
             .unwrap();
         ok(out).lines().map(|l| l.parse().unwrap()).collect()
     };
-    let first = seq("25");
+    let seq = |n: &str| seq_by(n, true);
+    let first = seq_by("25", false);
     assert_eq!(first.len(), 25);
     assert!(first.windows(2).all(|w| w[0] < w[1]), "{first:?}");
     let second = seq("5");

@@ -38,11 +38,16 @@
 //!   `segment/info.rs`; `next_unique`, `next_unique_ordered`, `last_unique` in
 //!   `stamps/unique.rs`;
 //!   `next_sequence`, `seq_file` in `stamps/sequence.rs`.
+//! - [`OpenRequest`]: what a caller asks to open (a name or the default, the
+//!   options of a segment it creates, the bound settings); its `resolve` is
+//!   the one place that reads the environment and decides the segment's
+//!   name, the host page and the sequence file (every front end calls it).
 //! - [`Config`], [`Sharing`], [`Calendar`], [`Opened`], [`Mode`],
-//!   [`TrackingConfig`], [`OpenOptions`], [`default_segment_name`],
-//!   [`resolve_group`]: how a segment is named, shared, opened, and how it
-//!   follows the calendar ([`OpenOptions`] is what the C and Java front ends
-//!   turn their creation settings into).
+//!   [`TrackingConfig`], [`OpenOptions`], [`BoundConfig`], [`BoundOptions`],
+//!   [`default_segment_name`], [`resolve_group`]: how a segment is named,
+//!   shared, opened, how it follows the calendar and what its bounds say
+//!   ([`OpenOptions`] and [`BoundOptions`] are what the C and Java front ends
+//!   turn their settings into).
 //! - [`Base`], [`BaseInfo`], [`TimeStamp`], [`SegmentInfo`], [`EvaluationSummary`],
 //!   [`TrackingState`], [`pace_text`]: what the timeline and
 //!   `hrts info` report.
@@ -86,16 +91,17 @@ pub use segment::info::{pace_text, EvaluationSummary, SegmentInfo, TrackingState
 pub use segment::layout::LAYOUT_VERSION;
 pub use segment::timeline::{Base, BaseInfo, TimeStamp};
 pub use segment::{
-    default_name as default_segment_name, resolve_group, Access, Calendar, Config, DaemonRound,
-    HostConfig, HostDaemon, Mode, OpenOptions, Opened, SharedBase, Sharing, TrackingConfig,
+    default_name as default_segment_name, resolve_group, Access, BoundConfig, BoundOptions,
+    Calendar, Config, DaemonRound, HostConfig, HostDaemon, Mode, OpenOptions, OpenRequest, Opened,
+    SharedBase, Sharing, TrackingConfig,
 };
 pub use stamps::itc::{ItcFormat, ItcStamper};
 
 /// Every environment variable the library reads, in one place.
 pub mod env {
     pub use crate::clock::eligibility::OVERRIDE_ENV as SOURCE;
-    pub use crate::segment::bound::{ENV_DRIFT_PPM as BOUND_DRIFT_PPM, ENV_VOID_S as BOUND_VOID_S};
     pub use crate::segment::config::{
+        ENV_BOUND_DRIFT_PPM as BOUND_DRIFT_PPM, ENV_BOUND_VOID_S as BOUND_VOID_S,
         ENV_CALENDAR_CLOCK as CALENDAR_CLOCK, ENV_GROUP as GROUP, ENV_HOST as HOST,
         ENV_HOST_DIR as HOST_DIR, ENV_HOST_USER as HOST_USER, ENV_MAX_SLEW_PPM as MAX_SLEW_PPM,
         ENV_MODE as MODE, ENV_SEGMENT as SEGMENT, ENV_SEQ_FILE as SEQ_FILE,

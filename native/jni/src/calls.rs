@@ -4,7 +4,7 @@
 
 use crate::boundary::{base, Failure};
 use hrts_core::{ibmts, process};
-use hrts_core::{Config, Mode, OpenOptions, SharedBase};
+use hrts_core::{BoundOptions, Mode, OpenOptions, OpenRequest, SharedBase};
 use jni::sys::{jint, jlong};
 use std::ops::Range;
 
@@ -14,45 +14,74 @@ pub(crate) fn to_jlong(v: u64) -> jlong {
     v.min(jlong::MAX as u64) as jlong
 }
 
-/// Opens the process's segment (`process::init_global`) with the configuration of
-/// the environment (`HRTS_*`), the open options of the JVM's system properties
-/// (`hrts.mode`, `hrts.tieIntervalMs`, `hrts.maxSlewPpm`, `hrts.stepThresholdMs`:
-/// a mode code and numbers, each 0 where the property is not set) and, if
-/// given, this name (UTF-8 from Java). The options are checked even when the
-/// segment exists and they will not be used: a bad property is reported, not
-/// ignored. Nothing is cached on failure, so a later call retries.
-pub(crate) fn open(
-    name: Option<Vec<u8>>,
-    mode: jint,
-    tie_interval_ms: jlong,
-    max_slew_ppm: jlong,
-    step_threshold_ms: jlong,
-) -> Result<(), Failure> {
-    let invalid = |what: &str| {
-        Failure::invalid_argument(format!(
-            "hrts: {what}; fix or remove the system property (-Dhrts.mode=tracking|frozen, \
-             -Dhrts.tieIntervalMs, -Dhrts.maxSlewPpm, -Dhrts.stepThresholdMs)"
-        ))
-    };
-    let raw = |v: i64, what: &str| {
-        u64::try_from(v).map_err(|_| invalid(&format!("{what} {v} is negative")))
-    };
-    let mut cfg = Config::from_env()?;
-    OpenOptions::from_raw(
-        raw(mode.into(), "the mode code")?,
-        raw(tie_interval_ms, "the tie interval")?,
-        raw(max_slew_ppm, "the largest slew")?,
-        raw(step_threshold_ms, "the step threshold")?,
-    )
-    .and_then(|opts| opts.apply(&mut cfg))
-    .map_err(|e| invalid(e.message()))?;
-    if let Some(bytes) = name {
-        let name = String::from_utf8(bytes).map_err(|_| {
-            Failure::invalid_argument("hrts: the segment name is not valid UTF-8".to_string())
-        })?;
-        cfg.name = name;
-        cfg.host = None;
+/// The open settings of the JVM's system properties, as `Native.openSegment`
+/// passes them: a mode code and numbers, each 0 where the property is not set.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct RawOptions {
+    /// `hrts.mode`, as an `io.hrts.Mode` code.
+    pub mode: jint,
+    /// `hrts.tieIntervalMs`.
+    pub tie_interval_ms: jlong,
+    /// `hrts.maxSlewPpm`.
+    pub max_slew_ppm: jlong,
+    /// `hrts.stepThresholdMs`.
+    pub step_threshold_ms: jlong,
+    /// `hrts.boundDriftPpm`.
+    pub bound_drift_ppm: jlong,
+    /// `hrts.boundVoidS`.
+    pub bound_void_s: jlong,
+}
+
+impl RawOptions {
+    /// The request for `name` (None: the default segment) with these options,
+    /// checked: a bad property is refused naming the properties, before the
+    /// core looks at the environment.
+    fn request(&self, name: Option<String>) -> Result<OpenRequest, Failure> {
+        let invalid = |what: &str| {
+            Failure::invalid_argument(format!(
+                "hrts: {what}; fix or remove the system property (-Dhrts.mode=tracking|frozen, \
+                 -Dhrts.tieIntervalMs, -Dhrts.maxSlewPpm, -Dhrts.stepThresholdMs, \
+                 -Dhrts.boundDriftPpm, -Dhrts.boundVoidS)"
+            ))
+        };
+        let raw = |v: i64, what: &str| {
+            u64::try_from(v).map_err(|_| invalid(&format!("{what} {v} is negative")))
+        };
+        let options = OpenOptions::from_raw(
+            raw(self.mode.into(), "the mode code")?,
+            raw(self.tie_interval_ms, "the tie interval")?,
+            raw(self.max_slew_ppm, "the largest slew")?,
+            raw(self.step_threshold_ms, "the step threshold")?,
+        )
+        .map_err(|e| invalid(e.message()))?;
+        let bound = BoundOptions::from_raw(
+            raw(self.bound_drift_ppm, "the bound drift")?,
+            raw(self.bound_void_s, "the bound void-after")?,
+        )
+        .map_err(|e| invalid(e.message()))?;
+        Ok(OpenRequest {
+            name,
+            options,
+            bound,
+        })
     }
+}
+
+/// Opens the process's segment (`process::init_global`): the core resolves
+/// the request of this name (UTF-8 from Java, `-Dhrts.segment`; None: the
+/// default) and the system properties' options with the environment
+/// (`HRTS_*`). The options are checked even when the segment exists and they
+/// will not be used: a bad property is reported, not ignored. Nothing is
+/// cached on failure, so a later call retries.
+pub(crate) fn open(name: Option<Vec<u8>>, options: RawOptions) -> Result<(), Failure> {
+    let name = name
+        .map(|bytes| {
+            String::from_utf8(bytes).map_err(|_| {
+                Failure::invalid_argument("hrts: the segment name is not valid UTF-8".to_string())
+            })
+        })
+        .transpose()?;
+    let cfg = options.request(name)?.resolve()?;
     process::init_global(&cfg)?;
     Ok(())
 }
@@ -328,14 +357,18 @@ mod tests {
         assert!(info.base.generation >= 1);
 
         // Reopening under the same name is a no-op; another name is refused.
-        open(Some(name.clone().into_bytes()), 0, 0, 0, 0).unwrap();
-        let e = open(Some(b"/hrts-jnitest-other".to_vec()), 0, 0, 0, 0).unwrap_err();
+        open(Some(name.clone().into_bytes()), RawOptions::default()).unwrap();
+        let e = open(Some(b"/hrts-jnitest-other".to_vec()), RawOptions::default()).unwrap_err();
         assert_eq!(e.kind, "INVALID_ARGUMENT");
         assert!(e.message.contains("/hrts-jnitest-other"), "{}", e.message);
-        let e = open(Some(vec![b'/', 0xff]), 0, 0, 0, 0).unwrap_err();
+        let e = open(Some(vec![b'/', 0xff]), RawOptions::default()).unwrap_err();
         assert_eq!(e.kind, "INVALID_ARGUMENT");
         // A property out of range is refused, even though the segment is open.
-        let e = open(Some(name.clone().into_bytes()), 0, 60_001, 0, 0).unwrap_err();
+        let long_ties = RawOptions {
+            tie_interval_ms: 60_001,
+            ..RawOptions::default()
+        };
+        let e = open(Some(name.clone().into_bytes()), long_ties).unwrap_err();
         assert_eq!(e.kind, "INVALID_ARGUMENT");
         assert!(e.message.contains("outside 1 ms ..= 60 s"), "{}", e.message);
 
@@ -358,15 +391,26 @@ mod tests {
         // Each is refused before any segment is looked at (the name is one
         // no test creates).
         let name = || Some(b"/hrts-jnitest-never-created".to_vec());
-        for ((mode, tie, slew, step), message) in [
-            ((3, 0, 0, 0), "mode code 3 is neither"),
-            ((-1, 0, 0, 0), "the mode code -1 is negative"),
-            ((0, -5, 0, 0), "the tie interval -5 is negative"),
-            ((0, 0, 1 << 40, 0), "outside 1 ..= 50000 ppm"),
-            ((0, 0, 50_001, 0), "outside 1 ..= 50000 ppm"),
-            ((0, 0, 0, -7), "the step threshold -7 is negative"),
+        let raw = |mode, tie, slew, step, drift, void| RawOptions {
+            mode,
+            tie_interval_ms: tie,
+            max_slew_ppm: slew,
+            step_threshold_ms: step,
+            bound_drift_ppm: drift,
+            bound_void_s: void,
+        };
+        for (options, message) in [
+            (raw(3, 0, 0, 0, 0, 0), "mode code 3 is neither"),
+            (raw(-1, 0, 0, 0, 0, 0), "the mode code -1 is negative"),
+            (raw(0, -5, 0, 0, 0, 0), "the tie interval -5 is negative"),
+            (raw(0, 0, 1 << 40, 0, 0, 0), "outside 1 ..= 50000 ppm"),
+            (raw(0, 0, 50_001, 0, 0, 0), "outside 1 ..= 50000 ppm"),
+            (raw(0, 0, 0, -7, 0, 0), "the step threshold -7 is negative"),
+            (raw(0, 0, 0, 0, -1, 0), "the bound drift -1 is negative"),
+            (raw(0, 0, 0, 0, 1_000_001, 0), "outside 1 ..= 1000000 ppm"),
+            (raw(0, 0, 0, 0, 0, 604_801), "outside 1 s ..= 604800 s"),
         ] {
-            let e = open(name(), mode, tie, slew, step).unwrap_err();
+            let e = open(name(), options).unwrap_err();
             assert_eq!(e.kind, "INVALID_ARGUMENT", "{message}");
             assert!(
                 e.message.contains(message) && e.message.contains("-Dhrts.mode"),

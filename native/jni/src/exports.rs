@@ -13,9 +13,10 @@ use jni::{jni_mangle, EnvUnowned};
 // ---------------------------------------------------------------- setup
 
 /// `static native void openSegment(byte[] utf8NameOrNull, int mode, long
-/// tieIntervalMs, long maxSlewPpm, long stepThresholdMs)`: opens the process's
-/// segment, creating it with these settings (0: the environment's) if it does
-/// not exist; throws HrtsException with the core's message on failure.
+/// tieIntervalMs, long maxSlewPpm, long stepThresholdMs, long boundDriftPpm,
+/// long boundVoidS)`: opens the process's segment, creating it with these
+/// settings (0: the environment's) if it does not exist; throws HrtsException
+/// with the core's message on failure.
 #[jni_mangle("io.hrts.Native")]
 pub fn open_segment<'local>(
     mut env: EnvUnowned<'local>,
@@ -25,6 +26,8 @@ pub fn open_segment<'local>(
     tie_interval_ms: jlong,
     max_slew_ppm: jlong,
     step_threshold_ms: jlong,
+    bound_drift_ppm: jlong,
+    bound_void_s: jlong,
 ) {
     env.with_env(|env| -> Result<(), Failure> {
         let name = if name.is_null() {
@@ -32,7 +35,15 @@ pub fn open_segment<'local>(
         } else {
             Some(env.convert_byte_array(&name)?)
         };
-        calls::open(name, mode, tie_interval_ms, max_slew_ppm, step_threshold_ms)
+        let options = calls::RawOptions {
+            mode,
+            tie_interval_ms,
+            max_slew_ppm,
+            step_threshold_ms,
+            bound_drift_ppm,
+            bound_void_s,
+        };
+        calls::open(name, options)
     })
     .resolve::<ThrowHrtsException>()
 }

@@ -5,7 +5,7 @@
 //! adopts it without a seam.
 
 use crate::exit::CliError;
-use hrts_core::{Config, Error, ErrorKind, HostConfig, HostDaemon};
+use hrts_core::{Error, ErrorKind, HostConfig, HostDaemon, OpenRequest};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -37,8 +37,9 @@ pub fn run(args: &DaemonArgs) -> Result<(), CliError> {
     if !args.foreground {
         return detach(&dir);
     }
-    let mut cfg = Config::from_env()?;
-    cfg.host = None;
+    // The default request: the page takes the environment's settings (the
+    // core names it by its path and never looks for another host page).
+    let cfg = OpenRequest::default().resolve()?;
     let stop = Arc::new(AtomicBool::new(false));
     for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
         signal_hook::flag::register(signal, Arc::clone(&stop))?;

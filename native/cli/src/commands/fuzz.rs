@@ -17,7 +17,7 @@
 //! give; since every stamp checks its line's quick word, the stage requires 0).
 
 use crate::exit::CliError;
-use hrts_core::{Config, SharedBase};
+use hrts_core::{Config, OpenRequest, SharedBase};
 use std::io::Write;
 use std::os::unix::fs::FileExt;
 use std::os::unix::process::ExitStatusExt;
@@ -95,9 +95,7 @@ fn fresh_open_offset(cfg: &Config) -> Option<i64> {
 
 pub fn fuzz(base: &SharedBase, rounds: u64, seed: u64) -> Result<(), CliError> {
     let name = base.name().to_string();
-    let mut cfg = Config::from_env()?;
-    cfg.name = name.clone();
-    cfg.host = None;
+    let mut cfg = OpenRequest::named(name.as_str()).resolve()?;
     cfg.ready_timeout = Duration::from_millis(20);
     // A fresh open that finds the page gone makes a new one: a short calibration
     // and no reliability evaluation keep such rounds near 10 ms, not 200 (what is

@@ -27,19 +27,24 @@ mod units;
 use crate::exit::CliError;
 use hrts_core::clock::SourceId;
 use hrts_core::SharedBase;
-use hrts_core::{default_segment_name, env, Config, Error, ErrorKind};
+use hrts_core::{env, Error, ErrorKind, OpenRequest};
 use std::io::Write;
 
-/// The segment this invocation means: `--segment`, else HRTS_SEGMENT, else the
-/// per-user default; with the rest of the configuration from the environment.
+/// What this invocation asks to open: the `--segment` it names, or the
+/// default (the core resolves the rest, see `OpenRequest::resolve`).
+fn request(segment: Option<&str>) -> OpenRequest {
+    OpenRequest {
+        name: segment.map(str::to_string),
+        ..OpenRequest::default()
+    }
+}
+
+/// The segment this invocation means, as the core resolves the request:
+/// `--segment`, else HRTS_SEGMENT, else the host page or the per-user
+/// default; with the rest of the configuration from the environment.
 pub fn open(segment: Option<&str>) -> Result<SharedBase, CliError> {
     check_source_env()?;
-    let mut cfg = Config::from_env()?;
-    if let Some(name) = segment {
-        cfg.name = name.to_string();
-        cfg.host = None;
-    }
-    Ok(SharedBase::open(&cfg)?)
+    Ok(SharedBase::open(&request(segment).resolve()?)?)
 }
 
 /// HRTS_SOURCE, checked with the core's own parser: the core ignores a value it
@@ -78,19 +83,11 @@ fn check_source_env() -> Result<(), CliError> {
     .into())
 }
 
-/// The segment's name without opening (or creating) it, and without requiring
-/// the rest of the environment to be valid: `unlink` must work on a segment
+/// `hrts unlink`: removes the segment's name and page. The name alone is
+/// resolved, not the rest of the environment: `unlink` must work on a segment
 /// whatever state it or the environment is in.
-fn segment_name(segment: Option<&str>) -> String {
-    segment
-        .map(str::to_string)
-        .or_else(|| std::env::var(env::SEGMENT).ok().filter(|s| !s.is_empty()))
-        .unwrap_or_else(default_segment_name)
-}
-
-/// `hrts unlink`: removes the segment's name and page.
 pub fn unlink(segment: Option<&str>) -> Result<(), CliError> {
-    let name = segment_name(segment);
+    let name = request(segment).segment_name();
     if SharedBase::unlink(&name)? {
         print(&format!("removed segment {name}\n"))
     } else {

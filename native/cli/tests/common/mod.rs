@@ -48,6 +48,8 @@ pub fn command() -> Command {
         "HRTS_MAX_SLEW_PPM",
         "HRTS_STEP_THRESHOLD_MS",
         "HRTS_CALENDAR_CLOCK",
+        "HRTS_BOUND_DRIFT_PPM",
+        "HRTS_BOUND_VOID_S",
     ] {
         c.env_remove(var);
     }

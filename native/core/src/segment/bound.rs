@@ -27,21 +27,11 @@
 use crate::clock::bound::{self, BoundSource, BoundStatus, Leap, Learned};
 use crate::clock::convert::SHIFT;
 use crate::error::{Error, ErrorKind, Result};
-use crate::segment::config::Mode;
+use crate::segment::config::{BoundConfig, Mode};
 use crate::segment::layout::*;
 use crate::segment::SharedBase;
 use std::sync::atomic::fence;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
-
-/// Environment variable: the clock's largest drift between two learnings, ppm
-/// (default 50, ClockBound's recommendation); the writer's value counts.
-pub const ENV_DRIFT_PPM: &str = "HRTS_BOUND_DRIFT_PPM";
-/// Environment variable: seconds after which a bound counts as void (default
-/// 60); the writer's value counts.
-pub const ENV_VOID_S: &str = "HRTS_BOUND_VOID_S";
-
-const DEFAULT_DRIFT_PPB: u64 = 50_000;
-const DEFAULT_VOID_NS: u64 = 60_000_000_000;
 
 /// An interval that holds true time, with the status it was given under.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -115,26 +105,6 @@ struct Published {
     void_ns: u64,
 }
 
-fn env_u64(var: &str) -> Option<u64> {
-    std::env::var(var).ok()?.trim().parse().ok()
-}
-
-/// The writer's drift (ppb) and void-after (ns), read from its environment
-/// once: every tie publishes them, and a tie should not take the
-/// environment's lock and allocate each time.
-fn writer_settings() -> (u64, u64) {
-    static SETTINGS: std::sync::OnceLock<(u64, u64)> = std::sync::OnceLock::new();
-    *SETTINGS.get_or_init(|| {
-        let drift_ppb = env_u64(ENV_DRIFT_PPM)
-            .map(|ppm| ppm.saturating_mul(1_000))
-            .unwrap_or(DEFAULT_DRIFT_PPB);
-        let void_ns = env_u64(ENV_VOID_S)
-            .map(|s| s.saturating_mul(1_000_000_000))
-            .unwrap_or(DEFAULT_VOID_NS);
-        (drift_ppb, void_ns)
-    })
-}
-
 /// The state word's flag: its upper 32 bits hold the count of the line the
 /// word was published for.
 const STATE_COUNTED: u64 = 1 << 24;
@@ -156,18 +126,20 @@ impl Published {
 
 /// Publishes a bound in `a` (the writer role's holder, or a segment's
 /// creator before the page is ready) for the line of seqlock count
-/// `line_count`. Odd `version` while writing: a writer
-/// that dies in the middle leaves it odd, and readers say "unknown" until the
-/// next one writes it whole.
+/// `line_count`, with the writer's own drift and void-after (`settings`:
+/// its configuration's, from `HRTS_BOUND_*` or its front end's options).
+/// Odd `version` while writing: a writer that dies in the middle leaves it
+/// odd, and readers say "unknown" until the next one writes it whole.
 pub(crate) fn publish(
     a: &BoundArea,
+    settings: &BoundConfig,
     tie_interval_ns: u64,
     learned: Learned,
     line_error_ns: u64,
     as_of: u64,
     line_count: u64,
 ) {
-    let (drift_ppb, void_ns) = writer_settings();
+    let (drift_ppb, void_ns) = (settings.drift_ppb(), settings.void_ns());
     // Fresh for three tie intervals (at least a second): a live writer learns
     // again at every one.
     let fresh_ns = tie_interval_ns
@@ -219,6 +191,7 @@ impl SharedBase {
         let interval = self.header().tie_interval_ns.load(Relaxed);
         publish(
             self.bound_area(),
+            &self.bound_writer,
             interval,
             learned,
             line_error_ns,
@@ -533,6 +506,27 @@ mod tests {
 
     fn ticks_of(base: &SharedBase, ns: u64) -> u64 {
         (ns as u128 * base.frequency() as u128 / 1_000_000_000) as u64
+    }
+
+    #[test]
+    fn the_writer_publishes_its_own_drift_and_void_after() {
+        let t = TestName::new("bound-settings");
+        let mut cfg = t.cfg();
+        cfg.bound = BoundConfig {
+            drift_ppm: 123,
+            void_after: std::time::Duration::from_secs(2),
+        };
+        // The creator's first word, at the pairing: its settings.
+        let creator = SharedBase::open(&cfg).unwrap();
+        let s = creator.bound_state().unwrap();
+        // Fresh for three tie intervals (3 s), cut to the void-after.
+        assert_eq!((s.drift_ppb, s.fresh_ns), (123_000, 2_000_000_000));
+        // Another process's tie publishes its own (here the defaults).
+        let other = SharedBase::open(&t.cfg()).unwrap();
+        let now = crate::clock::source::read_ordered(other.source());
+        other.publish_bound(synchronized(1_000), 0, now);
+        let s = creator.bound_state().unwrap();
+        assert_eq!((s.drift_ppb, s.fresh_ns), (50_000, 3_000_000_000));
     }
 
     #[test]

@@ -1,9 +1,13 @@
-//! How a process finds and opens its segment: name, sharing, calendar source,
-//! and the bounds on waiting. `Config::from_env` is what every front end uses.
+//! What opening a segment needs, once resolved: name, sharing, calendar source,
+//! the bounds on waiting, the settings of a segment this process creates and
+//! of the bounds it publishes. [`super::request`] is where a [`Config`] is
+//! made from what a caller asks and the environment; this module holds the
+//! types and their checks.
 
 use crate::clock::calibrate::CalibrationConfig;
 use crate::error::{Error, ErrorKind, Result};
 use crate::storage::Sharing;
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -33,14 +37,26 @@ pub struct HostConfig {
 }
 
 impl HostConfig {
-    /// `HRTS_HOST_DIR` and `HRTS_HOST_USER`, or their defaults.
+    /// `HRTS_HOST_DIR` and `HRTS_HOST_USER` of the process environment, or
+    /// their defaults.
     pub fn from_env() -> HostConfig {
-        let var = |v: &str| std::env::var(v).ok().filter(|s| !s.trim().is_empty());
+        HostConfig::from_values(
+            std::env::var_os(ENV_HOST_DIR),
+            std::env::var(ENV_HOST_USER).ok(),
+        )
+    }
+
+    /// The values of `HRTS_HOST_DIR` and `HRTS_HOST_USER` (unset or empty:
+    /// the default).
+    pub(crate) fn from_values(dir: Option<OsString>, user: Option<String>) -> HostConfig {
         HostConfig {
-            dir: var(ENV_HOST_DIR)
+            dir: dir
+                .filter(|d| !d.is_empty())
                 .map(PathBuf::from)
                 .unwrap_or_else(|| PathBuf::from(crate::storage::host::DEFAULT_DIR)),
-            user: var(ENV_HOST_USER).unwrap_or_else(|| crate::storage::host::DEFAULT_USER.into()),
+            user: user
+                .filter(|u| !u.trim().is_empty())
+                .unwrap_or_else(|| crate::storage::host::DEFAULT_USER.into()),
         }
     }
 }
@@ -55,25 +71,24 @@ pub type Calendar = Arc<dyn Fn() -> u64 + Send + Sync>;
 /// libfaketime or shifted clock reaches the shared line).
 pub const ENV_CALENDAR_CLOCK: &str = "HRTS_CALENDAR_CLOCK";
 
-/// The calendar `HRTS_CALENDAR_CLOCK` names (see [`ENV_CALENDAR_CLOCK`]).
-pub fn calendar_from_env() -> Result<Calendar> {
-    match std::env::var(ENV_CALENDAR_CLOCK) {
-        Err(_) => Ok(kernel_calendar()),
-        Ok(v) => match v.trim() {
-            "" | "kernel" => Ok(kernel_calendar()),
-            "libc" => Ok(Arc::new(crate::os::realtime_ns)),
-            _ => Err(Error::new(
-                ErrorKind::InvalidArgument,
-                format!(
-                    "{ENV_CALENDAR_CLOCK}={v:?} is neither kernel (the default) nor libc; unset \
-                     it unless a test needs its LD_PRELOAD clock to reach the shared line"
-                ),
-            )),
-        },
+/// The calendar a value of `HRTS_CALENDAR_CLOCK` names (see
+/// [`ENV_CALENDAR_CLOCK`]); `None`: the variable is not set.
+pub(crate) fn calendar_named(value: Option<&str>) -> Result<Calendar> {
+    match value.map(str::trim) {
+        None | Some("" | "kernel") => Ok(kernel_calendar()),
+        Some("libc") => Ok(Arc::new(crate::os::realtime_ns)),
+        Some(_) => Err(Error::new(
+            ErrorKind::InvalidArgument,
+            format!(
+                "{ENV_CALENDAR_CLOCK}={:?} is neither kernel (the default) nor libc; unset \
+                 it unless a test needs its LD_PRELOAD clock to reach the shared line",
+                value.unwrap_or_default()
+            ),
+        )),
     }
 }
 
-fn kernel_calendar() -> Calendar {
+pub(crate) fn kernel_calendar() -> Calendar {
     Arc::new(crate::clock::kernel::realtime_ns)
 }
 
@@ -92,6 +107,14 @@ pub const ENV_TIE_INTERVAL_MS: &str = "HRTS_TIE_INTERVAL_MS";
 pub const ENV_MAX_SLEW_PPM: &str = "HRTS_MAX_SLEW_PPM";
 /// Environment variable setting a new segment's step threshold, in milliseconds.
 pub const ENV_STEP_THRESHOLD_MS: &str = "HRTS_STEP_THRESHOLD_MS";
+
+/// Environment variable: the clock's largest drift between two learnings of
+/// its error bound, ppm (default 50, ClockBound's recommendation); the
+/// writer's value counts.
+pub const ENV_BOUND_DRIFT_PPM: &str = "HRTS_BOUND_DRIFT_PPM";
+/// Environment variable: seconds after which a bound counts as void (default
+/// 60); the writer's value counts.
+pub const ENV_BOUND_VOID_S: &str = "HRTS_BOUND_VOID_S";
 
 /// How a segment's timeline relates to the calendar clock after its creation.
 /// Chosen by the creator; every process of the segment uses the creator's.
@@ -197,7 +220,7 @@ impl TrackingConfig {
 /// tracking settings, each `None` to keep what the [`Config`] already holds
 /// (the environment's value, else the default). Every front end converts its
 /// own form into this (C `hrts_open_options`, Java system properties) and
-/// calls [`apply`](OpenOptions::apply). An existing segment keeps its
+/// puts it in its [`OpenRequest`](super::request::OpenRequest). An existing segment keeps its
 /// creator's mode and settings; the options are checked all the same, so a
 /// bad one is refused rather than ignored.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -246,18 +269,26 @@ impl OpenOptions {
                 ))
             })?),
         };
-        Ok(OpenOptions {
+        let opts = OpenOptions {
             mode,
             tie_interval: set(tie_interval_ms).map(Duration::from_millis),
             max_slew_ppm,
             step_threshold: set(step_threshold_ms).map(Duration::from_millis),
-        })
+        };
+        opts.check()?;
+        Ok(opts)
     }
 
-    /// Sets the options that are set on `cfg` and checks the tracking settings
-    /// that result ([`TrackingConfig::check`]); `cfg` is unchanged on error.
-    pub fn apply(&self, cfg: &mut Config) -> Result<()> {
-        let mut tracking = cfg.tracking;
+    /// Refuses a set value outside its documented range (whatever the other
+    /// settings are: every range is fixed), so that a front end can tell its
+    /// caller's mistake from the environment's before it resolves a request.
+    pub fn check(&self) -> Result<()> {
+        let mut tracking = TrackingConfig::default();
+        self.set_on(&mut tracking);
+        tracking.check()
+    }
+
+    fn set_on(&self, tracking: &mut TrackingConfig) {
         if let Some(interval) = self.tie_interval {
             tracking.interval = interval;
         }
@@ -267,6 +298,13 @@ impl OpenOptions {
         if let Some(threshold) = self.step_threshold {
             tracking.step_threshold = threshold;
         }
+    }
+
+    /// Sets the options that are set on `cfg` and checks the tracking settings
+    /// that result ([`TrackingConfig::check`]); `cfg` is unchanged on error.
+    pub fn apply(&self, cfg: &mut Config) -> Result<()> {
+        let mut tracking = cfg.tracking;
+        self.set_on(&mut tracking);
         tracking.check()?;
         cfg.tracking = tracking;
         if let Some(mode) = self.mode {
@@ -276,44 +314,123 @@ impl OpenOptions {
     }
 }
 
-/// A positive whole number from an environment variable, if it is set.
-/// `HRTS_HOST`: on unless it says `off`.
-fn host_enabled() -> Result<bool> {
-    match std::env::var(ENV_HOST) {
-        Err(_) => Ok(true),
-        Ok(v) => match v.trim().to_ascii_lowercase().as_str() {
-            "" | "on" | "1" | "yes" => Ok(true),
-            "off" | "0" | "no" => Ok(false),
-            _ => Err(Error::new(
-                ErrorKind::InvalidArgument,
-                format!(
-                    "{ENV_HOST}={v:?} is neither on (the default: use the host page of `hrts \
-                     daemon` when there is one) nor off"
-                ),
-            )),
-        },
+/// The largest drift [`BoundConfig::check`] accepts, ppm: a rate error of
+/// 100 % is no clock.
+pub const MAX_BOUND_DRIFT_PPM: u32 = 1_000_000;
+/// The longest void-after [`BoundConfig::check`] accepts, s (a week).
+pub const MAX_BOUND_VOID_S: u64 = 7 * 86_400;
+
+/// What this process publishes with the error bound it learns when it ties
+/// (its writer settings: readers take the values the page holds, so the
+/// writer's count, and a daemon's for the host page).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BoundConfig {
+    /// The clock's largest drift between two learnings, ppm (default 50;
+    /// 1 ..= 1 000 000): how fast an interval grows after its word.
+    pub drift_ppm: u32,
+    /// Age after which a word says nothing and bounded stamps fail (default
+    /// 60 s; 1 s ..= 7 days).
+    pub void_after: Duration,
+}
+
+impl Default for BoundConfig {
+    fn default() -> Self {
+        BoundConfig {
+            drift_ppm: 50,
+            void_after: Duration::from_secs(60),
+        }
     }
 }
 
-fn env_number(var: &str, unit: &str, range: std::ops::RangeInclusive<u64>) -> Result<Option<u64>> {
-    let Ok(v) = std::env::var(var) else {
-        return Ok(None);
-    };
-    v.trim()
-        .parse::<u64>()
-        .ok()
-        .filter(|n| range.contains(n))
-        .map(Some)
-        .ok_or_else(|| {
-            Error::new(
-                ErrorKind::InvalidArgument,
-                format!(
-                    "{var}={v:?} is not a whole number of {unit} in {}..={}",
-                    range.start(),
-                    range.end()
-                ),
-            )
-        })
+impl BoundConfig {
+    /// Refuses values outside the documented ranges.
+    pub fn check(&self) -> Result<()> {
+        let bad = |what: String| Err(Error::new(ErrorKind::InvalidArgument, what));
+        if !(1..=MAX_BOUND_DRIFT_PPM).contains(&self.drift_ppm) {
+            return bad(format!(
+                "bound drift {} ppm is outside 1 ..= {MAX_BOUND_DRIFT_PPM} ppm",
+                self.drift_ppm
+            ));
+        }
+        if !(Duration::from_secs(1)..=Duration::from_secs(MAX_BOUND_VOID_S))
+            .contains(&self.void_after)
+        {
+            return bad(format!(
+                "bound void-after {:?} is outside 1 s ..= {MAX_BOUND_VOID_S} s",
+                self.void_after
+            ));
+        }
+        Ok(())
+    }
+
+    /// The drift as the page stores it, ppb.
+    pub(crate) fn drift_ppb(&self) -> u64 {
+        u64::from(self.drift_ppm) * 1_000
+    }
+
+    /// The void-after as the page stores it, ns.
+    pub(crate) fn void_ns(&self) -> u64 {
+        u64::try_from(self.void_after.as_nanos()).unwrap_or(u64::MAX)
+    }
+}
+
+/// The bound settings a caller asks for, each `None` to keep what the
+/// [`Config`] already holds (`HRTS_BOUND_DRIFT_PPM`, `HRTS_BOUND_VOID_S`,
+/// else the default): C's `hrts_open_options` (version 2) and Java's system
+/// properties become this.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BoundOptions {
+    /// The clock's largest drift between two learnings, ppm.
+    pub drift_ppm: Option<u32>,
+    /// Age after which a bound is void.
+    pub void_after: Option<Duration>,
+}
+
+impl BoundOptions {
+    /// The options of raw numbers, as C and Java pass them: ppm and seconds,
+    /// each 0 for "not set". Values out of range are refused.
+    pub fn from_raw(drift_ppm: u64, void_s: u64) -> Result<BoundOptions> {
+        let set = |v: u64| (v != 0).then_some(v);
+        let drift_ppm = match set(drift_ppm) {
+            None => None,
+            Some(ppm) => Some(u32::try_from(ppm).map_err(|_| {
+                Error::new(
+                    ErrorKind::InvalidArgument,
+                    format!("bound drift {ppm} ppm is outside 1 ..= {MAX_BOUND_DRIFT_PPM} ppm"),
+                )
+            })?),
+        };
+        let opts = BoundOptions {
+            drift_ppm,
+            void_after: set(void_s).map(Duration::from_secs),
+        };
+        opts.check()?;
+        Ok(opts)
+    }
+
+    /// Refuses a set value outside its range.
+    pub fn check(&self) -> Result<()> {
+        self.set_on(BoundConfig::default()).check()
+    }
+
+    fn set_on(&self, mut bound: BoundConfig) -> BoundConfig {
+        if let Some(ppm) = self.drift_ppm {
+            bound.drift_ppm = ppm;
+        }
+        if let Some(void) = self.void_after {
+            bound.void_after = void;
+        }
+        bound
+    }
+
+    /// Sets the options that are set on `cfg`, checked; `cfg` is unchanged
+    /// on error.
+    pub fn apply(&self, cfg: &mut Config) -> Result<()> {
+        let bound = self.set_on(cfg.bound);
+        bound.check()?;
+        cfg.bound = bound;
+        Ok(())
+    }
 }
 
 /// `$XDG_STATE_HOME/hrts/<segment>.seq`, else `~/.local/state/hrts/<segment>.seq`,
@@ -333,7 +450,7 @@ pub fn default_seq_file(segment_name: &str) -> PathBuf {
     )
 }
 
-fn seq_file_in(
+pub(crate) fn seq_file_in(
     xdg_state_home: Option<std::ffi::OsString>,
     home: Option<std::ffi::OsString>,
     euid: u32,
@@ -380,8 +497,10 @@ pub struct Config {
     /// How a tracking segment this process creates follows the calendar.
     pub tracking: TrackingConfig,
     /// The host page to use instead of the segment `name` when it exists and
-    /// is valid; `None`: the segment `name` (an explicit name, or `HRTS_HOST=off`).
+    /// is valid; `None`: the segment `name` (a named segment, or `HRTS_HOST=off`).
     pub host: Option<HostConfig>,
+    /// What this process publishes with the error bounds it learns.
+    pub bound: BoundConfig,
 }
 
 impl std::fmt::Debug for Config {
@@ -394,7 +513,18 @@ impl std::fmt::Debug for Config {
             .field("mode", &self.mode)
             .field("tracking", &self.tracking)
             .field("host", &self.host)
+            .field("bound", &self.bound)
             .finish_non_exhaustive()
+    }
+}
+
+impl Config {
+    /// Where this segment's sequence numbers are persisted: `seq_file`, else
+    /// the default file for its name.
+    pub(crate) fn seq_file_path(&self) -> PathBuf {
+        self.seq_file
+            .clone()
+            .unwrap_or_else(|| default_seq_file(&self.name))
     }
 }
 
@@ -402,99 +532,6 @@ impl std::fmt::Debug for Config {
 pub fn default_name() -> String {
     // SAFETY: geteuid cannot fail.
     format!("/hrts-{}", unsafe { libc::geteuid() })
-}
-
-impl Config {
-    /// The defaults for a segment called `name`, private to this user.
-    pub fn named(name: &str) -> Config {
-        Config {
-            name: name.to_string(),
-            sharing: Sharing::Private,
-            calendar: kernel_calendar(),
-            ready_timeout: Duration::from_secs(5),
-            wrap_threshold: None,
-            calibration: CalibrationConfig::default(),
-            evaluate_reliability: true,
-            seq_file: None,
-            seq_interval: DEFAULT_INTERVAL,
-            mode: Mode::Tracking,
-            tracking: TrackingConfig::default(),
-            host: None,
-        }
-    }
-
-    /// Uses the segment `name` and never the host page (an explicit name).
-    pub fn with_name(mut self, name: &str) -> Config {
-        if name != self.name {
-            self.seq_file = None;
-        }
-        self.name = name.to_string();
-        self.host = None;
-        self
-    }
-
-    /// Defaults overridden by `HRTS_SEGMENT`, `HRTS_HOST`, `HRTS_HOST_DIR`,
-    /// `HRTS_HOST_USER`, `HRTS_GROUP`, `HRTS_WRAP_THRESHOLD`, `HRTS_SEQ_FILE`, `HRTS_SEQ_INTERVAL`, `HRTS_MODE`, `HRTS_TIE_INTERVAL_MS`,
-    /// `HRTS_MAX_SLEW_PPM`, `HRTS_STEP_THRESHOLD_MS` and `HRTS_CALENDAR_CLOCK`.
-    pub fn from_env() -> Result<Config> {
-        let explicit = std::env::var(ENV_SEGMENT).ok().filter(|s| !s.is_empty());
-        let mut cfg = Config::named(&explicit.clone().unwrap_or_else(default_name));
-        if explicit.is_none() && host_enabled()? {
-            cfg.host = Some(HostConfig::from_env());
-        }
-        cfg.sharing = crate::storage::sharing_from_env(ENV_GROUP)?;
-        cfg.calendar = calendar_from_env()?;
-        if let Ok(v) = std::env::var(ENV_WRAP_THRESHOLD) {
-            let ticks = v.trim().parse::<u64>().ok().filter(|&t| t > 0);
-            cfg.wrap_threshold = Some(ticks.ok_or_else(|| {
-                Error::new(
-                    ErrorKind::InvalidArgument,
-                    format!("{ENV_WRAP_THRESHOLD}={v:?} is not a positive number of ticks"),
-                )
-            })?);
-        }
-        if let Some(path) = std::env::var_os(ENV_SEQ_FILE).filter(|v| !v.is_empty()) {
-            cfg.seq_file = Some(PathBuf::from(path));
-        }
-        if let Ok(v) = std::env::var(ENV_SEQ_INTERVAL) {
-            cfg.seq_interval =
-                v.trim()
-                    .parse::<u64>()
-                    .ok()
-                    .filter(|&n| n > 0)
-                    .ok_or_else(|| {
-                        Error::new(
-                            ErrorKind::InvalidArgument,
-                            format!("{}={v:?} is not a positive number", ENV_SEQ_INTERVAL),
-                        )
-                    })?;
-        }
-        if let Some(v) = std::env::var(ENV_MODE)
-            .ok()
-            .filter(|v| !v.trim().is_empty())
-        {
-            cfg.mode = Mode::from_name(&v).ok_or_else(|| {
-                Error::new(
-                    ErrorKind::InvalidArgument,
-                    format!("{ENV_MODE}={v:?} is neither tracking nor frozen"),
-                )
-            })?;
-        }
-        if let Some(ms) = env_number(ENV_TIE_INTERVAL_MS, "milliseconds", 1..=60_000)? {
-            cfg.tracking.interval = Duration::from_millis(ms);
-        }
-        if let Some(ppm) = env_number(ENV_MAX_SLEW_PPM, "ppm", 1..=MAX_SLEW_PPM.into())? {
-            cfg.tracking.max_slew_ppm = ppm as u32;
-        }
-        if let Some(ms) = env_number(
-            ENV_STEP_THRESHOLD_MS,
-            "milliseconds",
-            1..=u64::MAX / 1_000_000,
-        )? {
-            cfg.tracking.step_threshold = Duration::from_millis(ms);
-        }
-        Ok(cfg)
-    }
 }
 
 #[cfg(test)]
@@ -586,15 +623,28 @@ mod tests {
             ([2, 60_001, 0, 0], "outside 1 ms ..= 60 s"),
             ([2, 0, 50_001, 0], "outside 1 ..= 50000 ppm"),
         ] {
-            let opts = OpenOptions::from_raw(raw[0], raw[1], raw[2], raw[3]).unwrap();
-            let mut cfg = env.clone();
-            cfg.mode = Mode::Tracking;
-            let e = opts.apply(&mut cfg).unwrap_err();
+            // Refused as raw numbers already, whatever a Config holds.
+            let e = OpenOptions::from_raw(raw[0], raw[1], raw[2], raw[3]).unwrap_err();
             assert_eq!(e.kind(), ErrorKind::InvalidArgument);
             assert!(e.message().contains(message), "{raw:?}: {}", e.message());
-            // Nothing applied: not even the valid mode.
-            assert_eq!((cfg.mode, cfg.tracking), (Mode::Tracking, env.tracking));
         }
+        // Set directly out of range: refused by apply, nothing applied, not
+        // even the valid mode.
+        let opts = OpenOptions {
+            mode: Some(Mode::Frozen),
+            tie_interval: Some(Duration::from_secs(61)),
+            ..OpenOptions::default()
+        };
+        assert!(opts.check().is_err());
+        let mut cfg = env.clone();
+        cfg.mode = Mode::Tracking;
+        let e = opts.apply(&mut cfg).unwrap_err();
+        assert!(
+            e.message().contains("outside 1 ms ..= 60 s"),
+            "{}",
+            e.message()
+        );
+        assert_eq!((cfg.mode, cfg.tracking), (Mode::Tracking, env.tracking));
     }
 
     #[test]

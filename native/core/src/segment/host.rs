@@ -41,9 +41,7 @@ impl SharedBase {
             Err(e) => return Ok(Err(Some(e.message().to_string()))),
         };
         let path = file::page_path(&host.dir);
-        let mut page_cfg = cfg.clone();
-        page_cfg.name = path.display().to_string();
-        page_cfg.host = None;
+        let page_cfg = cfg.for_host_page(&path);
         let mut base = match SharedBase::from_ready(
             hp.page,
             &page_cfg,
@@ -60,12 +58,8 @@ impl SharedBase {
             }
         };
         base.host_file = Some(hp.file);
-        let mut user_cfg = cfg.clone();
-        user_cfg.host = None;
-        base.seq_file = user_cfg
-            .seq_file
-            .clone()
-            .unwrap_or_else(|| super::config::default_seq_file(&user_cfg.name));
+        let user_cfg = cfg.per_user();
+        base.seq_file = user_cfg.seq_file_path();
         base.user = Some(UserState {
             cfg: user_cfg,
             segment: once_cell::sync::OnceCell::new(),
@@ -245,9 +239,7 @@ impl HostDaemon {
     pub fn start(dir: &Path, cfg: &Config) -> Result<HostDaemon> {
         let lock = file::lock_daemon(dir)?;
         let path = file::page_path(dir);
-        let mut page_cfg = cfg.clone();
-        page_cfg.name = path.display().to_string();
-        page_cfg.host = None;
+        let page_cfg = cfg.for_host_page(&path);
         let mut replaced = None;
         let adoptable = match file::open_writer(dir, &SPEC)? {
             Ok(hp) => {

@@ -120,6 +120,7 @@ pub(super) fn initialise(
         // the measured line error.
         super::bound::publish(
             bound,
+            &cfg.bound,
             interval_ns,
             crate::clock::bound::learn(),
             10_000,

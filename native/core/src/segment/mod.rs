@@ -17,6 +17,7 @@ pub(crate) mod info;
 mod init;
 pub(crate) mod layout;
 mod presence;
+pub(crate) mod request;
 pub(crate) mod role;
 pub(crate) mod tie_stats;
 pub(crate) mod timeline;
@@ -28,8 +29,12 @@ pub(crate) use init::load_reason;
 pub use crate::storage::resolve_group;
 pub use crate::storage::{Opened, Sharing};
 pub use access::Access;
-pub use config::{default_name, Calendar, Config, HostConfig, Mode, OpenOptions, TrackingConfig};
+pub use config::{
+    default_name, BoundConfig, BoundOptions, Calendar, Config, HostConfig, Mode, OpenOptions,
+    TrackingConfig,
+};
 pub use host::{DaemonRound, HostDaemon};
+pub use request::OpenRequest;
 
 use crate::clock::convert::Scale;
 use crate::clock::source::{OrderedRead, SourceId};
@@ -70,6 +75,8 @@ pub struct SharedBase {
     pub(crate) writer_timeout: Duration,
     pub(crate) seq_file: std::path::PathBuf,
     pub(crate) seq_interval: u64,
+    /// What this process publishes with the bounds it learns when it ties.
+    pub(crate) bound_writer: config::BoundConfig,
     /// This process's start time (see `os::process_start_time`), read once.
     pub(crate) start_time: once_cell::sync::OnceCell<u64>,
     /// The segment's mode, tie rules and validated header, fixed at attach.
@@ -105,9 +112,10 @@ impl std::fmt::Debug for SharedBase {
 }
 
 impl SharedBase {
-    /// Opens the segment named by the environment (see [`Config::from_env`]).
+    /// Opens the segment the environment chooses (the default request, see
+    /// [`OpenRequest::resolve`]).
     pub fn open_default() -> Result<SharedBase> {
-        SharedBase::open(&Config::from_env()?)
+        SharedBase::open(&OpenRequest::default().resolve()?)
     }
 
     /// The host page `hrts daemon` keeps when `cfg.host` asks for it and a
@@ -210,11 +218,9 @@ impl SharedBase {
             last_probed: std::sync::atomic::AtomicU64::new(0),
             margin_ticks: margin_ticks(checked.source, checked.shift_ns, freq_hz),
             writer_timeout: Duration::from_secs(1),
-            seq_file: cfg
-                .seq_file
-                .clone()
-                .unwrap_or_else(|| config::default_seq_file(&cfg.name)),
+            seq_file: cfg.seq_file_path(),
             seq_interval: cfg.seq_interval.max(1),
+            bound_writer: cfg.bound,
             start_time: once_cell::sync::OnceCell::new(),
             mode: checked.mode,
             rules: checked.rules,

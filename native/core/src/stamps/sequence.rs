@@ -227,8 +227,9 @@ impl SharedBase {
                 format!(
                     "segment {} takes its sequence numbers from another file than {}; every \
                      process of a segment must use the same sequence file, or numbers could \
-                     repeat after a reboot: give them all the same HRTS_SEQ_FILE (it defaults \
-                     to each user's <state dir>/hrts/<segment>.seq), or, if that file's \
+                     repeat after a reboot: give them all the same HRTS_SEQ_FILE (it applies \
+                     to the segment HRTS_SEGMENT names, else /hrts-<uid>; any other segment \
+                     uses each user's <state dir>/hrts/<segment>.seq), or, if that file's \
                      directory was moved or recreated, remove the segment with `hrts unlink`",
                     self.name,
                     file.path().display()

@@ -362,8 +362,13 @@ pub fn resolve_group(group: &str) -> Result<u32> {
 /// The sharing the environment variable `var` asks for: a group (its name or
 /// gid) to share with, or private when unset or empty.
 pub fn sharing_from_env(var: &str) -> Result<Sharing> {
-    match std::env::var(var) {
-        Ok(group) if !group.is_empty() => Ok(Sharing::Group(gid_of(&group, Some(var))?)),
+    sharing_of(var, std::env::var(var).ok().as_deref())
+}
+
+/// The sharing a value of the variable `var` asks for (`None`: unset).
+pub(crate) fn sharing_of(var: &str, value: Option<&str>) -> Result<Sharing> {
+    match value {
+        Some(group) if !group.is_empty() => Ok(Sharing::Group(gid_of(group, Some(var))?)),
         _ => Ok(Sharing::Private),
     }
 }

@@ -53,13 +53,13 @@ public class TypedContractsTest {
         // NUL and a character beyond the BMP: both need JNI's modified UTF-8 on the way back.
         String other = "/hrts-junit-other-\u0000-\uD83D\uDE00-\u00e9";
         HrtsException e = assertThrows(HrtsException.class,
-                () -> Native.openSegment(other.getBytes(StandardCharsets.UTF_8), 0, 0, 0, 0));
+                () -> Native.openSegment(other.getBytes(StandardCharsets.UTF_8), 0, 0, 0, 0, 0, 0));
         assertSame(HrtsException.Kind.INVALID_ARGUMENT, e.getKind());
         assertTrue(e.getMessage(), e.getMessage().contains(other));
         assertTrue(e.getMessage(), e.getMessage().contains(HighResTimestamp.getSegmentInfo().getName()));
 
         HrtsException utf8 = assertThrows(HrtsException.class,
-                () -> Native.openSegment(new byte[] {'/', (byte) 0xff}, 0, 0, 0, 0));
+                () -> Native.openSegment(new byte[] {'/', (byte) 0xff}, 0, 0, 0, 0, 0, 0));
         assertSame(HrtsException.Kind.INVALID_ARGUMENT, utf8.getKind());
         assertTrue(utf8.getMessage(), utf8.getMessage().contains("not valid UTF-8"));
         assertTrue("the segment stays open", HighResTimestamp.isOpen());

@@ -16,9 +16,12 @@ import java.util.Objects;
  * so stamps taken in different processes and languages can be compared directly.
  *
  * <h2>Which segment</h2>
- * The system property {@value #SEGMENT_PROPERTY} names it (e.g. {@code /hrts-myapp}), else the
- * environment variable {@code HRTS_SEGMENT}, else the per-user default {@code /hrts-<uid>}.
- * It is opened once per JVM, by the first call that needs it (or by {@link #open()}); if that
+ * The system property {@value #SEGMENT_PROPERTY} names it (e.g. {@code /hrts-myapp}); without it
+ * the native library chooses by the rule every language shares (docs/configuration.md, "Which
+ * segment"): the environment variable {@code HRTS_SEGMENT}, else the host page of {@code hrts
+ * daemon}, else the per-user default {@code /hrts-<uid>}. A named segment never uses the host page
+ * and persists its sequence numbers where a C handle or {@code hrts --segment} on the same name
+ * does. It is opened once per JVM, by the first call that needs it (or by {@link #open()}); if that
  * fails, the call throws {@link HrtsException} with the native message, and the next call
  * tries again (no {@link ExceptionInInitializerError}).
  *
@@ -29,7 +32,9 @@ import java.util.Objects;
  * {@value #TIE_INTERVAL_PROPERTY}, {@value #MAX_SLEW_PROPERTY} and {@value
  * #STEP_THRESHOLD_PROPERTY} (else {@code HRTS_TIE_INTERVAL_MS}, {@code HRTS_MAX_SLEW_PPM},
  * {@code HRTS_STEP_THRESHOLD_MS}). A segment that exists keeps its creator's mode: {@link
- * #getMode()} and {@link #getTrackingState()} say what it has.
+ * #getMode()} and {@link #getTrackingState()} say what it has. The error bounds this JVM publishes
+ * when it ties take {@value #BOUND_DRIFT_PROPERTY} and {@value #BOUND_VOID_PROPERTY} (else {@code
+ * HRTS_BOUND_DRIFT_PPM}, {@code HRTS_BOUND_VOID_S}).
  *
  * <h2>Native or portable</h2>
  * The API runs on the native library where it loads, else (where {@value
@@ -59,7 +64,10 @@ public final class HighResTimestamp {
     /** System property naming the segment (overrides {@code HRTS_SEGMENT}). */
     public static final String SEGMENT_PROPERTY = "hrts.segment";
 
-    /** Environment variable naming the segment when the system property is not set. */
+    /**
+     * Environment variable naming the segment when the system property is not set (read by the
+     * native library, which resolves the default).
+     */
     public static final String SEGMENT_ENV = "HRTS_SEGMENT";
 
     /**
@@ -86,6 +94,19 @@ public final class HighResTimestamp {
      * ahead of the timeline is followed by a step forward.
      */
     public static final String STEP_THRESHOLD_PROPERTY = "hrts.stepThresholdMs";
+
+    /**
+     * System property setting the system clock's largest drift between two learnings of its error
+     * bound, in ppm, 1..1000000 (overrides {@code HRTS_BOUND_DRIFT_PPM}; default 50): what this JVM
+     * publishes when it ties (the writer's value counts).
+     */
+    public static final String BOUND_DRIFT_PROPERTY = "hrts.boundDriftPpm";
+
+    /**
+     * System property setting the seconds after which an error bound this JVM publishes is void,
+     * 1..604800 (overrides {@code HRTS_BOUND_VOID_S}; default 60).
+     */
+    public static final String BOUND_VOID_PROPERTY = "hrts.boundVoidS";
 
     /** IBMTS-style instance; every method is static, so instances carry no state. */
     public HighResTimestamp() {}
@@ -125,19 +146,15 @@ public final class HighResTimestamp {
     }
 
     /**
-     * The segment name this JVM uses (or will use). Once open, {@link #getSegmentInfo()} gives
-     * the name actually in use.
+     * The segment name this JVM asks for. Once open, {@link #getSegmentInfo()} gives the name
+     * actually in use.
      *
-     * @return {@value #SEGMENT_PROPERTY}, else {@code HRTS_SEGMENT}, else null for the native
-     *     default {@code /hrts-<uid>}
+     * @return {@value #SEGMENT_PROPERTY}, or null when it is not set: the native library then
+     *     resolves the default ({@code HRTS_SEGMENT}, else the host page, else {@code /hrts-<uid>};
+     *     docs/configuration.md, "Which segment")
      */
     public static String configuredSegmentName() {
-        String p = System.getProperty(SEGMENT_PROPERTY);
-        if (p != null && !p.isEmpty()) {
-            return p;
-        }
-        String e = System.getenv(SEGMENT_ENV);
-        return e != null && !e.isEmpty() ? e : null;
+        return OpenOptions.segmentName();
     }
 
     // ------------------------------------------------------------------ IBMTS methods

@@ -52,27 +52,27 @@ final class Native {
             return;
         }
         load();
-        // The property only: for null the library reads HRTS_SEGMENT itself (System.getenv
-        // costs a JDK 25 its environment classes before the first stamp).
-        String name = System.getProperty(HighResTimestamp.SEGMENT_PROPERTY);
-        if (name != null && name.isEmpty()) {
-            name = null;
-        }
+        // The property only: for null the core resolves the default itself (HRTS_SEGMENT, the
+        // host page, /hrts-<uid>), by the rule every front end shares.
+        String name = OpenOptions.segmentName();
         OpenOptions options = OpenOptions.fromProperties();
         openSegment(name == null ? null : name.getBytes(StandardCharsets.UTF_8), options.modeCode(),
-                options.tieIntervalMs(), options.maxSlewPpm(), options.stepThresholdMs());
+                options.tieIntervalMs(), options.maxSlewPpm(), options.stepThresholdMs(),
+                options.boundDriftPpm(), options.boundVoidS());
         open = true;
     }
 
     // ------------------------------------------------------------------ setup (no segment)
 
     /**
-     * Opens the process's segment: this name (UTF-8), or the environment's if null. If this call
-     * creates it, it gets this mode ({@link Mode} code) and these tracking settings; 0 for each
-     * means the environment's ({@code HRTS_MODE}, ...) or the default.
+     * Opens the process's segment: this name (UTF-8), or the one the core resolves if null. If this
+     * call creates it, it gets this mode ({@link Mode} code) and these tracking settings; the bound
+     * settings are what this process publishes when it ties; 0 for each means the environment's
+     * ({@code HRTS_MODE}, ..., {@code HRTS_BOUND_DRIFT_PPM}, {@code HRTS_BOUND_VOID_S}) or the
+     * default.
      */
     static native void openSegment(byte[] utf8NameOrNull, int mode, long tieIntervalMs, long maxSlewPpm,
-            long stepThresholdMs);
+            long stepThresholdMs, long boundDriftPpm, long boundVoidS);
 
     static native long logicVersion();
 

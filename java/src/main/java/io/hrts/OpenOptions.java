@@ -1,15 +1,30 @@
 package io.hrts;
 
 /**
- * The open options of this JVM's system properties: how a segment it creates is made, {@value
- * HighResTimestamp#MODE_PROPERTY}, {@value HighResTimestamp#TIE_INTERVAL_PROPERTY}, {@value
- * HighResTimestamp#MAX_SLEW_PROPERTY} and {@value HighResTimestamp#STEP_THRESHOLD_PROPERTY}. A
+ * What this JVM asks to open, from its system properties: the segment it names ({@value
+ * HighResTimestamp#SEGMENT_PROPERTY}, or null for the native library's choice), how a segment it
+ * creates is made ({@value HighResTimestamp#MODE_PROPERTY}, {@value
+ * HighResTimestamp#TIE_INTERVAL_PROPERTY}, {@value HighResTimestamp#MAX_SLEW_PROPERTY}, {@value
+ * HighResTimestamp#STEP_THRESHOLD_PROPERTY}) and what its error bounds say ({@value
+ * HighResTimestamp#BOUND_DRIFT_PROPERTY}, {@value HighResTimestamp#BOUND_VOID_PROPERTY}). A
  * property not set is 0, which the native side reads as "the environment's value ({@code
  * HRTS_MODE}, {@code HRTS_TIE_INTERVAL_MS}, ...), else the default". The native library turns them
- * into the core's {@code OpenOptions} (the same type C's {@code hrts_open_options} becomes) and
- * checks the ranges there.
+ * into the core's open request (the same one C's {@code hrts_open_options} becomes), checks the
+ * ranges and resolves the rest there: which segment a null name means, the host page, the sequence
+ * file.
  */
-record OpenOptions(int modeCode, long tieIntervalMs, long maxSlewPpm, long stepThresholdMs) {
+record OpenOptions(int modeCode, long tieIntervalMs, long maxSlewPpm, long stepThresholdMs,
+        long boundDriftPpm, long boundVoidS) {
+
+    /**
+     * The segment this JVM names: {@value HighResTimestamp#SEGMENT_PROPERTY}, or null when it is
+     * unset or empty (the native library then resolves the default: {@code HRTS_SEGMENT}, the host
+     * page, {@code /hrts-<uid>}).
+     */
+    static String segmentName() {
+        String name = System.getProperty(HighResTimestamp.SEGMENT_PROPERTY);
+        return name == null || name.isEmpty() ? null : name;
+    }
 
     static OpenOptions fromProperties() {
         String mode = property(HighResTimestamp.MODE_PROPERTY);
@@ -22,7 +37,8 @@ record OpenOptions(int modeCode, long tieIntervalMs, long maxSlewPpm, long stepT
             }
         }
         return new OpenOptions(modeCode, number(HighResTimestamp.TIE_INTERVAL_PROPERTY),
-                number(HighResTimestamp.MAX_SLEW_PROPERTY), number(HighResTimestamp.STEP_THRESHOLD_PROPERTY));
+                number(HighResTimestamp.MAX_SLEW_PROPERTY), number(HighResTimestamp.STEP_THRESHOLD_PROPERTY),
+                number(HighResTimestamp.BOUND_DRIFT_PROPERTY), number(HighResTimestamp.BOUND_VOID_PROPERTY));
     }
 
     /** The property's value, or null if it is unset or blank. */
@@ -53,6 +69,7 @@ record OpenOptions(int modeCode, long tieIntervalMs, long maxSlewPpm, long stepT
                 + value + "\" " + why + "; fix or remove it (-D" + HighResTimestamp.MODE_PROPERTY
                 + "=tracking|frozen, -D" + HighResTimestamp.TIE_INTERVAL_PROPERTY + "=MS, -D"
                 + HighResTimestamp.MAX_SLEW_PROPERTY + "=PPM, -D" + HighResTimestamp.STEP_THRESHOLD_PROPERTY
-                + "=MS)");
+                + "=MS, -D" + HighResTimestamp.BOUND_DRIFT_PROPERTY + "=PPM, -D"
+                + HighResTimestamp.BOUND_VOID_PROPERTY + "=S)");
     }
 }

@@ -38,7 +38,7 @@ public final class SelfTest {
         out.println();
         out.println("System properties:");
         out.println("  -D" + HighResTimestamp.SEGMENT_PROPERTY
-                + "=NAME           the segment (default: $HRTS_SEGMENT, else /hrts-<uid>)");
+                + "=NAME           the segment (default: $HRTS_SEGMENT, else the host page, else /hrts-<uid>)");
         out.println("  -D" + NativeLoader.LIBRARY_PROPERTY + "=FILE  load this libhrts_jni.so");
         out.println("  -D" + NativeLoader.DIR_PROPERTY
                 + "=DIR      extract the packed library here (default: under java.io.tmpdir)");
