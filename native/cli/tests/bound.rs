@@ -71,9 +71,11 @@ fn malformed_bound_settings_are_refused_naming_the_variable() {
         !std::path::Path::new(&seg.shm_path()).exists(),
         "nothing was opened"
     );
-    // In range, the same variables are taken.
+    // In range, the same variables are taken (the creator's first word; ties a
+    // minute apart, so that no tie publishes another before `info` reads it).
     let out = seg
         .command()
+        .env("HRTS_TIE_INTERVAL_MS", "60000")
         .env("HRTS_BOUND_DRIFT_PPM", "20")
         .env("HRTS_BOUND_VOID_S", "30")
         .arg("info")

@@ -141,8 +141,7 @@ impl HostDir {
 
     /// This (root) process's own reader of the page.
     fn open(&self) -> SharedBase {
-        let mut cfg = Config::named(&hrts_core::default_segment_name());
-        cfg.host = Some(HostConfig {
+        let cfg = Config::named(&hrts_core::default_segment_name()).with_host_page(HostConfig {
             dir: self.dir.clone(),
             user: euid().to_string(),
         });

@@ -163,8 +163,7 @@ mod x86 {
             };
             let dir = std::path::PathBuf::from(dir);
             let daemon = HostDaemon::start(&dir, &Config::named(&segment)).expect("host daemon");
-            let mut cfg = Config::named(&segment);
-            cfg.host = Some(HostConfig {
+            let cfg = Config::named(&segment).with_host_page(HostConfig {
                 dir: dir.clone(),
                 user: "0".into(),
             });

@@ -58,8 +58,7 @@ mod x86 {
                 }
             })
         };
-        let mut cfg = Config::named(&segment);
-        cfg.host = Some(HostConfig {
+        let cfg = Config::named(&segment).with_host_page(HostConfig {
             dir: dir.clone(),
             user: "0".into(),
         });

@@ -512,6 +512,8 @@ mod tests {
     fn the_writer_publishes_its_own_drift_and_void_after() {
         let t = TestName::new("bound-settings");
         let mut cfg = t.cfg();
+        // Ties a minute apart: none but the test's own publishes a word.
+        cfg.tracking.interval = std::time::Duration::from_secs(60);
         cfg.bound = BoundConfig {
             drift_ppm: 123,
             void_after: std::time::Duration::from_secs(2),
@@ -519,14 +521,14 @@ mod tests {
         // The creator's first word, at the pairing: its settings.
         let creator = SharedBase::open(&cfg).unwrap();
         let s = creator.bound_state().unwrap();
-        // Fresh for three tie intervals (3 s), cut to the void-after.
+        // Fresh for three tie intervals, cut to the void-after.
         assert_eq!((s.drift_ppb, s.fresh_ns), (123_000, 2_000_000_000));
         // Another process's tie publishes its own (here the defaults).
         let other = SharedBase::open(&t.cfg()).unwrap();
         let now = crate::clock::source::read_ordered(other.source());
         other.publish_bound(synchronized(1_000), 0, now);
         let s = creator.bound_state().unwrap();
-        assert_eq!((s.drift_ppb, s.fresh_ns), (50_000, 3_000_000_000));
+        assert_eq!((s.drift_ppb, s.fresh_ns), (50_000, 60_000_000_000));
     }
 
     #[test]

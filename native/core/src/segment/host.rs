@@ -398,12 +398,10 @@ mod tests {
         }
         /// A reader's configuration: the host page here, else the segment `t`.
         fn reader(&self, t: &TestName) -> Config {
-            let mut cfg = t.cfg();
-            cfg.host = Some(HostConfig {
+            t.cfg().with_host_page(HostConfig {
                 dir: self.0.clone(),
                 user: "0".into(),
-            });
-            cfg
+            })
         }
         fn daemon(&self, t: &TestName, tie_ms: u64) -> Config {
             let mut cfg = t.cfg();

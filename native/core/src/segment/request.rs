@@ -153,6 +153,14 @@ impl Config {
         }
     }
 
+    /// This configuration, reading the host page `host` describes when it is
+    /// there and valid, else the segment `name` (what the resolver chooses
+    /// for an unnamed request; for a test's or a benchmark's own page).
+    pub fn with_host_page(mut self, host: HostConfig) -> Config {
+        self.host = Some(host);
+        self
+    }
+
     /// The configuration of the host page at `path` (for its daemon or a
     /// reader): these settings, the page's path as its name (in messages and
     /// `hrts info`), and no further host page to look for.

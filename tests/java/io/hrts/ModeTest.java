@@ -135,12 +135,34 @@ public class ModeTest {
     }
 
     @Test
+    public void aChildJvmPublishesItsBoundSettings() throws Exception {
+        String name = freshName("bound");
+        try {
+            // Ties a minute apart: no later process ties (and publishes its own drift) before
+            // the command line has read the creator's word.
+            Map<String, String> child = childMode(name, "-D" + HighResTimestamp.MODE_PROPERTY + "=tracking",
+                    "-D" + HighResTimestamp.TIE_INTERVAL_PROPERTY + "=60000",
+                    "-D" + HighResTimestamp.BOUND_DRIFT_PROPERTY + "=123",
+                    "-D" + HighResTimestamp.BOUND_VOID_PROPERTY + "=30");
+            assertEquals(child.toString(), "yes", child.get("valid"));
+            // The creator's first word (at the pairing) carries its drift.
+            Map<String, String> cli = Procs.keyValues(Procs.ok(Procs.cli(), "--segment", name, "info"));
+            assertEquals(cli.toString(), "123", cli.get("bound drift ppm"));
+        } finally {
+            Procs.run(Procs.cli(), "--segment", name, "unlink");
+        }
+    }
+
+    @Test
     public void aSettingOutOfTheCoresRangeIsRefusedNatively() throws Exception {
         String name = freshName("refused");
         try {
             Procs r = Procs.run(childCommand(name, "-D" + HighResTimestamp.TIE_INTERVAL_PROPERTY + "=70000"));
             assertTrue(r.toString(), r.out.startsWith("HrtsException INVALID_ARGUMENT: ")
                     && r.out.contains("outside 1 ms ..= 60 s") && r.out.contains("-Dhrts.tieIntervalMs"));
+            r = Procs.run(childCommand(name, "-D" + HighResTimestamp.BOUND_VOID_PROPERTY + "=604801"));
+            assertTrue(r.toString(), r.out.startsWith("HrtsException INVALID_ARGUMENT: ")
+                    && r.out.contains("outside 1 s ..= 604800 s") && r.out.contains("-Dhrts.boundVoidS"));
         } finally {
             Procs.run(Procs.cli(), "--segment", name, "unlink");
         }
@@ -153,6 +175,8 @@ public class ModeTest {
             {HighResTimestamp.TIE_INTERVAL_PROPERTY, "1s", "is not a positive whole number"},
             {HighResTimestamp.MAX_SLEW_PROPERTY, "-5", "is not a positive whole number"},
             {HighResTimestamp.STEP_THRESHOLD_PROPERTY, "0", "is not a positive whole number"},
+            {HighResTimestamp.BOUND_DRIFT_PROPERTY, "abc", "is not a positive whole number"},
+            {HighResTimestamp.BOUND_VOID_PROPERTY, "-1", "is not a positive whole number"},
         };
         for (String[] c : cases) {
             String old = System.getProperty(c[0]);
@@ -168,7 +192,7 @@ public class ModeTest {
         String old = System.getProperty(HighResTimestamp.MODE_PROPERTY);
         System.setProperty(HighResTimestamp.MODE_PROPERTY, " Frozen ");
         try {
-            assertEquals(new OpenOptions(Mode.FROZEN.code(), 0, 0, 0), OpenOptions.fromProperties());
+            assertEquals(new OpenOptions(Mode.FROZEN.code(), 0, 0, 0, 0, 0), OpenOptions.fromProperties());
         } finally {
             restore(HighResTimestamp.MODE_PROPERTY, old);
         }
