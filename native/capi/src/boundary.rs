@@ -138,16 +138,16 @@ macro_rules! c_calls {
     (@pair [$($acc:tt)*] [$($doc:expr),*] $unsafe:tt $default:ident $handle:ident $b:ident
         $shape:tt $body:block $($rest:tt)*) => {
         $crate::boundary::c_calls!(@export [$($doc),*] $unsafe $default [] [] $shape []
-            [let $b: &::hrts_core::SharedBase = $crate::segments::process_base()?;]
+            [let $b: &::hrts_core::SharedBase = $crate::handle::process_base()?;]
             $body);
         $crate::boundary::c_calls!(@export
             [$crate::boundary::c_calls!(@handle_doc $default $unsafe)] [unsafe] $handle
-            [seg: *const $crate::segments::HrtsSegment,] [] $shape []
+            [seg: *const $crate::handle::HrtsSegment,] [] $shape []
             [
                 // SAFETY: `seg` is NULL or an open handle, not closed during the
                 // call, by the exported function's contract.
                 let $b: &::hrts_core::SharedBase =
-                    unsafe { $crate::segments::handle_base(seg, FUNCTION) }?;
+                    unsafe { $crate::handle::handle_base(seg, FUNCTION) }?;
             ]
             $body);
         $crate::boundary::c_calls!(@munch [$($acc)*

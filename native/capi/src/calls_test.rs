@@ -212,7 +212,7 @@ fn the_bound_settings_of_the_options_are_what_the_handle_publishes() {
         },
     );
     // SAFETY: `h` is open until closed below.
-    let base = unsafe { crate::segments::handle_base(h, "test") }.unwrap();
+    let base = unsafe { crate::handle::handle_base(h, "test") }.unwrap();
     // The creator's first word: its drift, fresh for 3 tie intervals cut to
     // its void-after.
     let state = base.bound_state().unwrap();

@@ -11,7 +11,7 @@
 //! purpose, so C gets exactly the Rust results.
 
 use crate::boundary::c_calls;
-use crate::segments::process_base;
+use crate::handle::process_base;
 use crate::status::{Failure, HrtsStatus};
 use hrts_core::clock::{self, ConversionParams, Method, Pace, ReliabilityConfig, Report};
 use hrts_core::SharedBase;

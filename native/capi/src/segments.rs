@@ -8,60 +8,12 @@
 //! the process stamps from, its mode and tracking state, its validity.
 
 use crate::boundary::{c_calls, put, required};
+use crate::handle::{process_base, HrtsSegment};
 use crate::segment_types::{self, HrtsOpenOptions, HrtsTrackingState};
 use crate::status::{Failure, HrtsStatus};
-use hrts_core::{process, OpenRequest, SharedBase};
+use hrts_core::{OpenRequest, SharedBase};
 use std::ffi::{c_char, c_int, CStr};
 use std::ptr::{null, null_mut};
-
-// C knows this type as `hrts_segment` (cbindgen.toml renames it).
-/// An open hrts segment, from `hrts_segment_open`.
-///
-/// Opaque: C holds only pointers to it. A handle may be used by several
-/// threads at once; close it with `hrts_segment_close` once no thread uses it.
-pub struct HrtsSegment {
-    base: SharedBase,
-}
-
-// Its docs promise that several threads may use one handle, and a handle may be
-// closed on another thread than the one that opened it: hold the type to that.
-const _: fn() = || {
-    fn thread_safe<T: Send + Sync>() {}
-    thread_safe::<HrtsSegment>();
-};
-
-/// The process's segment: already open (the hot path, one load), or opened now.
-#[inline(always)]
-pub(crate) fn process_base() -> Result<&'static SharedBase, Failure> {
-    match process::global_if_open() {
-        Some(base) => Ok(base),
-        None => open_process_base(),
-    }
-}
-
-#[cold]
-#[inline(never)]
-fn open_process_base() -> Result<&'static SharedBase, Failure> {
-    process::global().map_err(Failure::from)
-}
-
-/// The segment behind a handle.
-///
-/// # Safety
-/// `seg` must be NULL or a handle from `hrts_segment_open` that is not closed
-/// for as long as the returned reference is used.
-#[inline(always)]
-pub(crate) unsafe fn handle_base<'a>(
-    seg: *const HrtsSegment,
-    function: &str,
-) -> Result<&'a SharedBase, Failure> {
-    // SAFETY: by this function's contract, a non-NULL `seg` points to a live
-    // HrtsSegment that outlives 'a.
-    match unsafe { seg.as_ref() } {
-        Some(handle) => Ok(&handle.base),
-        None => Err(Failure::null_handle(function)),
-    }
-}
 
 /// The body of both opens: `*out` is NULL until the handle is made.
 ///
