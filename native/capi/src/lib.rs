@@ -43,9 +43,9 @@ mod unique;
 
 pub use bounds::*;
 pub use counter::*;
+pub use handle::HrtsSegment;
 pub use library::*;
 pub use segment_types::{HrtsMode, HrtsOpenOptions, HrtsTrackingState, HRTS_OPEN_OPTIONS_VERSION};
-pub use handle::HrtsSegment;
 pub use segments::*;
 pub use statistics::*;
 pub use status::HrtsStatus;
