@@ -34,7 +34,8 @@
 //!   `ordered_read`, `frequency`, `unlink`, ...) in `segment/mod.rs`; stamps and the base (`now_ns`,
 //!   `now_ns_ordered`, `ticks`, `ns_at`, `exact_ns`, `calc_time_stamp`,
 //!   `epoch_micros`, `base`, `base_info`, `set_base_info`, `offset_now`,
-//!   `validate`) in `segment/timeline.rs`; `info`, `mode`, `tracking_state` in
+//!   `validate`) in `segment/timeline/` (`stamp.rs`: the stamps; `writer.rs`:
+//!   `set_base_info`; `mod.rs`: the rest); `info`, `mode`, `tracking_state` in
 //!   `segment/info.rs`; `next_unique`, `next_unique_ordered`, `last_unique` in
 //!   `stamps/unique.rs`;
 //!   `next_sequence`, `seq_file` in `stamps/sequence.rs`.

@@ -6,7 +6,7 @@
 //! whole line kept no record (the hot path stores nothing). So the slow paths
 //! keep what they see: the last line they read whole with the seqlock count it
 //! was published under, and the highest stamp answered in place of a damaged
-//! line. Whatever answers a damaged line (see `timeline::stamp_unverified`) is
+//! line. Whatever answers a damaged line (see `timeline::stamp::stamp_unverified`) is
 //! raised to that highest stamp.
 
 use crate::error::{Error, ErrorKind};
