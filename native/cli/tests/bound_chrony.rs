@@ -34,7 +34,7 @@
 //! Needs root (namespaces, chronyd); without it the test says so and is skipped.
 #![cfg(feature = "testing")]
 
-use hrts_core::SharedBase;
+use hrts_test_support::chrony::{euid, in_new_netns, root_or_skip, server_conf, Chronyd, TestDir};
 use std::collections::BTreeMap;
 use std::fs::{self, File};
 use std::io::{self, BufRead, BufReader, Write};
@@ -51,11 +51,6 @@ const NTP_PORT: u16 = 11124;
 const OFFSET_NS: u64 = 2_000_000;
 /// The daemon's void-after, s.
 const VOID_S: u64 = 5;
-
-fn euid() -> u32 {
-    // SAFETY: geteuid cannot fail.
-    unsafe { libc::geteuid() }
-}
 
 fn realtime_ns() -> u64 {
     hrts_core::clock::realtime_ns()
@@ -79,146 +74,6 @@ fn pause(pid: u32) {
         }
         assert!(Instant::now() < deadline, "not stopped: {s}");
         std::thread::sleep(Duration::from_millis(1));
-    }
-}
-
-/// A program on PATH or in the system directories root's PATH has.
-fn program(name: &str) -> PathBuf {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .chain(["/usr/sbin", "/sbin", "/usr/bin", "/bin"].map(PathBuf::from))
-        .map(|dir| dir.join(name))
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| {
-            panic!("{name} not found: install Debian's chrony package (scripts/bootstrap.sh)")
-        })
-}
-
-/// A directory of the test's own under the temporary directory, mode 0755
-/// (chronyd, once it has dropped root, must reach its sockets in here);
-/// removed on drop.
-struct TestDir(PathBuf);
-
-impl TestDir {
-    fn new() -> TestDir {
-        let dir = std::env::temp_dir().join(format!("hrts-bound-chrony.{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir(&dir).unwrap();
-        fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
-        TestDir(dir)
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for TestDir {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
-    }
-}
-
-/// This user's per-user segment, which every host reader also opens: removed
-/// at the end if the test made it.
-struct OwnSegment {
-    name: String,
-    existed: bool,
-}
-
-impl OwnSegment {
-    fn new() -> OwnSegment {
-        let name = hrts_core::default_segment_name();
-        let existed = Path::new(&format!("/dev/shm{name}")).exists();
-        OwnSegment { name, existed }
-    }
-}
-
-impl Drop for OwnSegment {
-    fn drop(&mut self) {
-        if !self.existed {
-            let _ = SharedBase::unlink(&self.name);
-        }
-    }
-}
-
-/// Runs `f` on a thread of its own in a new network namespace that has only a
-/// loopback interface; the processes it starts live there. The namespace goes
-/// away with them.
-fn in_new_netns<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
-    let ip = program("ip");
-    std::thread::spawn(move || {
-        // SAFETY: unshare(CLONE_NEWNET) changes only this thread's network
-        // namespace; it touches no memory of the process.
-        let rc = unsafe { libc::unshare(libc::CLONE_NEWNET) };
-        assert_eq!(
-            rc,
-            0,
-            "unshare(CLONE_NEWNET): {}",
-            io::Error::last_os_error()
-        );
-        let out = Command::new(ip)
-            .args(["link", "set", "lo", "up"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "ip link set lo up: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        f()
-    })
-    .join()
-    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-}
-
-/// A chronyd of the test's: `-x`, `-d` (foreground, logging to a file of the
-/// test's), `-f` its own configuration. Killed and reaped on drop (also when
-/// stopped).
-struct Chronyd {
-    name: &'static str,
-    child: Child,
-    log: PathBuf,
-}
-
-impl Chronyd {
-    fn start(dir: &Path, name: &'static str, conf: &str) -> Chronyd {
-        let conf_path = dir.join(format!("{name}.conf"));
-        let pid_file = dir.join(format!("{name}.pid"));
-        fs::write(
-            &conf_path,
-            format!("{conf}pidfile {}\n", pid_file.display()),
-        )
-        .unwrap();
-        let log = dir.join(format!("{name}.log"));
-        let out = File::create(&log).unwrap();
-        let child = Command::new(program("chronyd"))
-            .args(["-x", "-d", "-f"])
-            .arg(&conf_path)
-            .stdin(Stdio::null())
-            .stdout(out.try_clone().unwrap())
-            .stderr(out)
-            .spawn()
-            .unwrap_or_else(|e| panic!("starting chronyd ({name}): {e}"));
-        Chronyd { name, child, log }
-    }
-
-    fn log(&self) -> String {
-        let text = fs::read_to_string(&self.log).unwrap_or_default();
-        format!("--- chronyd {} ---\n{text}", self.name)
-    }
-
-    fn assert_running(&mut self) {
-        if let Some(status) = self.child.try_wait().unwrap() {
-            panic!("chronyd {} exited ({status}):\n{}", self.name, self.log());
-        }
-    }
-}
-
-impl Drop for Chronyd {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -361,32 +216,24 @@ fn median_width(echo: &mut Echo, page_dir: &Path, n: usize) -> u64 {
 
 #[test]
 fn bounds_from_a_real_chronyd_hold_true_time() {
-    if euid() != 0 {
-        eprintln!(
-            "skipped: two chronyd in a network namespace of the test's: needs root (CI runs \
-             as root)"
-        );
+    if !root_or_skip("two chronyd in a network namespace of the test's") {
         return;
     }
     let started = Instant::now();
-    let _own = OwnSegment::new();
-    let dir = TestDir::new();
+    let _own = common::OwnSegment::new();
+    let dir = TestDir::new("bound");
     let page_dir = dir.path("run");
     fs::create_dir(&page_dir).unwrap();
     fs::set_permissions(&page_dir, fs::Permissions::from_mode(0o755)).unwrap();
     let client_sock = dir.path("client/chronyd.sock");
-    let server_conf = format!(
-        "local stratum 1\nallow 127.0.0.1\nbindaddress 127.0.0.1\nport {NTP_PORT}\ncmdport 0\n\
-         bindcmdaddress {}\n",
-        dir.path("server/chronyd.sock").display()
-    );
+    let server_conf = server_conf(NTP_PORT, &dir.path("server/chronyd.sock"));
     let client_conf = format!(
         "server 127.0.0.1 port {NTP_PORT} iburst minpoll -4 maxpoll -4 offset {:.6}\nport 0\n\
          cmdport 0\nbindcmdaddress {}\n",
         OFFSET_NS as f64 / 1e9,
         client_sock.display()
     );
-    let root = dir.0.clone();
+    let root = dir.root().to_path_buf();
     let (mut server, mut client) = in_new_netns(move || {
         (
             Chronyd::start(&root, "server", &server_conf),
@@ -518,7 +365,7 @@ fn bounds_from_a_real_chronyd_hold_true_time() {
     // and the interval with it.
     let w0 = median_width(&mut echo, &page_dir, 201);
     let ns0: u64 = info(&page_dir)["bound ns"].parse().unwrap();
-    pause(server.child.id());
+    pause(server.pid());
     let t0 = Instant::now();
     std::thread::sleep(Duration::from_secs(5));
     let w1 = median_width(&mut echo, &page_dir, 201);

@@ -12,24 +12,12 @@
 #![cfg(feature = "testing")]
 
 use hrts_core::{Config, ErrorKind, SharedBase};
+use hrts_test_support::Rng;
 use std::sync::atomic::Ordering::SeqCst;
 use std::sync::Arc;
 
 mod common;
 use common::Segment;
-
-/// splitmix64.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-}
 
 const ROUNDS: u64 = 10_000;
 const STAMPS_DAMAGED: u64 = 3;

@@ -46,25 +46,6 @@ impl Drop for TestName {
     }
 }
 
-/// splitmix64: deterministic, so a failing randomised test reproduces exactly.
-pub struct Rng(pub u64);
-
-impl Rng {
-    pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [0, n) (the high half of a 128-bit product: no modulo bias).
-    pub fn below(&mut self, n: u64) -> u64 {
-        ((self.next() as u128 * n as u128) >> 64) as u64
-    }
-
-    /// Uniform in [-1, 1).
-    pub fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 52) as f64 - 1.0
-    }
-}
+/// splitmix64: deterministic, so a failing randomised test reproduces exactly
+/// (shared with the other crates' tests).
+pub use hrts_test_support::Rng;

@@ -23,14 +23,16 @@
 
 use hrts_core::clock::chrony::{self, Leap, Tracking};
 use hrts_core::ErrorKind;
-use std::fs::{self, File};
-use std::io;
+use hrts_test_support::chrony::{
+    in_new_netns, program, root_or_skip, server_conf, Chronyd, TestDir,
+};
+use hrts_test_support::Rng;
+use std::fs;
 use std::net::{SocketAddr, UdpSocket};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::net::UnixDatagram;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -41,158 +43,11 @@ const CMD_PORT: u16 = 11323;
 /// chronyd's reference ID for its `local` reference ("LOCL" in chronyc).
 const LOCAL_REF_ID: u32 = 0x7f7f_0101;
 
-fn euid() -> u32 {
-    // SAFETY: geteuid cannot fail.
-    unsafe { libc::geteuid() }
-}
-
-/// Whether this run is root; says what is skipped otherwise.
-fn root_or_skip(what: &str) -> bool {
-    let root = euid() == 0;
-    if !root {
-        eprintln!("skipped: {what}: needs root (CI runs as root)");
-    }
-    root
-}
-
-/// A program on PATH or in the system directories root's PATH has.
-fn program(name: &str) -> PathBuf {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .chain(["/usr/sbin", "/sbin", "/usr/bin", "/bin"].map(PathBuf::from))
-        .map(|dir| dir.join(name))
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| {
-            panic!("{name} not found: install Debian's chrony package (scripts/bootstrap.sh)")
-        })
-}
-
 fn now_ns() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap()
         .as_nanos() as u64
-}
-
-/// A directory of the test's own under the temporary directory, removed on
-/// drop. Mode 0755: chronyd, once it has dropped root for `_chrony`, must reach
-/// the sockets in here to answer.
-struct TestDir(PathBuf);
-
-impl TestDir {
-    fn new(tag: &str) -> TestDir {
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "hrts-chrony-test.{}.{tag}.{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir(&dir).unwrap();
-        fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
-        TestDir(dir)
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-
-    fn entries(&self) -> Vec<String> {
-        let mut names: Vec<String> = fs::read_dir(&self.0)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
-        names
-    }
-}
-
-impl Drop for TestDir {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
-    }
-}
-
-/// Runs `f` on a thread of its own in a new network namespace that has only a
-/// loopback interface; every process the thread starts lives there too. The
-/// namespace goes away with the thread and those processes, even on a panic.
-fn in_new_netns<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
-    let ip = program("ip");
-    std::thread::spawn(move || {
-        // SAFETY: unshare(CLONE_NEWNET) changes only this thread's network
-        // namespace; it touches no memory of the process.
-        let rc = unsafe { libc::unshare(libc::CLONE_NEWNET) };
-        assert_eq!(
-            rc,
-            0,
-            "unshare(CLONE_NEWNET): {}",
-            io::Error::last_os_error()
-        );
-        let out = Command::new(ip)
-            .args(["link", "set", "lo", "up"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "ip link set lo up: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        f()
-    })
-    .join()
-    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-}
-
-/// A chronyd of the test's: `-x` (never adjusts the system clock), `-d` (in
-/// the foreground, logging to a file of the test's), `-f` its own
-/// configuration. Killed and reaped on drop.
-struct Chronyd {
-    name: &'static str,
-    child: Child,
-    log: PathBuf,
-}
-
-impl Chronyd {
-    fn start(dir: &TestDir, name: &'static str, conf: &str) -> Chronyd {
-        let conf_path = dir.path(&format!("{name}.conf"));
-        let pid_file = dir.path(&format!("{name}.pid"));
-        fs::write(
-            &conf_path,
-            format!("{conf}pidfile {}\n", pid_file.display()),
-        )
-        .unwrap();
-        let log = dir.path(&format!("{name}.log"));
-        let out = File::create(&log).unwrap();
-        let child = Command::new(program("chronyd"))
-            .arg("-x")
-            .arg("-d")
-            .arg("-f")
-            .arg(&conf_path)
-            .stdin(Stdio::null())
-            .stdout(out.try_clone().unwrap())
-            .stderr(out)
-            .spawn()
-            .unwrap_or_else(|e| panic!("starting chronyd ({name}): {e}"));
-        Chronyd { name, child, log }
-    }
-
-    fn log(&self) -> String {
-        let text = fs::read_to_string(&self.log).unwrap_or_default();
-        format!("--- chronyd {} ---\n{text}", self.name)
-    }
-
-    fn assert_running(&mut self) {
-        if let Some(status) = self.child.try_wait().unwrap() {
-            panic!("chronyd {} exited ({status}):\n{}", self.name, self.log());
-        }
-    }
-}
-
-impl Drop for Chronyd {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// `chronyc -c tracking` on the socket `on`, as its comma-separated fields.
@@ -258,17 +113,9 @@ fn real_chronyd() {
     let dir = TestDir::new("real");
     let server_sock = dir.path("server/chronyd.sock");
     let client_sock = dir.path("client/chronyd.sock");
-    let mut server = Chronyd::start(
-        &dir,
-        "server",
-        &format!(
-            "local stratum 1\nallow 127.0.0.1\nbindaddress 127.0.0.1\nport {NTP_PORT}\n\
-             cmdport 0\nbindcmdaddress {}\n",
-            server_sock.display()
-        ),
-    );
+    let mut server = Chronyd::start(dir.root(), "server", &server_conf(NTP_PORT, &server_sock));
     let mut client = Chronyd::start(
-        &dir,
+        dir.root(),
         "client",
         &format!(
             "server 127.0.0.1 port {NTP_PORT} iburst minpoll -4 maxpoll -4\nport 0\n\
@@ -573,23 +420,6 @@ enum Answer {
 
 /// How the fake server answers a request, given its sequence number's bytes.
 type Responder = Box<dyn Fn(&[u8]) -> Answer + Send>;
-
-/// A small generator for the fake server's garbage (splitmix64).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn bytes(&mut self, n: usize) -> Vec<u8> {
-        (0..n).map(|_| self.next() as u8).collect()
-    }
-}
 
 /// A reply header that passes every check for the request numbered `seq`.
 fn header(seq: &[u8], status: u16, reply: u16) -> Vec<u8> {

@@ -10,6 +10,7 @@
 
 use hrts_core::storage::shm::REC_STATE;
 use hrts_core::{Config, Opened, SharedBase};
+use hrts_test_support::Rng;
 use std::os::unix::fs::FileExt;
 use std::sync::atomic::Ordering::SeqCst;
 use std::time::Duration;
@@ -36,19 +37,6 @@ fn recorded_page(name: &std::fs::File) -> i32 {
     let mut b = [0u8; 4];
     name.read_exact_at(&mut b, REC_SHMID).unwrap();
     i32::from_ne_bytes(b)
-}
-
-/// splitmix64.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
 }
 
 #[test]
