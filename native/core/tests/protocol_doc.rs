@@ -13,8 +13,8 @@
 //! overlap (unused bytes are rows whose field is in parentheses), so a field
 //! added to a struct but not to the document fails here too.
 
+use hrts_test_support::protocol_doc::{check, constants, document, place, u64_at};
 use std::collections::BTreeMap;
-use std::path::Path;
 
 /// What `layout.rs` reaches as `crate::storage`.
 mod storage {
@@ -33,123 +33,6 @@ use layout::{
 use std::mem::{offset_of, size_of};
 
 // ---------------------------------------------------------------- the document
-
-/// One `offset | size | field` row.
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct Row {
-    offset: usize,
-    size: usize,
-    field: String,
-}
-
-impl Row {
-    /// Rows whose field is in parentheses describe bytes no field uses.
-    fn is_filler(&self) -> bool {
-        self.field.starts_with('(')
-    }
-}
-
-fn document() -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/PROTOCOL.md");
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
-}
-
-fn number(cell: &str, heading: &str) -> usize {
-    let cell = cell.trim().trim_matches('`');
-    let parsed = match cell.strip_prefix("0x") {
-        Some(hex) => usize::from_str_radix(hex, 16),
-        None => cell.parse(),
-    };
-    parsed.unwrap_or_else(|_| panic!("under {heading:?}: {cell:?} is not a number"))
-}
-
-/// The first `offset | size | field` table after the heading `heading` (the
-/// heading's text, without the leading `#`s).
-fn table(doc: &str, heading: &str) -> Vec<Row> {
-    let mut lines = doc.lines();
-    lines
-        .by_ref()
-        .find(|l| l.starts_with('#') && l.trim_start_matches('#').trim() == heading)
-        .unwrap_or_else(|| panic!("docs/PROTOCOL.md has no heading {heading:?}"));
-    let mut lines = lines.skip_while(|l| !l.starts_with('|'));
-    let head: Vec<String> = cells(lines.next().unwrap_or_default());
-    assert!(
-        head.len() >= 3 && head[..3] == ["offset", "size", "field"],
-        "the table under {heading:?} must start with columns offset | size | field, has {head:?}"
-    );
-    lines.next(); // the alignment row
-    lines
-        .take_while(|l| l.starts_with('|'))
-        .map(|l| {
-            let c = cells(l);
-            Row {
-                offset: number(&c[0], heading),
-                size: number(&c[1], heading),
-                field: c[2].trim_matches('`').to_string(),
-            }
-        })
-        .collect()
-}
-
-fn cells(line: &str) -> Vec<String> {
-    line.trim()
-        .trim_matches('|')
-        .split('|')
-        .map(|c| c.trim().to_lowercase().replace("\\", ""))
-        .collect()
-}
-
-/// Checks that the rows under `heading` tile `start..end` and that their named
-/// fields are exactly `expected` (name, offset, size).
-fn check(doc: &str, heading: &str, start: usize, end: usize, expected: &[(&str, usize, usize)]) {
-    let rows = table(doc, heading);
-    let mut at = start;
-    for r in &rows {
-        assert_eq!(
-            r.offset, at,
-            "under {heading:?}: row {r:?} should start at {at} (rows must follow each other)"
-        );
-        at = r.offset + r.size;
-    }
-    assert_eq!(
-        at, end,
-        "under {heading:?}: the rows end at {at}, the layout at {end}"
-    );
-    let documented: BTreeMap<&str, (usize, usize)> = rows
-        .iter()
-        .filter(|r| !r.is_filler())
-        .map(|r| (r.field.as_str(), (r.offset, r.size)))
-        .collect();
-    let code: BTreeMap<&str, (usize, usize)> = expected
-        .iter()
-        .map(|&(name, offset, size)| (name, (offset, size)))
-        .collect();
-    for (name, got) in &documented {
-        match code.get(name) {
-            Some(want) => assert_eq!(
-                got, want,
-                "under {heading:?}: field {name} is documented at (offset, size) {got:?}, the \
-                 code has {want:?}"
-            ),
-            None => panic!("under {heading:?}: the document names a field {name} the code has not"),
-        }
-    }
-    for name in code.keys() {
-        assert!(
-            documented.contains_key(name),
-            "under {heading:?}: field {name} of the code is missing from the document"
-        );
-    }
-}
-
-/// Where the document puts field `field` in the table under `heading`.
-fn place(doc: &str, heading: &str, field: &str) -> (usize, usize) {
-    table(doc, heading)
-        .into_iter()
-        .find(|r| r.field == field)
-        .map(|r| (r.offset, r.size))
-        .unwrap_or_else(|| panic!("under {heading:?}: no field {field}"))
-}
 
 /// The size of what `f` borrows: a field's size without an instance.
 fn size_of_field<T, F>(_: impl Fn(&T) -> &F) -> usize {
@@ -366,26 +249,7 @@ fn the_time_page_tables_match_the_layout() {
 #[test]
 fn the_constants_match_the_layout() {
     let doc = document();
-    let constants = |heading: &str| -> BTreeMap<String, String> {
-        let mut lines = doc.lines();
-        lines
-            .by_ref()
-            .find(|l| l.starts_with('#') && l.trim_start_matches('#').trim() == heading)
-            .unwrap_or_else(|| panic!("docs/PROTOCOL.md has no heading {heading:?}"));
-        lines
-            .skip_while(|l| !l.starts_with('|'))
-            .skip(2)
-            .take_while(|l| l.starts_with('|'))
-            .map(|l| {
-                let c: Vec<&str> = l.trim().trim_matches('|').split('|').collect();
-                (
-                    c[0].trim().trim_matches('`').to_string(),
-                    c[1].trim().trim_matches('`').to_string(),
-                )
-            })
-            .collect()
-    };
-    let got = constants("Time page constants");
+    let got = constants(&doc, "Time page constants");
     let want: BTreeMap<String, String> = [
         ("MAGIC", format!("{:#018x}", layout::MAGIC)),
         ("LAYOUT_VERSION", layout::LAYOUT_VERSION.to_string()),
@@ -444,14 +308,6 @@ impl Drop for Scratch {
     fn drop(&mut self) {
         let _ = hrts_core::SharedBase::unlink(&self.name);
         let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-fn u64_at(bytes: &[u8], at: (usize, usize)) -> u64 {
-    match at.1 {
-        4 => u32::from_ne_bytes(bytes[at.0..at.0 + 4].try_into().unwrap()) as u64,
-        8 => u64::from_ne_bytes(bytes[at.0..at.0 + 8].try_into().unwrap()),
-        n => panic!("a word of {n} bytes"),
     }
 }
 

@@ -10,8 +10,8 @@
 //! overlap (unused bytes are rows whose field is in parentheses), so a word
 //! added to the layout but not to the document fails here too.
 
+use hrts_test_support::protocol_doc::{check, constants, document, place, u64_at};
 use std::collections::BTreeMap;
-use std::path::Path;
 
 // What `layout.rs` and `codec.rs` reach as `super::…` and `crate::…`.
 use hrts_stats::shared::{ENV_GROUP, ENV_SEGMENT};
@@ -39,116 +39,6 @@ use layout::{cell, header, instance, process};
 
 // ---------------------------------------------------------------- the document
 
-#[derive(Clone, Debug)]
-struct Row {
-    offset: usize,
-    size: usize,
-    field: String,
-}
-
-fn document() -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/PROTOCOL.md");
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
-}
-
-/// The lines after the heading `heading` (its text without the `#`s).
-fn after<'a>(doc: &'a str, heading: &str) -> impl Iterator<Item = &'a str> {
-    let mut lines = doc.lines();
-    lines
-        .by_ref()
-        .find(|l| l.starts_with('#') && l.trim_start_matches('#').trim() == heading)
-        .unwrap_or_else(|| panic!("docs/PROTOCOL.md has no heading {heading:?}"));
-    lines
-}
-
-fn cells(line: &str) -> Vec<String> {
-    line.trim()
-        .trim_matches('|')
-        .split('|')
-        .map(|c| c.trim().to_string())
-        .collect()
-}
-
-fn number(cell: &str, heading: &str) -> usize {
-    let cell = cell.trim_matches('`');
-    let parsed = match cell.strip_prefix("0x") {
-        Some(hex) => usize::from_str_radix(hex, 16),
-        None => cell.parse(),
-    };
-    parsed.unwrap_or_else(|_| panic!("under {heading:?}: {cell:?} is not a number"))
-}
-
-/// The first `offset | size | field` table after the heading `heading`.
-fn table(doc: &str, heading: &str) -> Vec<Row> {
-    let mut lines = after(doc, heading).skip_while(|l| !l.starts_with('|'));
-    let head = cells(lines.next().unwrap_or_default());
-    assert!(
-        head.len() >= 3 && head[..3] == ["offset", "size", "field"],
-        "the table under {heading:?} must start with columns offset | size | field, has {head:?}"
-    );
-    lines.next(); // the alignment row
-    lines
-        .take_while(|l| l.starts_with('|'))
-        .map(|l| {
-            let c = cells(l);
-            Row {
-                offset: number(&c[0], heading),
-                size: number(&c[1], heading),
-                field: c[2].trim_matches('`').to_string(),
-            }
-        })
-        .collect()
-}
-
-/// Checks that the rows under `heading` tile `0..end` and that their named
-/// fields are exactly `expected` (name, offset, size).
-fn check(doc: &str, heading: &str, end: usize, expected: &[(&str, usize, usize)]) {
-    let rows = table(doc, heading);
-    let mut at = 0;
-    for r in &rows {
-        assert_eq!(
-            r.offset, at,
-            "under {heading:?}: row {r:?} should start at {at} (rows must follow each other)"
-        );
-        at = r.offset + r.size;
-    }
-    assert_eq!(
-        at, end,
-        "under {heading:?}: the rows end at {at}, the layout at {end}"
-    );
-    let documented: BTreeMap<&str, (usize, usize)> = rows
-        .iter()
-        .filter(|r| !r.field.starts_with('('))
-        .map(|r| (r.field.as_str(), (r.offset, r.size)))
-        .collect();
-    let code: BTreeMap<&str, (usize, usize)> =
-        expected.iter().map(|&(n, o, s)| (n, (o, s))).collect();
-    for (name, got) in &documented {
-        match code.get(name) {
-            Some(want) => assert_eq!(
-                got, want,
-                "under {heading:?}: field {name} is documented at (offset, size) {got:?}, the \
-                 code has {want:?}"
-            ),
-            None => panic!("under {heading:?}: the document names a field {name} the code has not"),
-        }
-    }
-    for name in code.keys() {
-        assert!(
-            documented.contains_key(name),
-            "under {heading:?}: field {name} of the code is missing from the document"
-        );
-    }
-}
-
-fn place(doc: &str, heading: &str, field: &str) -> (usize, usize) {
-    table(doc, heading)
-        .into_iter()
-        .find(|r| r.field == field)
-        .map(|r| (r.offset, r.size))
-        .unwrap_or_else(|| panic!("under {heading:?}: no field {field}"))
-}
-
 const PAGE: &str = "Statistics page";
 const HEADER: &str = "Statistics header";
 const PROCESS: &str = "Process slot";
@@ -171,6 +61,7 @@ fn the_statistics_tables_match_the_layout() {
     check(
         &doc,
         PAGE,
+        0,
         layout::SEGMENT_SIZE,
         &[
             ("header", 0, layout::HEADER_BYTES),
@@ -195,6 +86,7 @@ fn the_statistics_tables_match_the_layout() {
     check(
         &doc,
         HEADER,
+        0,
         layout::HEADER_BYTES,
         &[
             ("magic", shm::REC_MAGIC, 8),
@@ -212,6 +104,7 @@ fn the_statistics_tables_match_the_layout() {
     check(
         &doc,
         PROCESS,
+        0,
         layout::PROCESS_SLOT_WORDS * 8,
         &[
             word("state", process::STATE),
@@ -236,6 +129,7 @@ fn the_statistics_tables_match_the_layout() {
     check(
         &doc,
         INSTANCE,
+        0,
         layout::INSTANCE_SLOT_WORDS * 8,
         &[
             word("key", instance::KEY),
@@ -247,6 +141,7 @@ fn the_statistics_tables_match_the_layout() {
     check(
         &doc,
         CELL,
+        0,
         layout::CELL_BYTES,
         &[
             word("owner", cell::OWNER),
@@ -270,6 +165,7 @@ fn the_statistics_tables_match_the_layout() {
     check(
         &doc,
         PAYLOAD,
+        0,
         buffer,
         &[
             word("timestamp", 0),
@@ -286,24 +182,13 @@ fn the_statistics_tables_match_the_layout() {
         .map(|(i, &k)| (k, i * 8, 8))
         .collect();
     assert_eq!(keys.len(), layout::STATS_WORDS);
-    check(&doc, SET, set, &keys);
+    check(&doc, SET, 0, set, &keys);
 }
 
 #[test]
 fn the_constants_match_the_layout() {
     let doc = document();
-    let got: BTreeMap<String, String> = after(&doc, "Statistics constants")
-        .skip_while(|l| !l.starts_with('|'))
-        .skip(2)
-        .take_while(|l| l.starts_with('|'))
-        .map(|l| {
-            let c = cells(l);
-            (
-                c[0].trim_matches('`').to_string(),
-                c[1].trim_matches('`').to_string(),
-            )
-        })
-        .collect();
+    let got = constants(&doc, "Statistics constants");
     let want: BTreeMap<String, String> = [
         ("MAGIC", format!("{:#018x}", layout::MAGIC)),
         ("LAYOUT_VERSION", layout::LAYOUT_VERSION.to_string()),
@@ -330,14 +215,6 @@ fn the_constants_match_the_layout() {
 }
 
 // ---------------------------------------------------------------- what is written
-
-fn u64_at(bytes: &[u8], at: (usize, usize)) -> u64 {
-    match at.1 {
-        4 => u32::from_ne_bytes(bytes[at.0..at.0 + 4].try_into().unwrap()) as u64,
-        8 => u64::from_ne_bytes(bytes[at.0..at.0 + 8].try_into().unwrap()),
-        n => panic!("a word of {n} bytes"),
-    }
-}
 
 /// A segment name of this test alone, removed when dropped.
 struct Scratch(String);
