@@ -155,30 +155,6 @@ impl Drop for HostDir {
     }
 }
 
-/// This user's per-user segment (`/hrts-<uid>`), which every host reader
-/// also opens (its unique stamps and sequence numbers keep their state
-/// there): removed at the end if the test made it.
-struct OwnSegment {
-    name: String,
-    existed: bool,
-}
-
-impl OwnSegment {
-    fn new() -> OwnSegment {
-        let name = hrts_core::default_segment_name();
-        let existed = Path::new(&format!("/dev/shm{name}")).exists();
-        OwnSegment { name, existed }
-    }
-}
-
-impl Drop for OwnSegment {
-    fn drop(&mut self) {
-        if !self.existed {
-            let _ = SharedBase::unlink(&self.name);
-        }
-    }
-}
-
 /// `hrts daemon --foreground` on a `HostDir`, its stderr in a log file;
 /// SIGKILLed on drop (a test that passes stops it with SIGTERM).
 struct Daemon {
@@ -492,7 +468,7 @@ fn another_user_and_a_namespaced_process_read_the_host_timeline_and_cannot_chang
     if !root_or_skip("another user (useradd) and namespaces (unshare)") {
         return;
     }
-    let _own = OwnSegment::new();
+    let _own = common::OwnSegment::new();
     let user = TestUser::new();
     let host = HostDir::new("readers");
     // Ties every half millisecond: many fall inside the ping-pongs.
@@ -666,7 +642,7 @@ fn stampers_in_two_pid_namespaces_share_the_line_the_daemon_keeps() {
     if !root_or_skip("pid namespaces (unshare)") {
         return;
     }
-    let _own = OwnSegment::new();
+    let _own = common::OwnSegment::new();
     let host = HostDir::new("pidns");
     // The fastest ties the daemon allows: a tie interval of 1 ms and a fast
     // path of 2,000,000 ticks (under a millisecond at most frequencies) give
@@ -775,7 +751,7 @@ fn a_stamper_under_a_100_ppm_fast_clock_cannot_drag_the_host_line() {
         "the `faketime` command (Debian package faketime) is missing: scripts/bootstrap.sh \
          installs it"
     );
-    let _own = OwnSegment::new();
+    let _own = common::OwnSegment::new();
     let host = HostDir::new("faketime");
     let daemon = Daemon::start(&host, &[]);
     // The daemon learns the rate in its first ties (one a second).
@@ -838,7 +814,7 @@ fn noise(n: usize) -> Vec<u8> {
 fn planted_linked_truncated_foreign_and_writable_pages_are_refused_and_said_so() {
     use std::os::unix::fs::PermissionsExt;
     let _one = serial();
-    let _own = OwnSegment::new();
+    let _own = common::OwnSegment::new();
     // The one case that needs root: a page owned by another user.
     let user = root_or_skip("a page owned by another user (useradd, chown)").then(TestUser::new);
     // A whole page, kept by no daemon any more: what the plants copy.
@@ -1011,7 +987,7 @@ fn an_unprivileged_user_holding_every_lock_stops_neither_ties_nor_a_restart() {
     if !root_or_skip("another user's locks") {
         return;
     }
-    let _own = OwnSegment::new();
+    let _own = common::OwnSegment::new();
     let host = HostDir::new("locks");
     let env = [
         ("HRTS_TIE_INTERVAL_MS", "100"),
@@ -1093,7 +1069,7 @@ fn a_daemon_that_cannot_tie_says_so_and_readers_free_run() {
     if !root_or_skip("holding the daemon's role lock") {
         return;
     }
-    let _own = OwnSegment::new();
+    let _own = common::OwnSegment::new();
     let host = HostDir::new("untied");
     let daemon = Daemon::start(
         &host,

@@ -9,82 +9,20 @@
 
 mod common;
 
-use common::Segment;
-use std::io::{BufRead, BufReader, Read, Write};
+use common::{Segment, StatsName};
+use hrts_test_support::http;
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::os::fd::FromRawFd;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 const LOAD: Duration = Duration::from_secs(20);
 
-/// Killed (and reaped) however the test ends.
-struct Reaped(Child);
-impl Drop for Reaped {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-struct Stats(String);
-impl Drop for Stats {
-    fn drop(&mut self) {
-        let _ = hrts_stats::shared::StatsSegment::unlink(&self.0);
-    }
-}
-
 /// One GET: status and body length, within 10 s.
 fn get(addr: &str, path: &str) -> std::io::Result<(u16, usize)> {
-    let mut s = TcpStream::connect(addr)?;
-    s.set_read_timeout(Some(Duration::from_secs(10)))?;
-    write!(s, "GET {path} HTTP/1.1\r\nHost: {addr}\r\n\r\n")?;
-    let mut raw = Vec::new();
-    s.read_to_end(&mut raw)?;
-    let text = String::from_utf8_lossy(&raw[..raw.len().min(64)]);
-    let status = text
-        .split(' ')
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    let body = raw
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .map_or(0, |at| raw.len() - at - 4);
-    Ok((status, body))
-}
-
-/// A connection whose receive buffer is as small as the kernel allows, so
-/// that the server's answer cannot disappear into socket buffers.
-fn tiny_window(addr: &str) -> TcpStream {
-    let sa: std::net::SocketAddrV4 = addr.parse().unwrap();
-    // SAFETY: plain socket calls on a descriptor this function owns; the
-    // sockaddr_in is fully initialised and outlives the call.
-    unsafe {
-        let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0);
-        assert!(fd >= 0);
-        let size: libc::c_int = 1024;
-        libc::setsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            libc::SO_RCVBUF,
-            (&size as *const libc::c_int).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        );
-        let mut sin: libc::sockaddr_in = std::mem::zeroed();
-        sin.sin_family = libc::AF_INET as libc::sa_family_t;
-        sin.sin_port = sa.port().to_be();
-        sin.sin_addr.s_addr = u32::from(*sa.ip()).to_be();
-        let rc = libc::connect(
-            fd,
-            (&sin as *const libc::sockaddr_in).cast(),
-            std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
-        );
-        assert_eq!(rc, 0, "connect: {}", std::io::Error::last_os_error());
-        TcpStream::from_raw_fd(fd)
-    }
+    http::get(addr, path, Some(Duration::from_secs(10))).map(|r| (r.status, r.body().len()))
 }
 
 fn rss_kib(pid: u32, field: &str) -> u64 {
@@ -106,8 +44,7 @@ fn names(prefix: &str, n: usize, value: &str) -> String {
 #[test]
 fn serve_keeps_answering_scrapers_through_slow_and_stalled_clients() {
     let time = Segment::new();
-    let stats = Stats(format!("/hrts-stats-load-{}", std::process::id()));
-    let _ = hrts_stats::shared::StatsSegment::unlink(&stats.0);
+    let stats = StatsName::new("load");
     let command = || {
         let mut c: Command = time.command();
         c.env("HRTS_STATS_SEGMENT", &stats.0);
@@ -120,37 +57,15 @@ fn serve_keeps_answering_scrapers_through_slow_and_stalled_clients() {
         c.args(["debug", "stats-record"])
             .args(["--counter", &names(&format!("w{w}_c"), 700, "1")])
             .args(["--gauge", &names(&format!("w{w}_g"), 700, "2.5")])
-            .args(["--timer", &names(&format!("w{w}_t"), 600, "1500")])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped());
-        let mut child = Reaped(c.spawn().unwrap());
-        let mut line = String::new();
-        BufReader::new(child.0.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        writers.push(child);
+            .args(["--timer", &names(&format!("w{w}_t"), 600, "1500")]);
+        writers.push(common::spawn_ready(c));
     }
-    let mut c = command();
-    c.args([
-        "stats",
-        "serve",
-        "--listen",
-        "127.0.0.1:0",
-        "--refresh-ms",
-        "1000",
-    ])
-    .stdout(Stdio::piped());
-    let mut server = Reaped(c.spawn().unwrap());
-    let addr = common::served_address(&mut server.0);
+    let (server, addr) = common::serve_stats(command(), &["--refresh-ms", "1000"]);
     let pid = server.0.id();
 
     // The document the stalled client will ask for: 6,000 metrics.
-    let mut s = TcpStream::connect(&addr).unwrap();
-    write!(s, "GET /stats.json HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
-    let mut raw = Vec::new();
-    s.read_to_end(&mut raw).unwrap();
-    let at = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
-    let json: serde_json::Value = serde_json::from_slice(&raw[at + 4..]).unwrap();
+    let document = http::get(&addr, "/stats.json", None).unwrap();
+    let json: serde_json::Value = serde_json::from_slice(document.body()).unwrap();
     let metrics: usize = json["processes"]
         .as_array()
         .unwrap()
@@ -163,7 +78,9 @@ fn serve_keeps_answering_scrapers_through_slow_and_stalled_clients() {
     assert!(metrics_len > 500_000, "/metrics is {metrics_len} bytes");
 
     // One client that asks for /stats.json and never reads the answer.
-    let mut stalled = tiny_window(&addr);
+    // Its receive buffer as small as the kernel allows, so that the server's
+    // answer cannot disappear into socket buffers.
+    let mut stalled = http::connect_raw(&addr, false, Some(1024)).unwrap();
     write!(stalled, "GET /stats.json HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
 
     let stop = AtomicBool::new(false);

@@ -7,11 +7,10 @@
 
 mod common;
 
-use common::Segment;
-use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
+use common::{Segment, StatsName};
+use hrts_test_support::http::{connect_raw, get};
+use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
-use std::os::fd::FromRawFd;
-use std::process::{Child, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -25,26 +24,10 @@ const SPARE: usize = 64;
 /// How often the attacker looks for connections the server closed.
 const SWEEP: Duration = Duration::from_millis(100);
 
-/// Killed (and reaped) however the test ends.
-struct Reaped(Child);
-impl Drop for Reaped {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 struct StopOnDrop<'a>(&'a AtomicBool);
 impl Drop for StopOnDrop<'_> {
     fn drop(&mut self) {
         self.0.store(true, Ordering::Relaxed);
-    }
-}
-
-struct Stats(String);
-impl Drop for Stats {
-    fn drop(&mut self) {
-        let _ = hrts_stats::shared::StatsSegment::unlink(&self.0);
     }
 }
 
@@ -70,53 +53,9 @@ fn raise_open_files(need: u64) {
     );
 }
 
-/// One GET of /metrics: its status and the body, within 5 s.
+/// One GET of /metrics: its status and the whole answer, within 5 s.
 fn scrape(addr: &str) -> std::io::Result<(u16, String)> {
-    let mut s = TcpStream::connect(addr)?;
-    s.set_read_timeout(Some(Duration::from_secs(5)))?;
-    write!(s, "GET /metrics HTTP/1.1\r\nHost: {addr}\r\n\r\n")?;
-    let mut raw = Vec::new();
-    s.read_to_end(&mut raw)?;
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let status = text
-        .split(' ')
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    Ok((status, text))
-}
-
-/// A connection opened without waiting for the handshake, as an attacker
-/// re-opening hundreds at once would.
-fn connect_now(addr: &str) -> Option<TcpStream> {
-    let sa: std::net::SocketAddrV4 = addr.parse().unwrap();
-    // SAFETY: plain socket calls on a descriptor this function owns (handed
-    // to the TcpStream, or closed on failure); the sockaddr_in is fully
-    // initialised and outlives the call.
-    unsafe {
-        let fd = libc::socket(
-            libc::AF_INET,
-            libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
-            0,
-        );
-        if fd < 0 {
-            return None;
-        }
-        let mut sin: libc::sockaddr_in = std::mem::zeroed();
-        sin.sin_family = libc::AF_INET as libc::sa_family_t;
-        sin.sin_port = sa.port().to_be();
-        sin.sin_addr.s_addr = u32::from(*sa.ip()).to_be();
-        let rc = libc::connect(
-            fd,
-            (&sin as *const libc::sockaddr_in).cast(),
-            std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
-        );
-        if rc != 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINPROGRESS) {
-            libc::close(fd);
-            return None;
-        }
-        Some(TcpStream::from_raw_fd(fd))
-    }
+    get(addr, "/metrics", Some(Duration::from_secs(5))).map(|r| (r.status, r.text()))
 }
 
 /// One of the attacker's connections: idle, or sending a partial request
@@ -132,7 +71,9 @@ const PARTIAL_HEAD: &[u8] = b"GET /metrics HTTP/1.1\r\nHost: x\r\n";
 impl Held {
     fn open(addr: &str, partial: bool) -> Held {
         Held {
-            stream: connect_now(addr),
+            // Returned as soon as the handshake has started, as an attacker
+            // re-opening hundreds at once would.
+            stream: connect_raw(addr, true, None).ok(),
             unsent: if partial { PARTIAL_HEAD } else { b"" },
         }
     }
@@ -183,35 +124,20 @@ fn descriptors(pid: u32) -> usize {
 fn metrics_answer_while_a_thousand_idle_and_partial_connections_are_reopened() {
     raise_open_files((IDLE + PARTIAL + 200) as u64);
     let time = Segment::new();
-    let stats = Stats(format!("/hrts-stats-starve-{}", std::process::id()));
-    let _ = hrts_stats::shared::StatsSegment::unlink(&stats.0);
+    let stats = StatsName::new("starve");
     let command = || {
         let mut c = time.command();
         c.env("HRTS_STATS_SEGMENT", &stats.0);
         c
     };
     // One writer, so that /metrics carries something to check for.
-    let mut writer = Reaped(
-        command()
-            .args(["debug", "stats-record", "--counter", "starve_hits=7"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap(),
+    let mut writer = command();
+    writer.args(["debug", "stats-record", "--counter", "starve_hits=7"]);
+    let writer = common::spawn_ready(writer);
+    let (server, addr) = common::serve_stats(
+        command(),
+        &["--max-connections", &MAX_CONNECTIONS.to_string()],
     );
-    let mut line = String::new();
-    BufReader::new(writer.0.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let mut server = Reaped(
-        command()
-            .args(["stats", "serve", "--listen", "127.0.0.1:0"])
-            .args(["--max-connections", &MAX_CONNECTIONS.to_string()])
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap(),
-    );
-    let addr = common::served_address(&mut server.0);
     let pid = server.0.id();
     let (status, body) = scrape(&addr).unwrap();
     assert_eq!(status, 200, "{body}");

@@ -137,3 +137,79 @@ pub fn value<'a>(text: &'a str, key: &str) -> &'a str {
         .unwrap_or_else(|| panic!("no {key:?} in\n{text}"))
         .trim()
 }
+
+/// A statistics segment name of the test's own (`/hrts-stats-TAG-PID`), removed
+/// before the test uses it and on drop, even when an assertion fails.
+pub struct StatsName(pub String);
+
+impl StatsName {
+    pub fn new(tag: &str) -> StatsName {
+        let seg = StatsName(format!("/hrts-stats-{tag}-{}", std::process::id()));
+        let _ = hrts_stats::shared::StatsSegment::unlink(&seg.0);
+        seg
+    }
+}
+
+impl Drop for StatsName {
+    fn drop(&mut self) {
+        let _ = hrts_stats::shared::StatsSegment::unlink(&self.0);
+    }
+}
+
+/// Spawns `command` with its stdout piped and returns once it has printed its
+/// first line (`hrts debug stats-record` prints it when its metrics are
+/// published); killed on drop.
+pub fn spawn_ready(mut command: Command) -> hrts_test_support::process::Reaped {
+    use std::io::{BufRead, BufReader};
+    let mut child = command
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    hrts_test_support::process::Reaped(child)
+}
+
+/// `hrts stats serve --listen 127.0.0.1:0 ARGS` from `command` (an `hrts`
+/// with its environment set), once it listens: the server (killed on drop)
+/// and its HOST:PORT.
+pub fn serve_stats(
+    mut command: Command,
+    args: &[&str],
+) -> (hrts_test_support::process::Reaped, String) {
+    let mut server = command
+        .args(["stats", "serve", "--listen", "127.0.0.1:0"])
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let addr = served_address(&mut server);
+    (hrts_test_support::process::Reaped(server), addr)
+}
+
+/// This user's per-user segment (`/hrts-<uid>`), which every host reader
+/// also opens (its unique stamps and sequence numbers keep their state
+/// there): removed at the end if the test made it.
+pub struct OwnSegment {
+    name: String,
+    existed: bool,
+}
+
+impl OwnSegment {
+    pub fn new() -> OwnSegment {
+        let name = hrts_core::default_segment_name();
+        let existed = std::path::Path::new(&format!("/dev/shm{name}")).exists();
+        OwnSegment { name, existed }
+    }
+}
+
+impl Drop for OwnSegment {
+    fn drop(&mut self) {
+        if !self.existed {
+            let _ = hrts_core::SharedBase::unlink(&self.name);
+        }
+    }
+}
