@@ -21,6 +21,8 @@ const CRATES: &[&str] = &[
     "jni",
     "bench-jni",
     "cli",
+    // The harnesses the tests share (a dev-dependency only).
+    "test-support",
     // Outside the workspace (a comparison with AWS ClockBound, run by hand), but its
     // modules are held to the same rule.
     "clockbound-compare",
