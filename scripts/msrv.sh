@@ -5,6 +5,7 @@
 # 1. Every crate declares it (`rust-version.workspace = true`), so cargo refuses older
 #    compilers with a clear message and clippy's `incompatible_msrv` lint (run by the
 #    clippy stage of scripts/test.sh) rejects std APIs newer than it.
+#    native/clockbound-compare, a workspace of its own, states the same version.
 # 2. No dependency in Cargo.lock (normal, build and dev, on every Linux target hrts
 #    builds for) declares a newer rust-version.
 # 3. If the toolchain of that version is installed (scripts/bootstrap.sh installs it
@@ -72,6 +73,12 @@ say(f"msrv: rust-version {msrv}; the dependency needing the newest Rust is {high
 print(msrv)
 PY
 )
+
+# native/clockbound-compare is a workspace of its own (outside this one, never built by
+# CI) that states the same rust-version: it builds hrts-core.
+compare=native/clockbound-compare/Cargo.toml
+grep -Eq "^rust-version[[:space:]]*=[[:space:]]*\"$msrv\"" "$compare" \
+    || { echo "msrv: $compare does not say rust-version = \"$msrv\" under [workspace.package]: update it" >&2; exit 1; }
 
 # DEVELOPERS.md explains the version; keep it from going stale.
 grep -q "^Rust: $msrv or newer" DEVELOPERS.md \
