@@ -90,7 +90,7 @@ public class BoundAcrossLanguagesTest {
         Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
         Map<String, String> env = new HashMap<>();
         env.put("HRTS_HOST", "on");
-        env.put("HRTS_HOST_USER", LibraryCopy.currentUid().toString());
+        env.put("HRTS_HOST_USER", Files.getAttribute(Path.of("/proc/self"), "unix:uid").toString());
         env.put("HRTS_HOST_DIR", dir.toString());
         // The host page, not the build's per-user segment (a named segment wins).
         env.put("HRTS_SEGMENT", null);

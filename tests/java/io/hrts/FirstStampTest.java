@@ -18,7 +18,8 @@ import org.junit.Test;
 public class FirstStampTest {
     /** Classes whose loading after main starts means the fast path regressed. */
     private static final List<String> NOT_NEEDED = Arrays.asList(
-            "io.hrts.ExtractedCopies", "io.hrts.LoadFailure", "io.hrts.Extraction", "io.hrts.SelfTest",
+            "io.hrts.internal.loader.ExtractedCopies", "io.hrts.internal.loader.LoadFailure",
+            "io.hrts.internal.loader.Extraction", "io.hrts.SelfTest",
             "java.nio.file.AtomicMoveNotSupportedException", "java.nio.file.FileAlreadyExistsException",
             "sun.net.www.protocol.jar.JarURLConnection", "java.util.Properties$LineReader",
             "java.nio.channels.FileChannel", "java.nio.file.DirectoryStream",
@@ -56,6 +57,6 @@ public class FirstStampTest {
             assertTrue("no lambda or method handle spun: " + loaded, !loaded.contains("LambdaForm$")
                     && !loaded.contains("$$Lambda") && !loaded.contains("StringConcatFactory"));
         }
-        assertTrue(afterMain.toString(), afterMain.stream().anyMatch(l -> l.startsWith("io.hrts.BuildInfo ")));
+        assertTrue(afterMain.toString(), afterMain.stream().anyMatch(l -> l.startsWith("io.hrts.internal.loader.BuildInfo ")));
     }
 }

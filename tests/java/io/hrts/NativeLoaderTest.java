@@ -6,6 +6,7 @@ import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertThrows;
 import static org.junit.Assert.assertTrue;
 
+import io.hrts.internal.loader.Loader;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -50,7 +51,7 @@ public class NativeLoaderTest {
         Properties p = new Properties();
         p.putAll(System.getProperties());
         p.setProperty(NativeLoader.LIBRARY_PROPERTY, MISSING);
-        HrtsException e = assertThrows(HrtsException.class, () -> NativeLoader.loadWith(p));
+        HrtsException e = assertThrows(HrtsException.class, () -> Loader.loadWith(p));
         assertExplainsMissingLibrary(e.getMessage());
         // Nothing else was tried: the explicit choice wins.
         assertFalse(e.getMessage(), e.getMessage().contains("2. "));
@@ -134,49 +135,25 @@ public class NativeLoaderTest {
         }
     }
 
-    @Test
-    public void theBuildRecordsEachPackedLibrarysHashAndSize() throws Exception {
-        // The loader finds its extracted copy by these alone (no read or hash of the library
-        // at start): they must describe the bytes the jar really carries.
-        assertEquals(NativeLoader.packagedPlatforms(), Arrays.asList(BuildInfo.PLATFORMS));
-        for (String platform : NativeLoader.packagedPlatforms()) {
-            byte[] packed;
-            try (InputStream in = NativeLoader.class.getResourceAsStream(
-                    "/native/" + platform + "/libhrts_jni.so")) {
-                packed = in.readAllBytes();
-            }
-            StringBuilder hex = new StringBuilder();
-            for (byte b : java.security.MessageDigest.getInstance("SHA-256").digest(packed)) {
-                hex.append(String.format("%02x", b));
-            }
-            int i = NativeLoader.packedIndex(platform);
-            assertEquals(platform, hex.toString(), BuildInfo.SHA256[i]);
-            assertEquals(platform, packed.length, BuildInfo.SIZE[i]);
-        }
-        Path copy = NativeLoader.extractTo(tmp.newFolder("named").toPath());
-        assertEquals("libhrts_jni-" + BuildInfo.SHA256[NativeLoader.packedIndex(NativeLoader.platform())]
-                .substring(0, 16) + ".so", copy.getFileName().toString());
-    }
-
     /** The loader's C-library detection, both answers: the ELF interpreter in an executable's head. */
     @Test
     public void theCLibraryIsTheOneTheExecutableAsksFor() {
         byte[] musl = elfHead("/lib/ld-musl-x86_64.so.1");
         byte[] glibc = elfHead("/lib64/ld-linux-x86-64.so.2");
-        assertEquals("musl", NativeLoader.cLibraryOf(musl, musl.length));
-        assertEquals("glibc", NativeLoader.cLibraryOf(glibc, glibc.length));
-        assertEquals("musl", NativeLoader.cLibraryOf(elfHead("/lib/ld-musl-aarch64.so.1"), 300));
+        assertEquals("musl", Loader.cLibraryOf(musl, musl.length));
+        assertEquals("glibc", Loader.cLibraryOf(glibc, glibc.length));
+        assertEquals("musl", Loader.cLibraryOf(elfHead("/lib/ld-musl-aarch64.so.1"), 300));
         // Only the bytes read count; nothing read (no /proc) is glibc, Linux's usual C library.
-        assertEquals("glibc", NativeLoader.cLibraryOf(musl, 100));
-        assertEquals("glibc", NativeLoader.cLibraryOf(new byte[0], 0));
+        assertEquals("glibc", Loader.cLibraryOf(musl, 100));
+        assertEquals("glibc", Loader.cLibraryOf(new byte[0], 0));
         // This JVM (Debian's, or whichever runs the tests) and its platform's name agree.
         String here = NativeLoader.cLibrary();
         assertTrue(here, here.equals("glibc") || here.equals("musl"));
         assertEquals(here.equals("musl"), NativeLoader.platform().startsWith("linux-musl-"));
-        assertEquals("linux-musl-x86_64", NativeLoader.platform("Linux", "amd64", "musl"));
-        assertEquals("linux-musl-aarch64", NativeLoader.platform("Linux", "aarch64", "musl"));
-        assertEquals("linux-x86_64", NativeLoader.platform("Linux", "amd64", "glibc"));
-        assertEquals("macosx-aarch64", NativeLoader.platform("Mac OS X", "aarch64", "musl"));
+        assertEquals("linux-musl-x86_64", Loader.platform("Linux", "amd64", "musl"));
+        assertEquals("linux-musl-aarch64", Loader.platform("Linux", "aarch64", "musl"));
+        assertEquals("linux-x86_64", Loader.platform("Linux", "amd64", "glibc"));
+        assertEquals("macosx-aarch64", Loader.platform("Mac OS X", "aarch64", "musl"));
     }
 
     /** 64 bytes of ELF header, 56 of program header, then the interpreter's path, as linkers lay it out. */
@@ -196,38 +173,38 @@ public class NativeLoaderTest {
         Properties here = new Properties();
         here.putAll(System.getProperties());
         here.remove(NativeLoader.FALLBACK_PROPERTY);
-        assertEquals("auto", NativeLoader.fallbackPolicy(here));
+        assertEquals("auto", Loader.fallbackPolicy(here));
         // Auto: no fallback where the jar has this platform's library (a failure is a broken install).
-        assertFalse(NativeLoader.fallbackAllowed(here, "auto"));
-        assertTrue(NativeLoader.describeFallback(here, "auto"), NativeLoader.describeFallback(here, "auto")
+        assertFalse(Loader.fallbackAllowed(here, "auto"));
+        assertTrue(Loader.describeFallback(here, "auto"), Loader.describeFallback(here, "auto")
                 .contains("a failure to load it is a broken install"));
         Properties mac = new Properties();
         mac.putAll(here);
         mac.setProperty("os.name", "Mac OS X");
         mac.setProperty("os.arch", "aarch64");
-        assertTrue("auto: a fallback where the jar has no library", NativeLoader.fallbackAllowed(mac, "auto"));
-        assertFalse(NativeLoader.fallbackAllowed(mac, "deny"));
-        assertTrue(NativeLoader.fallbackAllowed(here, "allow"));
+        assertTrue("auto: a fallback where the jar has no library", Loader.fallbackAllowed(mac, "auto"));
+        assertFalse(Loader.fallbackAllowed(mac, "deny"));
+        assertTrue(Loader.fallbackAllowed(here, "allow"));
         Properties explicit = new Properties();
         explicit.putAll(mac);
         explicit.setProperty(NativeLoader.LIBRARY_PROPERTY, MISSING);
-        assertFalse("a library named on the command line is meant", NativeLoader.fallbackAllowed(explicit, "auto"));
+        assertFalse("a library named on the command line is meant", Loader.fallbackAllowed(explicit, "auto"));
         for (String v : new String[] {"ALLOW", " deny ", "force", "auto", ""}) {
             here.setProperty(NativeLoader.FALLBACK_PROPERTY, v);
-            NativeLoader.fallbackPolicy(here);
+            Loader.fallbackPolicy(here);
         }
         here.setProperty(NativeLoader.FALLBACK_PROPERTY, "sometimes");
-        HrtsException e = assertThrows(HrtsException.class, () -> NativeLoader.fallbackPolicy(here));
+        HrtsException e = assertThrows(HrtsException.class, () -> Loader.fallbackPolicy(here));
         assertEquals(HrtsException.Kind.INVALID_ARGUMENT, e.getKind());
         assertTrue(e.getMessage(), e.getMessage().contains("sometimes") && e.getMessage().contains("allow, deny"));
     }
 
     @Test
     public void platformNames() {
-        assertEquals("linux-x86_64", NativeLoader.platform("Linux", "amd64"));
-        assertEquals("linux-x86_64", NativeLoader.platform("Linux", "x86_64"));
-        assertEquals("linux-aarch64", NativeLoader.platform("Linux", "aarch64"));
-        assertEquals("linux-ppc64le", NativeLoader.platform("Linux", "ppc64le"));
+        assertEquals("linux-x86_64", Loader.platform("Linux", "amd64"));
+        assertEquals("linux-x86_64", Loader.platform("Linux", "x86_64"));
+        assertEquals("linux-aarch64", Loader.platform("Linux", "aarch64"));
+        assertEquals("linux-ppc64le", Loader.platform("Linux", "ppc64le"));
     }
 
     @Test
@@ -237,7 +214,7 @@ public class NativeLoaderTest {
         p.putAll(System.getProperties());
         p.setProperty("os.arch", "s390x");
         p.setProperty("java.library.path", "/nonexistent");
-        HrtsException e = assertThrows(HrtsException.class, () -> NativeLoader.loadWith(p));
+        HrtsException e = assertThrows(HrtsException.class, () -> Loader.loadWith(p));
         String msg = e.getMessage();
         assertTrue(msg, msg.contains("platform linux-s390x (os.name=" + System.getProperty("os.name") + ", os.arch=s390x"));
         assertTrue(msg, msg.contains("native/linux-s390x/libhrts_jni.so: not packaged in "));
@@ -250,18 +227,6 @@ public class NativeLoaderTest {
         assertTrue(r.toString(), r.err.contains("this jar has libraries for " + have + ")"));
         assertTrue(r.toString(), r.err.contains("os.arch=s390x, C library " + NativeLoader.cLibrary() + ", hrts "));
         assertTrue(r.toString(), r.err.contains("Fallback: no fallback (-Dhrts.fallback=deny)."));
-    }
-
-    @Test
-    public void versionsCompareByTheirNumbers() {
-        assertTrue(ExtractedCopies.isOlder("0.0.9", "0.1.0"));
-        assertTrue(ExtractedCopies.isOlder("0.9", "0.10"));
-        assertTrue(ExtractedCopies.isOlder("0.1", "0.1.1"));
-        assertTrue(ExtractedCopies.isOlder("0.1.0-rc1", "0.2.0"));
-        assertFalse(ExtractedCopies.isOlder("0.1.0", "0.1.0"));
-        assertFalse(ExtractedCopies.isOlder("0.1.0-rc1", "0.1.0"));
-        assertFalse(ExtractedCopies.isOlder("0.1.0", "0.1"));
-        assertFalse(ExtractedCopies.isOlder("1.0.0", "0.99.99"));
     }
 
     /** A copy as the loader names it, with a distinct hash-like suffix. */
@@ -322,18 +287,6 @@ public class NativeLoaderTest {
         assertTrue("a temporary file being written", Files.exists(freshTemp));
         List<Path> left = list(current);
         assertEquals(left.toString(), 2, left.size());
-    }
-
-    @Test
-    public void cleanupLeavesWhatAnotherUserOwns() throws Exception {
-        Path base = tmp.newFolder("base").toPath();
-        Path old = copy(base.resolve("0.0.1"), 1);
-        Object me = Files.getAttribute(base, "unix:uid");
-        Object someoneElse = ((Integer) me) + 1;
-        assertEquals(Collections.emptyList(), ExtractedCopies.removeStale(base, "0.1.0", null, someoneElse));
-        assertTrue(Files.exists(old));
-        assertEquals(Arrays.asList(old, old.getParent()), ExtractedCopies.removeStale(base, "0.1.0", null, me));
-        assertFalse(Files.exists(old.getParent()));
     }
 
     @Test

@@ -1,5 +1,6 @@
 package io.hrts;
 
+import io.hrts.internal.loader.Loader;
 import java.util.Properties;
 
 /**
@@ -20,20 +21,20 @@ final class Backends {
     static Backend choose(Properties props) {
         String policy;
         try {
-            policy = NativeLoader.fallbackPolicy(props);
+            policy = Loader.fallbackPolicy(props);
         } catch (RuntimeException e) {
             // Every call throws the loader's INVALID_ARGUMENT, naming the bad value.
             return new NativeBackend(new Implementation(Implementation.Kind.NATIVE,
-                    "-D" + NativeLoader.FALLBACK_PROPERTY + " is invalid: " + e.getMessage()));
+                    "-D" + Loader.FALLBACK_PROPERTY + " is invalid: " + e.getMessage()));
         }
-        if (policy.equals(NativeLoader.FALLBACK_FORCE)) {
-            return portable("forced by -D" + NativeLoader.FALLBACK_PROPERTY + "=" + NativeLoader.FALLBACK_FORCE
-                    + " (platform " + NativeLoader.platform(props) + ")");
+        if (policy.equals(Loader.FALLBACK_FORCE)) {
+            return portable("forced by -D" + Loader.FALLBACK_PROPERTY + "=" + Loader.FALLBACK_FORCE
+                    + " (platform " + Loader.platform(props) + ")");
         }
         try {
             String from = NativeLoader.load();
             return new NativeBackend(new Implementation(Implementation.Kind.NATIVE, "loaded " + from + " (platform "
-                    + NativeLoader.platform(props) + ")"));
+                    + Loader.platform(props) + ")"));
         } catch (RuntimeException | LinkageError e) {
             return afterFailure(props, policy, e);
         }
@@ -41,18 +42,18 @@ final class Backends {
 
     /** The native library did not load: the portable implementation if the policy allows it. */
     private static Backend afterFailure(Properties props, String policy, Throwable failure) {
-        String platform = NativeLoader.platform(props);
-        boolean packed = NativeLoader.packedIndex(platform) >= 0;
-        if (!NativeLoader.fallbackAllowed(props, policy)) {
+        String platform = Loader.platform(props);
+        boolean packed = Loader.packedIndex(platform) >= 0;
+        if (!Loader.fallbackAllowed(props, policy)) {
             return new NativeBackend(new Implementation(Implementation.Kind.NATIVE, "the native library for "
-                    + platform + " did not load and " + NativeLoader.describeFallback(props, policy)
+                    + platform + " did not load and " + Loader.describeFallback(props, policy)
                     + ": every call throws the loader's report"));
         }
         String why = packed
                 ? "the native library for " + platform + " did not load (" + firstLine(failure) + ")"
                 : "this jar has no native library for platform " + platform + " (it has "
-                        + String.join(", ", NativeLoader.packagedPlatforms()) + ")";
-        return portable(why + "; " + NativeLoader.describeFallback(props, policy));
+                        + String.join(", ", Loader.packagedPlatforms()) + ")";
+        return portable(why + "; " + Loader.describeFallback(props, policy));
     }
 
     private static String firstLine(Throwable t) {

@@ -90,7 +90,8 @@ final class Native {
     /**
      * Takes a shared fcntl lock on the library copy at this path (UTF-8) and keeps it, and its
      * file descriptor, until the process ends: other JVMs' cleanups leave a locked copy
-     * ({@link ExtractedCopies}). Best effort; returns 0, or the errno that prevented it.
+     * ({@code io.hrts.internal.loader.ExtractedCopies}). Best effort; returns 0, or the errno that
+     * prevented it.
      */
     static native int holdCopy(byte[] utf8Path);
 

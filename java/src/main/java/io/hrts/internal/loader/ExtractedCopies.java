@@ -1,4 +1,4 @@
-package io.hrts;
+package io.hrts.internal.loader;
 
 import java.io.IOException;
 import java.nio.channels.FileChannel;
@@ -18,7 +18,7 @@ import java.util.Objects;
 import java.util.regex.Pattern;
 
 /**
- * The copies of the JNI library that {@link NativeLoader} extracts, and their cleanup.
+ * The copies of the JNI library that {@link Loader} extracts, and their cleanup.
  *
  * <p>Every JVM holds a shared lock on the copy it loaded for as long as it runs (an fcntl lock taken
  * by the library itself, {@code Native.holdCopy}, released by the kernel when the process ends).
@@ -34,9 +34,9 @@ import java.util.regex.Pattern;
  */
 final class ExtractedCopies {
     private static final Pattern COPY = Pattern.compile(
-            Pattern.quote("lib" + NativeLoader.LIBRARY_NAME + "-") + "[0-9a-f]{16}\\.so");
+            Pattern.quote("lib" + Loader.LIBRARY_NAME + "-") + "[0-9a-f]{16}\\.so");
     private static final Pattern TEMP = Pattern.compile(
-            Pattern.quote(".lib" + NativeLoader.LIBRARY_NAME + "-") + "[A-Za-z0-9]*\\.tmp");
+            Pattern.quote(".lib" + Loader.LIBRARY_NAME + "-") + "[A-Za-z0-9]*\\.tmp");
     private static final Pattern VERSION = Pattern.compile("[0-9]+(\\.[0-9]+)*([-+][A-Za-z0-9.+-]*)?");
     /** A temporary file this old is left by a JVM that died while extracting. */
     private static final long TEMP_MAX_AGE_MS = 3_600_000L;

@@ -1,4 +1,4 @@
-package io.hrts;
+package io.hrts.internal.loader;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -7,7 +7,7 @@ import java.nio.file.Path;
 import java.util.Map;
 
 /**
- * The file checks of {@link NativeLoader}'s every load: the private directory and the copy. What
+ * The file checks of {@link Loader}'s every load: the private directory and the copy. What
  * only a JVM that extracts needs is in {@link Extraction}, so that the others never load it.
  */
 final class LibraryCopy {

@@ -1,5 +1,6 @@
-package io.hrts;
+package io.hrts.internal.loader;
 
+import io.hrts.HrtsException;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -18,16 +19,16 @@ import java.nio.file.attribute.PosixFilePermissions;
 final class Extraction {
     private Extraction() {}
 
-    /** {@link NativeLoader#extractTo}: the copy in {@code dir}, written if missing. */
+    /** {@link Loader#extractTo}: the copy in {@code dir}, written if missing. */
     static Path extractTo(Path dir) throws IOException {
-        int packed = NativeLoader.packedIndex(NativeLoader.platform());
+        int packed = Loader.packedIndex(Loader.platform());
         if (packed < 0) {
-            throw new HrtsException("hrts: " + NativeLoader.resourcePath() + " is not packaged in "
-                    + NativeLoader.codeSource());
+            throw new HrtsException("hrts: " + Loader.resourcePath() + " is not packaged in "
+                    + Loader.codeSource());
         }
-        Path copy = dir.toAbsolutePath().resolve(NativeLoader.copyName(packed));
+        Path copy = dir.toAbsolutePath().resolve(Loader.copyName(packed));
         if (!LibraryCopy.isCopy(copy, BuildInfo.SIZE[packed])) {
-            extract(NativeLoader.resourcePath(), copy);
+            extract(Loader.resourcePath(), copy);
         }
         return copy;
     }
@@ -36,11 +37,11 @@ final class Extraction {
     static void extract(String resource, Path copy) throws IOException {
         byte[] bytes = readResource("/" + resource);
         if (bytes == null) {
-            throw new IOException(resource + " is not packaged in " + NativeLoader.codeSource());
+            throw new IOException(resource + " is not packaged in " + Loader.codeSource());
         }
         Path dir = copy.getParent();
         Files.createDirectories(dir);
-        Path tmp = Files.createTempFile(dir, ".lib" + NativeLoader.LIBRARY_NAME + "-", ".tmp");
+        Path tmp = Files.createTempFile(dir, ".lib" + Loader.LIBRARY_NAME + "-", ".tmp");
         try {
             Files.write(tmp, bytes);
             Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("rwxr-xr-x"));
@@ -65,7 +66,7 @@ final class Extraction {
     }
 
     private static byte[] readResource(String name) throws IOException {
-        try (InputStream in = NativeLoader.class.getResourceAsStream(name)) {
+        try (InputStream in = Loader.class.getResourceAsStream(name)) {
             if (in == null) {
                 return null;
             }
