@@ -49,6 +49,7 @@
 pub mod clock;
 pub mod config;
 pub mod dump;
+mod handle;
 pub mod histogram;
 pub mod incremental;
 mod instance;
@@ -64,20 +65,19 @@ pub mod registry;
 #[doc(hidden)]
 pub mod ring;
 pub mod shared;
-mod stats;
 #[cfg(test)]
 mod tests;
 
 pub use clock::{Clock, ManualClock};
 pub use config::{Config, SharedMemory};
 pub use dump::{CounterDump, Dump, GaugeDump, Metric, TimerDump};
+pub use handle::{global, Stats};
 pub use hrts_core::{Error, ErrorKind, Result};
 pub use incremental::Statistics;
 pub use instance::{CONTROL_OFFSETS, FLAG_EXACT, FLAG_STOPPED};
 pub use points::{Counter, Gauge, MetricId, Timer, TimerOp, TimerScope, DEFAULT_INSTANCE};
 pub use processing::Health;
 pub use registry::Kind;
-pub use stats::{global, Stats};
 
 #[doc(hidden)]
 pub fn __handle<T>(name: &str, r: Result<T>) -> Option<T> {

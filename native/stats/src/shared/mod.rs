@@ -32,11 +32,11 @@
 //! cells, 8192 running shared timer instances; a full area is an
 //! [`ErrorKind::Full`] error where the metric or instance is created.
 
+mod aggregate;
 mod cells;
 mod codec;
 mod expose;
 mod layout;
-mod merge;
 mod processes;
 pub(crate) mod publish;
 mod read;

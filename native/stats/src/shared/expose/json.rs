@@ -47,7 +47,7 @@ impl Snapshot {
 #[cfg(test)]
 mod tests {
     use super::super::tests::sample;
-    use crate::shared::merge::tests::snapshot;
+    use crate::shared::aggregate::tests::snapshot;
     use serde_json::{json, Value};
 
     #[test]

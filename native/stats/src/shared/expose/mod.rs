@@ -12,7 +12,7 @@ pub use prometheus::PrometheusOptions;
 
 #[cfg(test)]
 mod tests {
-    use crate::shared::merge::tests::{counter, gauge, process, snapshot, timer};
+    use crate::shared::aggregate::tests::{counter, gauge, process, snapshot, timer};
     use crate::shared::snapshot::{ProcessState, Snapshot};
     use serde_json::json;
 

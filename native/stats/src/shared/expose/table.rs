@@ -190,7 +190,7 @@ fn duration(ns: f64) -> String {
 mod tests {
     use super::super::tests::sample;
     use super::*;
-    use crate::shared::merge::tests::{process, snapshot};
+    use crate::shared::aggregate::tests::{process, snapshot};
 
     #[test]
     fn the_table_lists_every_process_and_the_aggregate() {

@@ -1,6 +1,6 @@
 use super::super::tests::{sample, scrape};
 use super::*;
-use crate::shared::merge::tests::{counter, gauge, process, snapshot, timer};
+use crate::shared::aggregate::tests::{counter, gauge, process, snapshot, timer};
 use std::collections::HashMap;
 
 /// OpenMetrics 1.0 text: every sample belongs to the family its TYPE line
