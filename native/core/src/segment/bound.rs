@@ -218,6 +218,16 @@ impl SharedBase {
         a.version.store(v.wrapping_add(2), Release);
     }
 
+    /// What the word of the tie that published the line of seqlock count
+    /// `count` says for learning the frequency from it: its sample (`as_of`),
+    /// its line error (at least half its bracket) and its drift (ppb);
+    /// `None` when the area holds no word of that line (a repair or reset
+    /// published it, or its writer did not name lines).
+    pub(crate) fn tie_word(&self, count: u64) -> Option<(u64, u64, u64)> {
+        let p = self.published()?;
+        (p.line_count == Some(count as u32)).then_some((p.as_of, p.line_error_ns, p.drift_ppb))
+    }
+
     /// Learns the clock's error from the sources this process may ask (a
     /// test build's override, else the kernel).
     pub(crate) fn learn_bound(&self) -> Learned {
@@ -691,6 +701,33 @@ mod tests {
                 assert_eq!(e.kind(), ErrorKind::Unsynchronized);
             }
         }
+    }
+
+    #[test]
+    fn a_tie_learns_the_frequency_from_the_sample_its_predecessors_word_names() {
+        let t = TestName::new("boundlearn");
+        let base = SharedBase::open(&t.cfg()).unwrap();
+        assert!(base.force_move());
+        let (first, ..) = base.active_line();
+        assert_eq!(
+            first.rate_mult, 0,
+            "the first tie after creation learns nothing"
+        );
+        let word = base.tie_word(seq_count(base.header().seq.load(Acquire)));
+        let (as_of, line_error, _) = word.expect("the tie's word names its line");
+        // The word's sample is where the line passes through its calendar
+        // read less its residual (the line itself starts at its publication).
+        assert!(as_of <= first.counter);
+        let through = first.tie_ns as i128 - first.residual as i128;
+        assert!(((first.fixed_at(as_of) >> SHIFT) - through).abs() <= 2);
+        assert!(line_error > 0);
+        // Over half a tie interval (the 1 s default) the reads' error is far
+        // below a quarter of the drift bound: the next tie learns.
+        std::thread::sleep(std::time::Duration::from_millis(600));
+        assert!(base.force_move());
+        let (second, ..) = base.active_line();
+        assert!(second.rate_mult > 0, "{second:?}");
+        assert_eq!(second.freq_mult, second.rate_mult);
     }
 
     #[test]

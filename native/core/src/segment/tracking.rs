@@ -178,13 +178,56 @@ fn to_i64(v: i128) -> i64 {
 /// threshold) by keeping the old slope instead.
 const RAISE_CAP: i128 = 1_000 << SHIFT;
 
+/// What a tie needs to learn the calendar's rate from the tie before it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Learning {
+    /// The counter at the previous tie's sample (its bound word's `as_of`):
+    /// the rate is measured from there, not from where that tie's line
+    /// starts (a holder preempted between its sample and its publication
+    /// starts the line milliseconds later, and that line's slew over the gap
+    /// would read as frequency).
+    pub prior_at: u64,
+    /// How far off the two calendar reads may be together, ns: half of each
+    /// tie's bracket (the previous one's as its word bounds it).
+    pub cal_error_ns: u64,
+    /// The largest error a learned frequency may have, ppb: a part of the
+    /// drift the bound allows for, which must also cover the clock's own
+    /// drift until the next learning.
+    pub max_error_ppb: u64,
+}
+
+/// The calendar's rate (`mult` units) from the tie `l` names to this one
+/// (`at`, `cal_ns`), or `None` when it cannot be learned honestly: the old
+/// line is not that tie's (it does not pass through that tie's calendar read
+/// minus its residual at `l.prior_at`: a repair, a reset, a raised line), the
+/// baseline is shorter than `baseline` ticks, or the reads' error over it is
+/// more than `l.max_error_ppb` (a preempted bracket: 4 µs over 10 ms is 400
+/// ppm, eight times the default drift bound).
+fn learned_rate(old: &Line, at: u64, cal_ns: u64, baseline: u64, l: &Learning) -> Option<i128> {
+    let span = at.wrapping_sub(l.prior_at) as i64;
+    if span < baseline as i64 {
+        return None;
+    }
+    let through = old.tie_ns as i128 - old.residual as i128;
+    if ((old.fixed_at(l.prior_at) >> SHIFT) - through).abs() > 2 {
+        return None;
+    }
+    let elapsed = cal_ns as i128 - old.tie_ns as i128;
+    if elapsed <= 0 || (l.cal_error_ns as i128) * 1_000_000_000 > l.max_error_ppb as i128 * elapsed
+    {
+        return None;
+    }
+    Some((elapsed << SHIFT) / span as i128)
+}
+
 /// One tie: the old line `old`, the calendar `cal_ns` read at counter `at`
 /// (the middle of the narrowest bracket), and `publish`, the counter read just
 /// before the new line is published, where it takes over. `exposed`: ticks
 /// past `old.counter` up to which stamps may have been taken from the old line
 /// (the threshold, the holder's reach, a counter read after a stale mark, each
 /// plus the cross-CPU shift bound: a stamp on another CPU may have read a
-/// counter that far ahead).
+/// counter that far ahead). `learning`: what teaches the frequency (`None`:
+/// the old one is kept).
 pub(crate) fn tie(
     old: &Line,
     rules: &Rules,
@@ -192,6 +235,7 @@ pub(crate) fn tie(
     cal_ns: u64,
     publish: u64,
     exposed: i64,
+    learning: Option<Learning>,
 ) -> Tie {
     let d = at.wrapping_sub(old.counter) as i64;
     let old_at = old.fixed_at(at);
@@ -200,24 +244,27 @@ pub(crate) fn tie(
     let backwards = d < 0 && d.unsigned_abs() > rules.backstep;
     let idle = !backwards && d > rules.limit as i64;
 
-    // Frequency: the calendar's average rate over the last d ticks, from the
-    // error's change and the slope that was in force. Only ties of an unbroken
-    // chain (the old slot was written by a tie) over a long enough baseline
-    // teach it, and only what a frequency can explain: a step or a slew burst of
-    // the calendar is a phase error, not a rate.
+    // Frequency: the calendar's average rate between the previous tie's
+    // sample and this one. Only ties of an unbroken chain (the old slot was
+    // written by the tie whose sample `learning` names) over a long enough
+    // baseline teach it, only when the calendar reads' own error (half of
+    // each bracket) is a small part of the drift a bound allows for over
+    // that baseline, and only what a frequency can explain: a step or a
+    // slew burst of the calendar is a phase error, not a rate.
     let (f_lo, f_hi) = rules.freq_range();
     let mut freq = old.freq_mult as i128;
     let mut rate = 0i128;
     let baseline = (rules.interval / 2).max(rules.min_baseline).max(1);
-    if !backwards && old.tie_ns != 0 && d >= baseline as i64 {
-        let change = offset_fixed - ((old.residual as i128) << SHIFT);
-        let measured = old.mult as i128 + change / d as i128;
-        // The measured average is the next interval's estimate: extrapolating
-        // its drift (a second-order loop) did worse in simulation for a
-        // frequency that random-walks, and a constant one needs no more.
-        if (measured - freq).abs() <= rules.of_ppb(rules.max_slew_ppb) {
-            rate = measured;
-            freq = measured;
+    if let Some(l) = learning.filter(|_| !backwards && old.tie_ns != 0) {
+        if let Some(measured) = learned_rate(old, at, cal_ns, baseline, &l) {
+            // The measured average is the next interval's estimate:
+            // extrapolating its drift (a second-order loop) did worse in
+            // simulation for a frequency that random-walks, and a constant
+            // one needs no more.
+            if (measured - freq).abs() <= rules.of_ppb(rules.max_slew_ppb) {
+                rate = measured;
+                freq = measured;
+            }
         }
     }
     let freq = freq.clamp(f_lo, f_hi);

@@ -250,6 +250,20 @@ impl SharedBase {
         // still has to absorb, and half the bracket that paired it.
         let learned = self.learn_bound();
         let half_bracket = ((width as u128 * self.scale.mult as u128) >> SHIFT) as u64 / 2 + 1;
+        // The frequency is learned from the tie that published the old line,
+        // as its word tells: its sample, and its line error less what its
+        // line had to absorb (at least half its bracket). A learned frequency
+        // may be off by a quarter of the drift bound at most: the rest is
+        // for the clock's own drift until the next learning.
+        let learning =
+            self.tie_word(seq_count(held.word))
+                .map(|(prior_at, line_error, drift_ppb)| tracking::Learning {
+                    prior_at,
+                    cal_error_ns: line_error
+                        .saturating_sub(old.residual.unsigned_abs())
+                        .saturating_add(half_bracket),
+                    max_error_ppb: drift_ppb / 4,
+                });
         let t = loop {
             let publish = read(self.source);
             if sole {
@@ -269,6 +283,7 @@ impl SharedBase {
                 cal,
                 publish,
                 exposed.saturating_add(self.margin_ticks as i64),
+                learning,
             );
             // The word goes out before the line, and holds for both: a reader
             // pairs a stamp with the word it read before it (see

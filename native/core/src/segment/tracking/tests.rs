@@ -75,7 +75,12 @@ struct Seg {
     last: u64,
     ties: u64,
     kinds: Vec<TieKind>,
+    /// The counter at the last tie's sample (its word's `as_of`).
+    prior_at: u64,
 }
+
+/// The calendar reads' error a simulated tie declares: both reads' noise.
+const CAL_ERROR_NS: u64 = 40;
 
 impl Seg {
     fn new(host: &Host) -> Seg {
@@ -86,6 +91,7 @@ impl Seg {
             last: 0,
             ties: 0,
             kinds: Vec::new(),
+            prior_at: host.counter(),
         }
     }
 
@@ -113,7 +119,21 @@ impl Seg {
                 rel + r.backstep as i64
             };
             let exposed = (r.interval as i64).max(reach);
-            let t = tie(&self.line, r, at, cal, host.counter(), exposed);
+            let learning = Learning {
+                prior_at: self.prior_at,
+                cal_error_ns: CAL_ERROR_NS,
+                max_error_ppb: 12_500,
+            };
+            let t = tie(
+                &self.line,
+                r,
+                at,
+                cal,
+                host.counter(),
+                exposed,
+                Some(learning),
+            );
+            self.prior_at = at;
             let old = self.line;
             self.line = t.line;
             self.ties += 1;
@@ -342,12 +362,27 @@ fn slopes_stay_positive_and_bounded_whatever_the_calendar_does() {
     let (lo, hi) = r.mult_range();
     let mut rng = Rng(3);
     let mut line = Line::paired(1 << 40, 1 << 60, 1, r.m_cal);
+    let mut prior_at = line.counter;
     for _ in 0..100_000 {
         let d = (rng.next() % (3 * r.interval)) as i64 - (r.interval / 2) as i64;
         let at = line.counter.wrapping_add(d as u64);
         let cal =
             (line.ns_at(at) as i64).wrapping_add((rng.next() >> 20) as i64 - (1 << 43)) as u64;
-        let t = tie(&line, &r, at, cal, at + 100, r.interval as i64);
+        let learning = Learning {
+            prior_at,
+            cal_error_ns: CAL_ERROR_NS,
+            max_error_ppb: 12_500,
+        };
+        let t = tie(
+            &line,
+            &r,
+            at,
+            cal,
+            at + 100,
+            r.interval as i64,
+            Some(learning),
+        );
+        prior_at = at;
         assert!(t.line.mult >= lo && t.line.mult <= hi, "{t:?}");
         assert!(t.line.fixed_at(at + 100) >= ((t.floor_ns as i128) << SHIFT) - (1i128 << SHIFT));
         line = t.line;
@@ -386,7 +421,7 @@ fn a_late_publication_stays_above_the_old_line_up_to_the_exposure() {
         let cal = (line.ns_at(at) as i64 + (rng.next() % 2_000_000) as i64 - 1_000_000) as u64;
         let publish = at + 1000;
         let exposed = (publish - line.counter + rng.next() % (r.interval / 4)) as i64;
-        let t = tie(&line, &r, at, cal, publish, exposed);
+        let t = tie(&line, &r, at, cal, publish, exposed, None);
         let end = line.counter + exposed as u64;
         for c in [
             publish,
@@ -398,4 +433,73 @@ fn a_late_publication_stays_above_the_old_line_up_to_the_exposure() {
             assert!(t.line.fixed_at(c) >= given, "{:?} at {c}: {t:?}", t.kind);
         }
     }
+}
+
+/// Short ties (1 ms interval, a 10 ms baseline): an old tie sampled at
+/// `at_old` with its calendar read off by `cal_err_ns` (half its bracket),
+/// slewing at `slew_ppm`, published `late_ms` after its sample; a new tie
+/// 10 ms after that publication. Returns the learned frequency's error
+/// against the true rate, ppm.
+fn learned_error_ppm(cal_err_ns: i64, late_ms: u64, slew_ppm: i64) -> f64 {
+    let mut r = rules();
+    r.interval = HZ as u64 / 1000;
+    r.limit = r.interval + r.interval / 4;
+    let y_ppm = 20.0;
+    let m_true = (r.m_cal as f64 * (1.0 + y_ppm * 1e-6)).round() as u64;
+    let c0: u64 = 1 << 40;
+    let cal0: u64 = 1 << 60;
+    let true_cal = |c: u64| cal0 + (((c - c0) as u128 * m_true as u128) >> SHIFT) as u64;
+    let at_old = c0 + HZ as u64;
+    let cal_old = (true_cal(at_old) as i64 + cal_err_ns) as u64;
+    // The old line: 300 ns behind the calendar read at its sample, at the
+    // learned (true) frequency plus its slew.
+    let start = cal_old - 300;
+    let mult = (m_true as i64 + m_true as i64 * slew_ppm / 1_000_000) as u64;
+    let through = Line {
+        counter: at_old,
+        ns: start,
+        frac: 0,
+        mult,
+        generation: 1,
+        freq_mult: m_true,
+        rate_mult: m_true,
+        residual: 300,
+        tie_ns: cal_old,
+    };
+    let publish_old = at_old + late_ms * (HZ as u64 / 1000);
+    let old = through.moved_to(publish_old);
+    let at = publish_old + HZ as u64 / 100;
+    // What the old tie's word says: its sample, and at least half its
+    // bracket; plus this tie's half bracket (20 ns).
+    let learning = Learning {
+        prior_at: at_old,
+        cal_error_ns: cal_err_ns.unsigned_abs() + 20,
+        max_error_ppb: 12_500,
+    };
+    let t = tie(
+        &old,
+        &r,
+        at,
+        true_cal(at),
+        at + 100,
+        r.interval as i64,
+        Some(learning),
+    );
+    (t.line.freq_mult as f64 / m_true as f64 - 1.0) * 1e6
+}
+
+#[test]
+fn a_wide_bracket_or_a_late_publication_teaches_no_wrong_frequency() {
+    // Ordinary ties: the frequency is learned to a fraction of a ppm.
+    let e = learned_error_ppm(10, 0, 300);
+    assert!(e.abs() < 2.0, "{e} ppm");
+    // A calendar read off by 4 µs (a preempted bracket) over a 10 ms baseline
+    // would read as 400 ppm: far past the 50 ppm of drift a bound allows for.
+    let e = learned_error_ppm(4_000, 0, 300);
+    assert!(e.abs() < 2.0, "a wide bracket taught {e} ppm");
+    // A tie preempted 5 ms between its sample and its publication: the
+    // baseline runs from the sample, not from where its line starts (else
+    // half its 300 ppm slew reads as frequency).
+    let e = learned_error_ppm(10, 5, 300);
+    assert!(e.abs() < 2.0, "a late publication taught {e} ppm");
 }
