@@ -22,6 +22,8 @@ pub(crate) mod kernel;
 pub(crate) mod os_frequency;
 pub(crate) mod reliability;
 pub(crate) mod source;
+#[cfg(any(test, feature = "testing"))]
+pub mod test_counter;
 pub(crate) mod wtmlib;
 
 pub use crate::os::realtime_ns;

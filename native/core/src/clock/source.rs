@@ -81,6 +81,14 @@ impl SourceId {
 /// Cheapest; right for intervals measured on one thread with slack of a few ns.
 #[inline(always)]
 pub fn read(id: SourceId) -> u64 {
+    #[cfg(any(test, feature = "testing"))]
+    return super::test_counter::apply(id, read_unhooked(id), || read_unhooked(id));
+    #[cfg(not(any(test, feature = "testing")))]
+    read_unhooked(id)
+}
+
+#[inline(always)]
+fn read_unhooked(id: SourceId) -> u64 {
     match id {
         #[cfg(target_arch = "x86_64")]
         SourceId::Tsc => arch::read(),
@@ -111,6 +119,14 @@ pub fn read(id: SourceId) -> u64 {
 /// current machines (512 MHz, ~2 ns).
 #[inline(always)]
 pub fn read_ordered(id: SourceId) -> u64 {
+    #[cfg(any(test, feature = "testing"))]
+    return super::test_counter::apply(id, read_ordered_unhooked(id), || read_unhooked(id));
+    #[cfg(not(any(test, feature = "testing")))]
+    read_ordered_unhooked(id)
+}
+
+#[inline(always)]
+fn read_ordered_unhooked(id: SourceId) -> u64 {
     match id {
         #[cfg(target_arch = "x86_64")]
         SourceId::Tsc => arch::read_ordered(),
@@ -209,6 +225,9 @@ pub fn read_ordered_by(id: SourceId, how: OrderedRead) -> u64 {
     #[cfg(target_arch = "x86_64")]
     if id == SourceId::Tsc && how.0 == OrderedKind::Rdtscp {
         // Only `OrderedRead::rdtscp` makes this kind, after checking CPUID.
+        #[cfg(any(test, feature = "testing"))]
+        return super::test_counter::apply(id, arch::read_rdtscp(), || read_unhooked(id));
+        #[cfg(not(any(test, feature = "testing")))]
         return arch::read_rdtscp();
     }
     let _ = how;
