@@ -302,6 +302,12 @@ typedef enum hrts_bound_status {
    * The time service says the clock is not synchronized.
    */
   HRTS_BOUND_UNSYNCHRONIZED = 3,
+  /**
+   * The writer saw the counter or the clock disrupted (a counter that
+   * jumped, stopped or changed rate, a suspend): no interval until it has
+   * learned the counter's rate again.
+   */
+  HRTS_BOUND_DISRUPTED = 4,
 } hrts_bound_status;
 
 /**

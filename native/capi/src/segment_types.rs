@@ -48,6 +48,10 @@ pub enum HrtsBoundStatus {
     BOUND_FREE_RUNNING = 2,
     /// The time service says the clock is not synchronized.
     BOUND_UNSYNCHRONIZED = 3,
+    /// The writer saw the counter or the clock disrupted (a counter that
+    /// jumped, stopped or changed rate, a suspend): no interval until it has
+    /// learned the counter's rate again.
+    BOUND_DISRUPTED = 4,
 }
 
 const _: () = {
@@ -56,6 +60,7 @@ const _: () = {
     assert!(HrtsBoundStatus::BOUND_SYNCHRONIZED as u32 == B::Synchronized as u32);
     assert!(HrtsBoundStatus::BOUND_FREE_RUNNING as u32 == B::FreeRunning as u32);
     assert!(HrtsBoundStatus::BOUND_UNSYNCHRONIZED as u32 == B::Unsynchronized as u32);
+    assert!(HrtsBoundStatus::BOUND_DISRUPTED as u32 == B::Disrupted as u32);
 };
 
 /// The segment's mode as `hrts_get_mode` and `hrts_segment_mode` write it.

@@ -87,6 +87,7 @@ pub use error::{panic_message, Error, ErrorKind, Result};
 #[cfg(any(test, feature = "testing"))]
 pub use segment::access::set_pause_for_test as set_daemon_pause_for_test;
 pub use segment::bound::{BoundState, Bounded};
+pub use segment::disruption::{Disruptions, Kind as DisruptionKind};
 pub use segment::host::ServiceState;
 pub use segment::info::{pace_text, EvaluationSummary, SegmentInfo, TrackingState};
 pub use segment::layout::LAYOUT_VERSION;

@@ -34,6 +34,11 @@ pub fn monotonic_raw_ns() -> u64 {
     clock_ns(libc::CLOCK_MONOTONIC_RAW)
 }
 
+/// `CLOCK_BOOTTIME` in nanoseconds: `CLOCK_MONOTONIC` plus the time suspended.
+pub fn boottime_ns() -> u64 {
+    clock_ns(libc::CLOCK_BOOTTIME)
+}
+
 /// CPU time of the calling thread in nanoseconds.
 pub fn thread_cpu_ns() -> u64 {
     clock_ns(libc::CLOCK_THREAD_CPUTIME_ID)

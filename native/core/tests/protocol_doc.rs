@@ -26,9 +26,9 @@ mod storage {
 mod layout;
 
 use layout::{
-    BoundArea, Extension, Header, HostArea, MinorArea, OrderedArea, Slot, StatsArea,
-    BOUND_AREA_OFFSET, EXTENSION_OFFSET, HOST_AREA_OFFSET, MINOR_OFFSET, ORDERED_AREA_OFFSET,
-    SEGMENT_SIZE, STATS_AREA_OFFSET,
+    BoundArea, DisruptionArea, Extension, Header, HostArea, MinorArea, OrderedArea, Slot,
+    StatsArea, BOUND_AREA_OFFSET, DISRUPTION_AREA_OFFSET, EXTENSION_OFFSET, HOST_AREA_OFFSET,
+    MINOR_OFFSET, ORDERED_AREA_OFFSET, SEGMENT_SIZE, STATS_AREA_OFFSET,
 };
 use std::mem::{offset_of, size_of};
 
@@ -84,6 +84,11 @@ fn the_time_page_tables_match_the_layout() {
             ("stats", STATS_AREA_OFFSET, size_of::<StatsArea>()),
             ("bound", BOUND_AREA_OFFSET, size_of::<BoundArea>()),
             ("ordered", ORDERED_AREA_OFFSET, size_of::<OrderedArea>()),
+            (
+                "disruption",
+                DISRUPTION_AREA_OFFSET,
+                size_of::<DisruptionArea>(),
+            ),
             ("tag", tag, 8),
         ],
     );
@@ -242,6 +247,19 @@ fn the_time_page_tables_match_the_layout() {
         &[
             ordered(field!(OrderedArea, ordered_read)),
             ordered(field!(OrderedArea, _reserved)),
+        ],
+    );
+    let disruption = |f: (&'static str, usize, usize)| (f.0, DISRUPTION_AREA_OFFSET + f.1, f.2);
+    check(
+        &doc,
+        "Disruption area",
+        DISRUPTION_AREA_OFFSET,
+        DISRUPTION_AREA_OFFSET + size_of::<DisruptionArea>(),
+        &[
+            disruption(field!(DisruptionArea, disruptions)),
+            disruption(field!(DisruptionArea, last_disruption_ns)),
+            disruption(field!(DisruptionArea, last_kind)),
+            disruption(field!(DisruptionArea, phase)),
         ],
     );
 }

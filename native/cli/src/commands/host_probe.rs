@@ -20,7 +20,12 @@
 //! max D`: how many intervals missed the clock (true time, as far as this
 //! host knows it, lay outside `[earliest, latest]`), how many stamps got no
 //! interval, and percentiles of |midpoint − clock| (from brackets under 2 µs)
-//! and of the half widths, ns.
+//! and of the half widths, ns; then `first-unbounded A last-unbounded B
+//! first-miss C last-miss D misses-after-unbounded E`: the `CLOCK_REALTIME`
+//! (ns, 0 for none) of the first and last stamps that got no interval and of
+//! the first and last misses, and how many misses came after the first stamp
+//! that got none (a test that disrupts the counter tells the misses before
+//! the writer saw it from those after).
 //! Several of them at once are the stampers of the short-ties test.
 
 use crate::exit::CliError;
@@ -162,6 +167,8 @@ pub fn offsets(base: &SharedBase, ms: u64) -> Result<(), CliError> {
 pub fn bound_check(base: &SharedBase, ms: u64) -> Result<(), CliError> {
     let end = Instant::now() + Duration::from_millis(ms);
     let (mut misses, mut unbounded) = (0u64, 0u64);
+    let (mut first_unbounded, mut last_unbounded) = (0u64, 0u64);
+    let (mut first_miss, mut last_miss, mut misses_after) = (0u64, 0u64, 0u64);
     let (mut offsets, mut halves) = (Vec::new(), Vec::new());
     while Instant::now() < end {
         for _ in 0..64 {
@@ -170,10 +177,21 @@ pub fn bound_check(base: &SharedBase, ms: u64) -> Result<(), CliError> {
             let after = hrts_core::clock::realtime_ns();
             let Ok(b) = b else {
                 unbounded += 1;
+                if first_unbounded == 0 {
+                    first_unbounded = before;
+                }
+                last_unbounded = before;
                 continue;
             };
             if b.earliest > after || b.latest < before {
                 misses += 1;
+                if first_miss == 0 {
+                    first_miss = before;
+                }
+                last_miss = before;
+                if first_unbounded != 0 {
+                    misses_after += 1;
+                }
                 // The first few, to stderr: by how much and with what
                 // bracket, which says whether the line or the bracket erred.
                 if misses <= 5 {
@@ -213,7 +231,9 @@ pub fn bound_check(base: &SharedBase, ms: u64) -> Result<(), CliError> {
     let (half99, half_max) = pct(&mut halves);
     super::print(&format!(
         "bound-check: samples {} misses {misses} unbounded {unbounded} offset p99 {off99} max \
-         {off_max} half p99 {half99} max {half_max}\n",
+         {off_max} half p99 {half99} max {half_max} first-unbounded {first_unbounded} \
+         last-unbounded {last_unbounded} first-miss {first_miss} last-miss {last_miss} \
+         misses-after-unbounded {misses_after}\n",
         halves.len() as u64 + unbounded
     ))
 }

@@ -10,7 +10,12 @@ use hrts_core::{Opened, SharedBase};
 use std::fmt::Write as _;
 
 /// The keys whose values are times since the epoch, in ns (0: never).
-const TIMES: &[&str] = &["created epoch ns", "base ns", "last tie epoch ns"];
+const TIMES: &[&str] = &[
+    "created epoch ns",
+    "base ns",
+    "last tie epoch ns",
+    "last disruption epoch ns",
+];
 
 /// The keys whose values are durations in ns.
 const DURATIONS: &[&str] = &[
@@ -107,6 +112,34 @@ pub fn bound_fields(base: &SharedBase) -> Vec<(&'static str, String)> {
         ("bound half width ns", b.half_width_ns.to_string()),
         ("leap second", b.leap.name().to_string()),
     ]
+    .into_iter()
+    .chain(disruption_fields(base))
+    .collect()
+}
+
+/// The `disruptions` lines: how many the writers saw, the last one's time
+/// and kind (pages of minor 5 and later).
+fn disruption_fields(base: &SharedBase) -> Vec<(&'static str, String)> {
+    let Some(d) = base.disruptions() else {
+        return Vec::new();
+    };
+    let mut v = vec![("disruptions", d.count.to_string())];
+    if d.count > 0 {
+        v.push(("last disruption epoch ns", d.last_ns.to_string()));
+        v.push((
+            "last disruption",
+            format!(
+                "{}{}",
+                d.last_kind.map_or("unknown", |k| k.name()),
+                if d.pending {
+                    " (rate not learned again yet)"
+                } else {
+                    ""
+                }
+            ),
+        ));
+    }
+    v
 }
 
 #[cfg(test)]

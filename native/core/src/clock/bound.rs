@@ -16,14 +16,19 @@ pub enum BoundStatus {
     FreeRunning = 2,
     /// The time service says the clock is not synchronized: no bound holds.
     Unsynchronized = 3,
+    /// The writer saw the counter or the clock disrupted (a counter that
+    /// jumped, stopped or changed rate, a suspend, a step of the clock): no
+    /// bound holds until it has learned the counter's rate again.
+    Disrupted = 4,
 }
 
 impl BoundStatus {
-    pub const ALL: [BoundStatus; 4] = [
+    pub const ALL: [BoundStatus; 5] = [
         BoundStatus::Unknown,
         BoundStatus::Synchronized,
         BoundStatus::FreeRunning,
         BoundStatus::Unsynchronized,
+        BoundStatus::Disrupted,
     ];
 
     /// The stable lower-case name (`hrts info`, `hrts now --bound`).
@@ -33,6 +38,7 @@ impl BoundStatus {
             BoundStatus::Synchronized => "synchronized",
             BoundStatus::FreeRunning => "free-running",
             BoundStatus::Unsynchronized => "unsynchronized",
+            BoundStatus::Disrupted => "disrupted",
         }
     }
 

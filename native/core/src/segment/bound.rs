@@ -356,6 +356,14 @@ impl SharedBase {
         (status, age_ns, half_width_ns)
     }
 
+    /// The disruptions the writers saw (`None` on a page made before they
+    /// were recorded, minor below 5).
+    pub fn disruptions(&self) -> Option<crate::segment::disruption::Disruptions> {
+        (self.minor_area().layout_minor.load(Relaxed) >= 5).then(|| {
+            crate::segment::disruption::read(crate::segment::disruption_area_of(&self.page))
+        })
+    }
+
     /// The bound area's version word: it changes whenever a writer publishes a
     /// new word (0 on a page without the area). A trace writer compares it at
     /// each event to record every word its events were stamped under.
@@ -483,6 +491,18 @@ impl SharedBase {
                 p.source.name(),
                 p.bound_ns
             ),
+            Some((BoundStatus::Disrupted, ..)) => {
+                let what = self
+                    .disruptions()
+                    .and_then(|d| d.last_kind)
+                    .map_or("a disruption", |k| k.name());
+                format!(
+                    "the counter or the clock of segment {} was disrupted ({what}; see `hrts \
+                     info`): no interval can be given until its writer has learned the \
+                     counter's rate again (two ties that agree, a few tie intervals)",
+                    self.name
+                )
+            }
             Some((BoundStatus::Unknown, p, age_ns)) if age_ns <= p.void_ns => format!(
                 "the writer of segment {} could not learn the system clock's error (no source \
                  answered: neither chronyd nor the kernel): no interval can be given",

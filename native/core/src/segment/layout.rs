@@ -30,7 +30,7 @@ pub const LAYOUT_VERSION: u32 = 4;
 /// slot's `quick` word (in bytes minor 0 left unused), which stamps check. 2:
 /// the tie statistics' check word ([`StatsArea`]). 3: the system clock's error
 /// bound ([`BoundArea`]). 4: how ordered reads are made ([`OrderedArea`]).
-pub const LAYOUT_MINOR: u32 = 4;
+pub const LAYOUT_MINOR: u32 = 5;
 /// One page: the whole segment.
 pub const SEGMENT_SIZE: usize = 4096;
 /// Bytes kept for the reason a counter source was chosen.
@@ -349,6 +349,30 @@ pub const ORDERED_AREA_OFFSET: usize = BOUND_AREA_OFFSET + std::mem::size_of::<B
 const _: () =
     assert!(ORDERED_AREA_OFFSET + std::mem::size_of::<OrderedArea>() <= SEGMENT_SIZE - 64);
 const _: () = assert!(ORDERED_AREA_OFFSET.is_multiple_of(8));
+
+/// Minor 5: the disruptions of the counter or the clock the writers saw (see
+/// `segment::disruption`). Written by the writer role's holder under the
+/// role's lock; `hrts info` reads it; stamps never do (a disruption reaches
+/// them as the bound word's status `disrupted`).
+#[repr(C)]
+pub struct DisruptionArea {
+    /// Disruptions seen since the page was made.
+    pub disruptions: AtomicU64,
+    /// `CLOCK_REALTIME` (ns) when the last one was seen.
+    pub last_disruption_ns: AtomicU64,
+    /// What the last one was (a `disruption::Kind` code; 0 none).
+    pub last_kind: AtomicU64,
+    /// 0: none pending; 1: disrupted, the rate not learned since; 2: learned
+    /// once since, awaiting a second learning that agrees within the drift.
+    pub phase: AtomicU64,
+}
+
+/// Where the page keeps its [`DisruptionArea`]: after the ordered read.
+pub const DISRUPTION_AREA_OFFSET: usize = ORDERED_AREA_OFFSET + std::mem::size_of::<OrderedArea>();
+
+const _: () =
+    assert!(DISRUPTION_AREA_OFFSET + std::mem::size_of::<DisruptionArea>() <= SEGMENT_SIZE - 64);
+const _: () = assert!(DISRUPTION_AREA_OFFSET.is_multiple_of(8));
 const _: () = assert!(BOUND_AREA_OFFSET.is_multiple_of(8));
 const _: () = assert!(HOST_AREA_OFFSET.is_multiple_of(8));
 const _: () = assert!(EXTENSION_OFFSET.is_multiple_of(64));

@@ -12,6 +12,7 @@ pub(crate) mod access;
 pub(crate) mod bound;
 pub(crate) mod config;
 mod damage;
+pub(crate) mod disruption;
 pub(crate) mod host;
 pub(crate) mod info;
 mod init;
@@ -87,6 +88,8 @@ pub struct SharedBase {
     pub(crate) presence: Option<presence::Presence>,
     /// Whose page this is and what this handle may do with it (see `host`).
     pub(crate) access: Access,
+    /// This process's last sample at a tie, for local disruption detection.
+    pub(crate) watch: disruption::Watch,
     /// A host page: its file (kept open for as long as it is mapped).
     pub(crate) host_file: Option<std::fs::File>,
     /// A host page reader: the per-user segment that keeps its unique stamps'
@@ -231,6 +234,7 @@ impl SharedBase {
             user: None,
             host_refused: None,
             memory: Box::default(),
+            watch: Default::default(),
         };
         if access == Access::HostWriter {
             // The daemon checks and repairs once it holds the role's lock.
@@ -438,6 +442,13 @@ pub(crate) fn bound_area_of(page: &shm::Page) -> &BoundArea {
     // storage layer's last 64 bytes (checked at compile time); it is all
     // atomics, valid for any bit pattern.
     unsafe { &*(page.as_ptr().add(BOUND_AREA_OFFSET) as *const BoundArea) }
+}
+
+pub(crate) fn disruption_area_of(page: &shm::Page) -> &DisruptionArea {
+    // SAFETY: DISRUPTION_AREA_OFFSET is 8-byte aligned and the area ends before
+    // the storage layer's last 64 bytes (checked at compile time); it is all
+    // atomics, valid for any bit pattern.
+    unsafe { &*(page.as_ptr().add(DISRUPTION_AREA_OFFSET) as *const DisruptionArea) }
 }
 
 pub(crate) fn ordered_area_of(page: &shm::Page) -> &OrderedArea {

@@ -594,7 +594,8 @@ fn a_page_of_a_newer_minor_version_is_opened_and_its_new_fields_left_alone() {
     let words = creator.page_words_for_test();
     let first = MINOR_FIELDS_OFFSET / 8;
     let last = (SEGMENT_SIZE - 64) / 8 - 1;
-    let newer: Vec<(usize, u64)> = [first, first + 1, first + 17, last]
+    let after = (DISRUPTION_AREA_OFFSET + std::mem::size_of::<DisruptionArea>()) / 8;
+    let newer: Vec<(usize, u64)> = [first, first + 1, after, after + 3, last]
         .into_iter()
         .map(|i| (i, 0xA5A5_0000_0000_0000 | i as u64))
         .collect();

@@ -6,11 +6,13 @@
 //! finds on the way.
 
 use super::{base_of, load_line, pair_counter_with_calendar, store_line, BaseInfo};
+use crate::clock::bound::{BoundStatus, Learned};
 use crate::clock::convert::SHIFT;
 use crate::clock::source::{self, SourceId};
 use crate::error::{Error, ErrorKind, Result};
 use crate::segment::access::{self, Access};
 use crate::segment::config::Mode;
+use crate::segment::disruption;
 use crate::segment::layout::*;
 #[cfg(any(test, feature = "testing"))]
 use crate::segment::role::RoleLock;
@@ -255,7 +257,34 @@ impl SharedBase {
         // line had to absorb (at least half its bracket). A learned frequency
         // may be off by a quarter of the drift bound at most: the rest is
         // for the clock's own drift until the next learning.
-        let learning =
+        // Local disruption detection: this process's counter against
+        // CLOCK_MONOTONIC_RAW and CLOCK_BOOTTIME since its last tie. A tie
+        // that sees one learns nothing (its baseline spans it), and every tie
+        // publishes `disrupted` until the rate is learned again.
+        let drift_ppb = self.bound_writer.drift_ppb();
+        let ticks_ns = |t: u64| ((t as u128 * self.scale.mult as u128) >> SHIFT) as u64;
+        let area = (self.mode == Mode::Tracking
+            && self.minor_area().layout_minor.load(Relaxed) >= 5)
+            .then(|| crate::segment::disruption_area_of(&self.page));
+        let seen = match area {
+            Some(_) => self.watch.check(|| read(self.source), drift_ppb, ticks_ns),
+            None => None,
+        };
+        if let (Some(a), Some(kind)) = (area, seen) {
+            disruption::record(a, kind, cal);
+        }
+        let phase = area.map_or(disruption::PHASE_NONE, |a| a.phase.load(Relaxed));
+        let published_as = if phase == disruption::PHASE_NONE {
+            learned
+        } else {
+            Learned {
+                status: BoundStatus::Disrupted,
+                ..learned
+            }
+        };
+        let learning = if seen.is_some() {
+            None
+        } else {
             self.tie_word(seq_count(held.word))
                 .map(|(prior_at, line_error, drift_ppb)| tracking::Learning {
                     prior_at,
@@ -263,7 +292,8 @@ impl SharedBase {
                         .saturating_sub(old.residual.unsigned_abs())
                         .saturating_add(half_bracket),
                     max_error_ppb: drift_ppb / 4,
-                });
+                })
+        };
         let t = loop {
             let publish = read(self.source);
             if sole {
@@ -296,7 +326,7 @@ impl SharedBase {
             // with its own line's word or the next one's.)
             self.publish_bound_for(
                 seq_count(held.word).wrapping_add(1),
-                learned,
+                published_as,
                 either.saturating_add(half_bracket),
                 at,
             );
@@ -319,6 +349,23 @@ impl SharedBase {
                 Err(_) => return None,
             }
         };
+        // Disrupted: learned again once two learnings agree within the drift;
+        // then the time service's word goes out for the line at once.
+        if let Some(a) = area.filter(|_| phase != disruption::PHASE_NONE) {
+            let rate = (t.line.rate_mult != 0).then_some(t.line.freq_mult);
+            let drift = (old.freq_mult as u128 * drift_ppb as u128 / 1_000_000_000) as u64;
+            let next = disruption::next_phase(phase, rate, old.freq_mult, drift);
+            a.phase.store(next, Relaxed);
+            if next == disruption::PHASE_NONE {
+                let either = t.line.residual.unsigned_abs().max(t.offset.unsigned_abs());
+                self.publish_bound_for(
+                    seq_count(held.word).wrapping_add(1),
+                    learned,
+                    either.saturating_add(half_bracket),
+                    at,
+                );
+            }
+        }
         // Published: the role is free, but its lock is still this thread's
         // until `held` goes, so no other holder writes the statistics now.
         self.update_stats(|s| {

@@ -15,12 +15,17 @@ public enum BoundStatus {
     /** The time service's word is old: the interval grows at the drift rate. */
     FREE_RUNNING,
     /** The time service says the system clock is not synchronized. */
-    UNSYNCHRONIZED;
+    UNSYNCHRONIZED,
+    /**
+     * The writer saw the counter or the clock disrupted (a counter that jumped, stopped or changed
+     * rate, a suspend): no interval until it has learned the counter's rate again.
+     */
+    DISRUPTED;
 
     /**
      * The status of a native code.
      *
-     * @param code 0 to 3
+     * @param code 0 to 4
      * @return the status, {@link #UNKNOWN} for a code this version does not know
      */
     static BoundStatus fromCode(int code) {
