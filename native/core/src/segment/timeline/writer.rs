@@ -252,11 +252,6 @@ impl SharedBase {
         // still has to absorb, and half the bracket that paired it.
         let learned = self.learn_bound();
         let half_bracket = ((width as u128 * self.scale.mult as u128) >> SHIFT) as u64 / 2 + 1;
-        // The frequency is learned from the tie that published the old line,
-        // as its word tells: its sample, and its line error less what its
-        // line had to absorb (at least half its bracket). A learned frequency
-        // may be off by a quarter of the drift bound at most: the rest is
-        // for the clock's own drift until the next learning.
         // Local disruption detection: this process's counter against
         // CLOCK_MONOTONIC_RAW and CLOCK_BOOTTIME since its last tie. A tie
         // that sees one learns nothing (its baseline spans it), and every tie
@@ -282,6 +277,11 @@ impl SharedBase {
                 ..learned
             }
         };
+        // The frequency is learned from the tie that published the old line,
+        // as its word tells: its sample, and its line error less what its
+        // line had to absorb (at least half its bracket). A learned frequency
+        // may be off by a quarter of the drift bound at most: the rest is
+        // for the clock's own drift until the next learning.
         let learning = if seen.is_some() {
             None
         } else {
