@@ -209,15 +209,16 @@ pub(crate) const PHASE_DISRUPTED: u64 = 1;
 pub(crate) const PHASE_LEARNED: u64 = 2;
 
 /// Records a disruption seen at calendar time `at_ns` (the role's holder):
-/// counted when the bound was not disrupted already (a counter that stays
-/// stopped for ten rounds is one disruption, seen ten times), and the
-/// learning starts again either way.
+/// counted, with its time and kind, when the bound was not disrupted
+/// already (a counter that stops for 2 s is one disruption, seen at every
+/// round of the stop and again when it goes on); the learning starts again
+/// either way.
 pub(crate) fn record(a: &DisruptionArea, kind: Kind, at_ns: u64) {
     if a.phase.load(Relaxed) == PHASE_NONE {
         a.disruptions.fetch_add(1, Relaxed);
+        a.last_disruption_ns.store(at_ns, Relaxed);
+        a.last_kind.store(kind as u64, Relaxed);
     }
-    a.last_disruption_ns.store(at_ns, Relaxed);
-    a.last_kind.store(kind as u64, Relaxed);
     a.phase.store(PHASE_DISRUPTED, Relaxed);
 }
 
