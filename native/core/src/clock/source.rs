@@ -82,7 +82,7 @@ impl SourceId {
 #[inline(always)]
 pub fn read(id: SourceId) -> u64 {
     #[cfg(any(test, feature = "testing"))]
-    return super::test_counter::apply(id, read_unhooked(id), || read_unhooked(id));
+    return super::test_counter::apply(id as usize, read_unhooked(id), || read_unhooked(id));
     #[cfg(not(any(test, feature = "testing")))]
     read_unhooked(id)
 }
@@ -120,7 +120,9 @@ fn read_unhooked(id: SourceId) -> u64 {
 #[inline(always)]
 pub fn read_ordered(id: SourceId) -> u64 {
     #[cfg(any(test, feature = "testing"))]
-    return super::test_counter::apply(id, read_ordered_unhooked(id), || read_unhooked(id));
+    return super::test_counter::apply(id as usize, read_ordered_unhooked(id), || {
+        read_unhooked(id)
+    });
     #[cfg(not(any(test, feature = "testing")))]
     read_ordered_unhooked(id)
 }
@@ -226,7 +228,7 @@ pub fn read_ordered_by(id: SourceId, how: OrderedRead) -> u64 {
     if id == SourceId::Tsc && how.0 == OrderedKind::Rdtscp {
         // Only `OrderedRead::rdtscp` makes this kind, after checking CPUID.
         #[cfg(any(test, feature = "testing"))]
-        return super::test_counter::apply(id, arch::read_rdtscp(), || read_unhooked(id));
+        return super::test_counter::apply(id as usize, arch::read_rdtscp(), || read_unhooked(id));
         #[cfg(not(any(test, feature = "testing")))]
         return arch::read_rdtscp();
     }

@@ -37,11 +37,13 @@ static AT: [AtomicU64; SOURCES] = [ZERO; SOURCES];
 /// Ticks (jump, back, stop) or ppb (rate).
 static SIZE: [AtomicU64; SOURCES] = [ZERO; SOURCES];
 
-/// The hooked value of a read `c` of the counter source `id`; `raw` reads it
-/// unhooked (used once per source, to set the hook up from the environment).
+/// The hooked value of a read `c` of the counter source numbered `id` (its
+/// `SourceId` as a number: the source module calls this one, not the other
+/// way round); `raw` reads it unhooked (used once per source, to set the hook
+/// up from the environment).
 #[inline(always)]
-pub(crate) fn apply(id: super::source::SourceId, c: u64, raw: impl Fn() -> u64) -> u64 {
-    let i = (id as usize).min(SOURCES - 1);
+pub(crate) fn apply(id: usize, c: u64, raw: impl Fn() -> u64) -> u64 {
+    let i = id.min(SOURCES - 1);
     match KIND[i].load(Relaxed) {
         OFF => c,
         UNREAD => {
