@@ -331,7 +331,23 @@ mod tests {
         };
         let watch = Watch::default();
         let check = || watch.check(read, 50_000, |t| t);
-        let wait = || std::thread::sleep(std::time::Duration::from_millis(20));
+        // Rounds long enough for this machine's reads to measure a rate within
+        // a quarter of the drift bound (12.5 ppm): 20 ms on hardware, seconds
+        // under qemu-user, where each read of the clock is a system call.
+        let bracket = (0..5)
+            .map(|_| {
+                let t0 = crate::os::monotonic_raw_ns();
+                let _ = read();
+                let _ = crate::os::monotonic_raw_ns();
+                let _ = read();
+                crate::os::monotonic_raw_ns() - t0
+            })
+            .max()
+            .unwrap();
+        let round = std::time::Duration::from_nanos(
+            (bracket * 4 * 80_000).clamp(20_000_000, 5_000_000_000),
+        );
+        let wait = || std::thread::sleep(round);
         assert_eq!(check(), None);
         for _ in 0..2 {
             wait();
