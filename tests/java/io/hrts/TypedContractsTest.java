@@ -84,6 +84,9 @@ public class TypedContractsTest {
             // The error bound aged to now: `hrts info`'s own lines (Java asks
             // getBoundedEpochNanoseconds).
             cli.keySet().removeIf(k -> k.startsWith("bound ") || k.equals("leap second"));
+            // The disruption count and the last one: SegmentInfo does not carry them yet
+            // (issue 36's open work); Java sees a disruption as BoundStatus.DISRUPTED.
+            cli.keySet().removeIf(k -> k.equals("disruptions") || k.startsWith("last disruption"));
             assertEquals(new ArrayList<>(cli.keySet()), new ArrayList<>(before.asMap().keySet()));
             assertEquals(withoutOffset(cli), withoutOffset(before.asMap()));
             for (long offset : new long[] {Long.parseLong(cli.get("offset ns")), before.getOffsetNanoseconds()}) {
