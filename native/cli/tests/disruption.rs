@@ -54,15 +54,6 @@ impl Drop for Daemon {
     }
 }
 
-fn field(line: &str, key: &str) -> u64 {
-    let words: Vec<&str> = line.split_whitespace().collect();
-    let at = words
-        .windows(2)
-        .position(|w| w[0] == key)
-        .unwrap_or_else(|| panic!("no {key} in {line}"));
-    words[at + 1].parse().unwrap()
-}
-
 fn info(dir: &Path, event: &str) -> String {
     let out = on_host(dir, event).arg("info").output().unwrap();
     String::from_utf8_lossy(&out.stdout).into_owned()
@@ -129,24 +120,24 @@ fn run(name: &str, event: &str, expect: &str) -> String {
             .collect::<Vec<_>>()
             .join("; ")
     );
-    let first = field(&line, "first-unbounded");
+    let first = common::field(&line, "first-unbounded");
     assert!(first > 0, "the reader never got `disrupted`: {line}");
     eprintln!(
         "{event}: first stamp without an interval {:.1} ms after the event, the last {:.1} ms \
          after it",
         (first as f64 - at as f64) / 1e6,
-        (field(&line, "last-unbounded") as f64 - at as f64) / 1e6
+        (common::field(&line, "last-unbounded") as f64 - at as f64) / 1e6
     );
     assert!(
         first >= at - 1_000_000,
         "disrupted before the event: {line}"
     );
     assert_eq!(
-        field(&line, "misses-after-unbounded"),
+        common::field(&line, "misses-after-unbounded"),
         0,
         "a miss after the disruption was seen"
     );
-    assert!(field(&line, "samples") > 10_000, "{line}");
+    assert!(common::field(&line, "samples") > 10_000, "{line}");
     assert!(text.contains("\ndisruptions: 1\n"), "{text}");
     // What the first round saw: a stop that began inside a round reads as
     // a counter that fell behind.
@@ -165,7 +156,7 @@ fn a_disrupted_counter_gives_no_interval_until_its_rate_is_learned_again() {
         ("drate", "rate:+300ppm", "counter ahead"),
     ] {
         let line = run(name, event, expect);
-        before_seen += field(&line, "misses");
+        before_seen += common::field(&line, "misses");
     }
     eprintln!("misses before the daemon's next round saw the disruption: {before_seen}");
 }

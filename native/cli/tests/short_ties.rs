@@ -18,15 +18,6 @@ use std::process::{Command, Stdio};
 
 mod common;
 
-fn field(line: &str, key: &str) -> u64 {
-    let words: Vec<&str> = line.split_whitespace().collect();
-    let at = words
-        .windows(2)
-        .position(|w| w[0] == key)
-        .unwrap_or_else(|| panic!("no {key} in {line}"));
-    words[at + 1].parse().unwrap()
-}
-
 #[test]
 fn the_fastest_accepted_ties_keep_every_interval_around_the_clock() {
     let seg = common::Segment::new();
@@ -60,8 +51,8 @@ fn the_fastest_accepted_ties_keep_every_interval_around_the_clock() {
         assert!(out.status.success(), "{out:?}");
         let line = String::from_utf8_lossy(&out.stdout).trim().to_string();
         eprintln!("{line}");
-        assert!(field(&line, "samples") > 10_000, "{line}");
-        misses += field(&line, "misses");
+        assert!(common::field(&line, "samples") > 10_000, "{line}");
+        misses += common::field(&line, "misses");
     }
     let out = seg.command().arg("info").output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);

@@ -213,3 +213,14 @@ impl Drop for OwnSegment {
         }
     }
 }
+
+/// The number after `key` in a `key value key value ...` line (`hrts debug
+/// bound-check`'s report).
+pub fn field(line: &str, key: &str) -> u64 {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let at = words
+        .windows(2)
+        .position(|w| w[0] == key)
+        .unwrap_or_else(|| panic!("no {key} in {line}"));
+    words[at + 1].parse().unwrap()
+}
