@@ -113,9 +113,12 @@ TOTAL_FAILED=0
 SUMMARY=()
 # count WORD PASSED FAILED: prints the stage's line and adds it to the total.
 count() {
-    local line="$1: $2 passed, $3 failed"
-    echo "$line"
-    SUMMARY+=("$line")
+    echo "$1: $2 passed, $3 failed"
+    add_count "$@"
+}
+# add_count WORD PASSED FAILED: adds a line already printed to the summary and the total.
+add_count() {
+    SUMMARY+=("$1: $2 passed, $3 failed")
     TOTAL_PASSED=$((TOTAL_PASSED + $2))
     TOTAL_FAILED=$((TOTAL_FAILED + $3))
 }
@@ -135,11 +138,7 @@ run_counted() {
     rc=${PIPESTATUS[0]}
     set -e
     read -r word p f < <(count_line "$log"; echo)
-    if [ -n "${word:-}" ]; then
-        SUMMARY+=("$word: $p passed, $f failed")
-        TOTAL_PASSED=$((TOTAL_PASSED + p))
-        TOTAL_FAILED=$((TOTAL_FAILED + f))
-    fi
+    if [ -n "${word:-}" ]; then add_count "$word" "$p" "$f"; fi
     [ "$rc" -eq 0 ] || exit "$rc"
 }
 
@@ -477,9 +476,7 @@ join_beside() { # STAGE
             word=${BASH_REMATCH[1]} p=${BASH_REMATCH[2]} f=${BASH_REMATCH[3]}
             [ "$word" = total ] && continue
             [ "$word" = leftovers ] && word="leftovers-$s"
-            SUMMARY+=("$word: $p passed, $f failed")
-            TOTAL_PASSED=$((TOTAL_PASSED + p))
-            TOTAL_FAILED=$((TOTAL_FAILED + f))
+            add_count "$word" "$p" "$f"
         fi
     done < <(sed -n '/^stage times:/,/^total:/p' "$LOG_DIR/beside.$s.log")
     line=$(sed -n "s/^stage times: $s /$s (beside ${BESIDE[$s]}) /p" "$LOG_DIR/beside.$s.log")
