@@ -68,14 +68,19 @@ impl Kind {
 }
 
 /// One process's sample at a tie: the counter (the middle of its bracket),
-/// `CLOCK_MONOTONIC_RAW` and `CLOCK_BOOTTIME − CLOCK_MONOTONIC`, ns, and half
-/// the bracket, ns.
+/// `CLOCK_MONOTONIC_RAW`, half the bracket, and `CLOCK_BOOTTIME −
+/// CLOCK_MONOTONIC` from below with how much more it may be, all ns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Sample {
     pub counter: u64,
     pub raw_ns: u64,
-    pub suspended_ns: u64,
     pub half_bracket_ns: u64,
+    /// `CLOCK_BOOTTIME` less the `CLOCK_MONOTONIC` read after it: never more
+    /// than the true difference.
+    pub suspended_ns: u64,
+    /// The two `CLOCK_MONOTONIC` reads around `CLOCK_BOOTTIME` apart: the
+    /// true difference is at most this much more than `suspended_ns`.
+    pub suspended_width_ns: u64,
 }
 
 /// Slack on top of the brackets (each clock read lies inside its bracket,
@@ -96,7 +101,14 @@ pub(crate) fn judge(
     reference_ppb: i64,
     ticks_ns: impl Fn(u64) -> u64,
 ) -> Option<Kind> {
-    if now.suspended_ns > before.suspended_ns.saturating_add(SUSPEND_NS) {
+    // Grown for certain: a process preempted between its reads of the two
+    // clocks sees their difference grow by the preemption, milliseconds on
+    // a busy machine (four false suspends in 15 s with eight stampers on two
+    // CPUs), which the bracket of `CLOCK_MONOTONIC` reads takes out.
+    let before_most = before
+        .suspended_ns
+        .saturating_add(before.suspended_width_ns);
+    if now.suspended_ns > before_most.saturating_add(SUSPEND_NS) {
         return Some(Kind::Suspend);
     }
     let raw = now.raw_ns as i128 - before.raw_ns as i128;
@@ -192,14 +204,16 @@ fn sample(read: impl Fn() -> u64, ticks_ns: impl Fn(u64) -> u64) -> Sample {
     let c0 = read();
     let raw_ns = crate::os::monotonic_raw_ns();
     let c1 = read();
-    let mono = crate::os::monotonic_ns();
+    let mono0 = crate::os::monotonic_ns();
     let boot = crate::os::boottime_ns();
+    let mono1 = crate::os::monotonic_ns();
     let width = c1.wrapping_sub(c0);
     Sample {
         counter: c0.wrapping_add(width / 2),
         raw_ns,
-        suspended_ns: boot.saturating_sub(mono),
         half_bracket_ns: ticks_ns(width) / 2 + 1,
+        suspended_ns: boot.saturating_sub(mono1),
+        suspended_width_ns: mono1.saturating_sub(mono0),
     }
 }
 
@@ -264,8 +278,9 @@ mod tests {
         Sample {
             counter,
             raw_ns,
-            suspended_ns: 5_000,
             half_bracket_ns: 30,
+            suspended_ns: 5_000,
+            suspended_width_ns: 40,
         }
     }
 
@@ -310,6 +325,13 @@ mod tests {
             Some(Kind::Suspend),
             "suspended 3 s"
         );
+        // A sample preempted 3 s between its reads of CLOCK_MONOTONIC
+        // (around CLOCK_BOOTTIME) says the difference may be up to 3 s more:
+        // a later one that grew by less than that is no suspend.
+        let mut preempted = at(c, r);
+        preempted.suspended_width_ns = 3_000_000_000;
+        later.suspended_ns -= 1_000_000;
+        assert_eq!(judge(&preempted, &later, 50_000, 0, id), None);
         // Another time namespace's CLOCK_MONOTONIC_RAW behind: nothing said.
         assert_eq!(j(c + s, r - s), None);
         // Judged against the rate the rounds before measured: 300 ppm fast

@@ -84,19 +84,26 @@ impl SharedBase {
     /// The ordered stamp a bounded stamp starts from, with the counter it read
     /// and how far its line's slope is from the learned frequency (`mult`
     /// units): one seqlock read, so the slope is that of the line that made
-    /// the stamp. Anything but the plain case (a writer mid-tie, a line that
-    /// fails its quick check, a counter past the threshold) takes the full
-    /// stamp, then the slope of the line it left active.
-    /// The last value is the seqlock count of the stamp's line, or of an
-    /// earlier one (the slow path: the count before it stamped).
+    /// the stamp. The last value is the seqlock count of the stamp's line, or
+    /// of the one before it (the slow path: the count before it stamped).
+    ///
+    /// Anything but the plain case (a writer mid-tie, a line that fails its
+    /// quick check, a counter past the threshold) takes the full stamp, which
+    /// may come from the line first read (a tie of its own answers from the
+    /// old line) or from the next one. A word `now_bounded` accepts names at
+    /// most the line after the first, so the slope is the larger of those
+    /// two lines' errors; the largest a valid line may have when the first
+    /// read gave none.
     #[inline(always)]
     pub(crate) fn stamp_for_bound(&self) -> (u64, u64, u64, u64) {
         let how = self.ordered;
         // `move`: a closure holding `how` by reference kept it in memory on
         // the hot path, a load and a compare before the read (+0.27 ns).
         let read = move |s| source::read_ordered_by(s, how);
-        let line = self.read_line(&read, |slot| slot.freq_mult.load(Relaxed));
-        if let Some(line) = line.filter(|l| l.quick_ok) {
+        let line = self
+            .read_line(&read, |slot| slot.freq_mult.load(Relaxed))
+            .filter(|l| l.quick_ok);
+        if let Some(line) = &line {
             if let Some(stamp) = line.stamp_within(self.threshold) {
                 return (
                     stamp,
@@ -106,15 +113,28 @@ impl SharedBase {
                 );
             }
         }
-        let count = seq_count(self.header().seq.load(Acquire));
+        self.stamp_for_bound_slow(line.map(|l| (seq_count(l.seen), l.base.mult.abs_diff(l.also))))
+    }
+
+    /// `stamp_for_bound` past the plain case; `first`: the count and slope
+    /// error of the line first read, if it was whole.
+    #[cold]
+    #[inline(never)]
+    fn stamp_for_bound_slow(&self, first: Option<(u64, u64)>) -> (u64, u64, u64, u64) {
+        let how = self.ordered;
+        let (count, first_diff) = first.unwrap_or_else(|| {
+            let (lo, hi) = self.rules.mult_range();
+            (seq_count(self.header().seq.load(Acquire)), hi - lo)
+        });
         let last = std::cell::Cell::new(0);
         let stamp = self.stamp_with(|s| {
-            let c = read(s);
+            let c = source::read_ordered_by(s, how);
             last.set(c);
             c
         });
         let (line, ..) = self.active_line();
-        (stamp, last.get(), line.mult.abs_diff(line.freq_mult), count)
+        let slope_diff = first_diff.max(line.mult.abs_diff(line.freq_mult));
+        (stamp, last.get(), slope_diff, count)
     }
 
     /// A raw counter read of the segment's source.
