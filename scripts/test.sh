@@ -99,7 +99,7 @@ STAGE=setup
 LOG_DIR=$(mktemp -d "${TMPDIR:-/tmp}/hrts-test.XXXXXX")
 declare -A BESIDE_PID=()
 trap 'rc=$?; if [ $rc -ne 0 ]; then echo; echo "=== hrts test: FAILED in stage: $STAGE (exit $rc) ==="; fi
-      for pid in "${BESIDE_PID[@]}"; do kill -TERM -- "-$pid" 2>/dev/null; done
+      for pid in "${BESIDE_PID[@]}" ${PREBUILD_PID:-}; do kill -TERM -- "-$pid" 2>/dev/null; done
       rm -rf "$LOG_DIR"' EXIT
 
 stage() {
@@ -168,11 +168,13 @@ for b in ${HRTS_TEST_BUILT:-}; do BUILT[$b]=1; done
 # classes and C test program that the fuzz stage drives.
 need_jar() {
     [ -z "${BUILT[jar]:-}" ] || return 0
+    prebuild_wait
     "${GRADLE[@]}" -q jar
     BUILT[jar]=1
 }
 need_test_programs() {
     [ -z "${BUILT[testprograms]:-}" ] || return 0
+    prebuild_wait
     "${GRADLE[@]}" -q jar testClasses cTestProgram
     BUILT[testprograms]=1
 }
@@ -182,6 +184,39 @@ need_published() {
     BUILT[published]=1
 }
 HRTS_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/hrts"
+
+# The jar's JNI libraries (gradle/jni-platforms.gradle), each ending in a fat-LTO link
+# with one codegen unit, which keeps one CPU busy: Gradle builds them one after another.
+# When the musl stage (the first to build the jar) is selected, they are built here in
+# the background from the start of the c stage, beside its own release build, so that
+# two such links run at once; the jar's build then finds them built. Only a speed-up:
+# whatever fails here fails again, with its message, in the stage that needs it.
+# The same cargo commands and linkers as Gradle's, so cargo's fingerprints match.
+PREBUILD_PID=
+prebuild_jni() {
+    selected musl || return 0
+    [ -z "${BUILT[jar]:-}" ] || return 0
+    # A session of its own, so that a failed run stops it with its cargo processes.
+    ROOT="$ROOT" setsid bash -c '
+        set -e
+        cargo build --profile jni -q -p hrts-jni
+        for t in aarch64-unknown-linux-gnu:aarch64-linux-gnu-gcc \
+                 powerpc64le-unknown-linux-gnu:powerpc64le-linux-gnu-gcc; do
+            env "CARGO_TARGET_$(echo "${t%%:*}" | tr a-z- A-Z_)_LINKER=${t#*:}" \
+                cargo build --profile jni -q --target "${t%%:*}" -p hrts-jni
+        done
+        CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_LINKER="$ROOT/native/musl/linker.sh" \
+            cargo build --profile jni -q --target x86_64-unknown-linux-musl -p hrts-jni -p hrts-capi
+    ' > "$LOG_DIR/prebuild-jni.log" 2>&1 &
+    PREBUILD_PID=$!
+}
+# Waits for the background build, if one runs: two cargo runs on one target wait on
+# each other's lock anyway, but without saying why.
+prebuild_wait() {
+    [ -n "$PREBUILD_PID" ] || return 0
+    wait "$PREBUILD_PID" || echo "(the background JNI build failed; the jar's build repeats it)"
+    PREBUILD_PID=
+}
 
 # ---- the stages
 stage_bootstrap() { run_counted scripts/bootstrap.sh; }
@@ -199,8 +234,18 @@ stage_cargo() {
     local rc=0 rc_doc=0 passed failed log="$LOG_DIR/cargo-test.log"
     set +e
     if cargo nextest --version >/dev/null 2>&1; then
+        local own="/dev/shm/hrts-$(id -u)" had_own=
+        [ ! -e "$own" ] || had_own=1
         cargo nextest run --workspace --all-features --no-fail-fast 2>&1 | tee "$log"
         rc=${PIPESTATUS[0]}
+        # This user's per-user segment, which every host reader opens as well: the tests
+        # that start host readers remove it if they made it (common::OwnSegment), but
+        # run side by side, in processes of their own, one can make it again after
+        # another removed it. Whoever made it, the stage made it: it goes with the stage.
+        if [ -z "$had_own" ] && [ -e "$own" ]; then
+            "${CARGO_TARGET_DIR:-$ROOT/target}/debug/hrts" --segment "/hrts-$(id -u)" unlink >/dev/null \
+                || echo "cargo: could not remove $own"
+        fi
         cargo test --workspace --all-features --doc 2>&1 | tee "$LOG_DIR/cargo-doc.log"
         rc_doc=${PIPESTATUS[0]}
     else
@@ -225,7 +270,7 @@ stage_cargo() {
 }
 
 stage_cross()      { run_counted scripts/cross-test.sh; }
-stage_c()          { run_counted tests/c/run.sh; }
+stage_c()          { prebuild_jni; run_counted tests/c/run.sh; }
 # After the jar, whose build makes the musl libhrts.so the stage links (no second musl build).
 stage_musl()       { need_jar; run_counted tests/c/musl.sh; }
 stage_packaging()  { run_counted tests/packaging/run.sh; }
