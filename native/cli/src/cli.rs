@@ -191,6 +191,12 @@ pub const ENVIRONMENT: &[(&str, &str)] = &[
          1..604800 (default 60); the writer's value counts",
     ),
     (
+        env::VMCLOCK,
+        "the hypervisor's VMClock device a writer reads at its ties (default \
+         /dev/vmclock0 where there is one; off: none): a new disruption marker gives \
+         `disrupted`, an unreliable clock `unknown`, its max error widens the bound",
+    ),
+    (
         env::HOST_DIR,
         "the host page's directory (default /run/hrts)",
     ),

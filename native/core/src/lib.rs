@@ -102,6 +102,7 @@ pub use stamps::itc::{ItcFormat, ItcStamper};
 /// Every environment variable the library reads, in one place.
 pub mod env {
     pub use crate::clock::eligibility::OVERRIDE_ENV as SOURCE;
+    pub use crate::clock::vmclock::ENV_VMCLOCK as VMCLOCK;
     pub use crate::segment::config::{
         ENV_BOUND_DRIFT_PPM as BOUND_DRIFT_PPM, ENV_BOUND_VOID_S as BOUND_VOID_S,
         ENV_CALENDAR_CLOCK as CALENDAR_CLOCK, ENV_GROUP as GROUP, ENV_HOST as HOST,

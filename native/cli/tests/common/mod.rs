@@ -4,6 +4,9 @@
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+#[cfg(feature = "testing")]
+pub mod daemon;
+
 /// A segment name private to one test; removed on drop, even on failure.
 pub struct Segment(pub String);
 
@@ -50,6 +53,7 @@ pub fn command() -> Command {
         "HRTS_CALENDAR_CLOCK",
         "HRTS_BOUND_DRIFT_PPM",
         "HRTS_BOUND_VOID_S",
+        "HRTS_VMCLOCK",
     ] {
         c.env_remove(var);
     }

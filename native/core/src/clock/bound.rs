@@ -68,6 +68,9 @@ pub enum BoundSource {
     Kernel = 2,
     /// A test build's fixed bound (`HRTS_TEST_BOUND`).
     Test = 3,
+    /// The hypervisor's VMClock page overrode the time service's word: its
+    /// clock is unknown or unreliable, or a named device cannot be read.
+    Vmclock = 4,
 }
 
 impl BoundSource {
@@ -77,6 +80,7 @@ impl BoundSource {
             BoundSource::Chrony => "chrony",
             BoundSource::Kernel => "kernel",
             BoundSource::Test => "test",
+            BoundSource::Vmclock => "vmclock",
         }
     }
 
@@ -85,6 +89,7 @@ impl BoundSource {
             1 => BoundSource::Chrony,
             2 => BoundSource::Kernel,
             3 => BoundSource::Test,
+            4 => BoundSource::Vmclock,
             _ => BoundSource::None,
         }
     }

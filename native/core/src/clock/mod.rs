@@ -12,6 +12,7 @@
 //!   the seconds before the counter wraps.
 //! - `kernel`: `CLOCK_REALTIME` read past any `LD_PRELOAD` (the vDSO or the system call).
 //! - `bound`: how wrong the system clock may be, as the kernel says (`adjtimex`, read-only).
+//! - `vmclock`: the hypervisor's VMClock page (disruption marker, clock status, max error).
 
 pub mod bound;
 pub(crate) mod calibrate;
@@ -24,6 +25,7 @@ pub(crate) mod reliability;
 pub(crate) mod source;
 #[cfg(any(test, feature = "testing"))]
 pub mod test_counter;
+pub mod vmclock;
 pub(crate) mod wtmlib;
 
 pub use crate::os::realtime_ns;

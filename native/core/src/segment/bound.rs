@@ -510,6 +510,16 @@ impl SharedBase {
                     self.name
                 )
             }
+            Some((BoundStatus::Unknown, p, age_ns))
+                if age_ns <= p.void_ns && p.source == BoundSource::Vmclock =>
+            {
+                format!(
+                    "the hypervisor's VMClock page (HRTS_VMCLOCK) says its clock is unknown or \
+                     unreliable, or its writer could not read the page: no interval for segment \
+                     {} can be given until the hypervisor's clock is synchronized again",
+                    self.name
+                )
+            }
             Some((BoundStatus::Unknown, p, age_ns)) if age_ns <= p.void_ns => format!(
                 "the writer of segment {} could not learn the system clock's error (no source \
                  answered: neither chronyd nor the kernel): no interval can be given",

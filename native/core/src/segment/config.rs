@@ -501,6 +501,9 @@ pub struct Config {
     pub host: Option<HostConfig>,
     /// What this process publishes with the error bounds it learns.
     pub bound: BoundConfig,
+    /// The hypervisor's VMClock device this process reads at its ties
+    /// (`HRTS_VMCLOCK`; default `/dev/vmclock0` where there is one).
+    pub vmclock: Option<crate::clock::vmclock::Device>,
 }
 
 impl std::fmt::Debug for Config {
@@ -514,6 +517,7 @@ impl std::fmt::Debug for Config {
             .field("tracking", &self.tracking)
             .field("host", &self.host)
             .field("bound", &self.bound)
+            .field("vmclock", &self.vmclock)
             .finish_non_exhaustive()
     }
 }

@@ -43,6 +43,12 @@ pub enum Kind {
     CounterStopped = 3,
     /// `CLOCK_BOOTTIME − CLOCK_MONOTONIC` grew: the machine was suspended.
     Suspend = 4,
+    /// The hypervisor's VMClock page has a new disruption marker (a live
+    /// migration, or another event that disrupted the counter).
+    VmclockMarker = 5,
+    /// The system clock moved away from the line by more than the bound
+    /// allows: it was stepped.
+    ClockStep = 6,
 }
 
 impl Kind {
@@ -52,6 +58,10 @@ impl Kind {
             Kind::CounterBehind => "counter behind CLOCK_MONOTONIC_RAW (jumped back or slow)",
             Kind::CounterStopped => "counter stopped",
             Kind::Suspend => "suspend (CLOCK_BOOTTIME - CLOCK_MONOTONIC grew)",
+            Kind::VmclockMarker => "VMClock disruption marker changed (live migration)",
+            Kind::ClockStep => {
+                "system clock stepped (CLOCK_REALTIME off the line beyond the bound)"
+            }
         }
     }
 
@@ -61,6 +71,8 @@ impl Kind {
             Kind::CounterBehind,
             Kind::CounterStopped,
             Kind::Suspend,
+            Kind::VmclockMarker,
+            Kind::ClockStep,
         ]
         .into_iter()
         .find(|k| *k as u64 == code)
@@ -197,6 +209,18 @@ impl Watch {
         };
         *last = Some((now, reference));
         seen
+    }
+}
+
+impl Watch {
+    /// Forgets the rate the rounds before measured: a disruption seen
+    /// another way (the hypervisor's marker, a step) may have changed it, so
+    /// the next round measures it afresh.
+    pub(crate) fn relearn(&self) {
+        let mut last = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, rate)) = last.as_mut() {
+            *rate = None;
+        }
     }
 }
 

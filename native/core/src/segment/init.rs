@@ -122,7 +122,9 @@ pub(super) fn initialise(
             bound,
             &cfg.bound,
             interval_ns,
-            crate::clock::bound::learn(),
+            crate::clock::vmclock::Watch::new(cfg.vmclock.clone())
+                .look(crate::clock::bound::learn())
+                .learned,
             10_000,
             counter,
             0,

@@ -90,6 +90,8 @@ pub struct SharedBase {
     pub(crate) access: Access,
     /// This process's last sample at a tie, for local disruption detection.
     pub(crate) watch: disruption::Watch,
+    /// The hypervisor's VMClock device and this process's last look at it.
+    pub(crate) vmclock: crate::clock::vmclock::Watch,
     /// A host page: its file (kept open for as long as it is mapped).
     pub(crate) host_file: Option<std::fs::File>,
     /// A host page reader: the per-user segment that keeps its unique stamps'
@@ -235,6 +237,7 @@ impl SharedBase {
             host_refused: None,
             memory: Box::default(),
             watch: Default::default(),
+            vmclock: crate::clock::vmclock::Watch::new(cfg.vmclock.clone()),
         };
         if access == Access::HostWriter {
             // The daemon checks and repairs once it holds the role's lock.

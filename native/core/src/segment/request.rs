@@ -24,6 +24,7 @@
 
 use super::config::*;
 use crate::clock::calibrate::CalibrationConfig;
+use crate::clock::vmclock::{Device, ENV_VMCLOCK};
 use crate::error::{Error, ErrorKind, Result};
 use crate::storage::Sharing;
 use std::ffi::OsString;
@@ -124,6 +125,7 @@ impl OpenRequest {
         if let Some(s) = env_number(vars, ENV_BOUND_VOID_S, "seconds", 1..=MAX_BOUND_VOID_S)? {
             cfg.bound.void_after = Duration::from_secs(s);
         }
+        cfg.vmclock = Device::from_value(vars.text(ENV_VMCLOCK).as_deref())?;
         self.options.apply(&mut cfg)?;
         self.bound.apply(&mut cfg)?;
         Ok(cfg)
@@ -150,6 +152,7 @@ impl Config {
             tracking: TrackingConfig::default(),
             host: None,
             bound: BoundConfig::default(),
+            vmclock: Device::default_device(),
         }
     }
 
@@ -472,6 +475,7 @@ mod tests {
             (ENV_MAX_SLEW_PPM, "0"),
             (ENV_STEP_THRESHOLD_MS, "0"),
             (ENV_CALENDAR_CLOCK, "tsc"),
+            (ENV_VMCLOCK, "vmclock0"),
         ] {
             for req in [OpenRequest::default(), OpenRequest::named("/mine")] {
                 let e = resolve(&req, &[(var, value)]).unwrap_err();
@@ -521,6 +525,15 @@ mod tests {
         };
         assert!(bad.apply(&mut cfg).is_err());
         assert_eq!(cfg.bound, BoundConfig::default());
+    }
+
+    #[test]
+    fn hrts_vmclock_names_the_device_or_turns_it_off() {
+        let device = |env: &[(&str, &str)]| ok(&OpenRequest::default(), env).vmclock;
+        assert_eq!(device(&[]), Device::default_device());
+        assert_eq!(device(&[(ENV_VMCLOCK, "off")]), None);
+        let named = device(&[(ENV_VMCLOCK, "/tmp/page")]).unwrap();
+        assert_eq!((named.path, named.named), ("/tmp/page".into(), true));
     }
 
     #[test]

@@ -250,7 +250,10 @@ impl SharedBase {
         let (at, cal, width) = self.sample_bracket(read);
         // What the clock's error is, and the line's own at the tie: what it
         // still has to absorb, and half the bracket that paired it.
-        let learned = self.learn_bound();
+        // The hypervisor's page, where there is one, on top of the time
+        // service's word: its status and max error, and its marker.
+        let look = self.vmclock.look(self.learn_bound());
+        let learned = look.learned;
         let half_bracket = ((width as u128 * self.scale.mult as u128) >> SHIFT) as u64 / 2 + 1;
         // Local disruption detection: this process's counter against
         // CLOCK_MONOTONIC_RAW and CLOCK_BOOTTIME since its last tie. A tie
@@ -262,7 +265,15 @@ impl SharedBase {
             && self.minor_area().layout_minor.load(Relaxed) >= 5)
             .then(|| crate::segment::disruption_area_of(&self.page));
         let seen = match area {
-            Some(_) => self.watch.check(|| read(self.source), drift_ppb, ticks_ns),
+            Some(_) => {
+                let local = self.watch.check(|| read(self.source), drift_ppb, ticks_ns);
+                if look.disrupted {
+                    self.watch.relearn();
+                    Some(disruption::Kind::VmclockMarker)
+                } else {
+                    local
+                }
+            }
             None => None,
         };
         if let (Some(a), Some(kind)) = (area, seen) {
