@@ -228,6 +228,35 @@ impl SharedBase {
         (p.line_count == Some(count as u32)).then_some((p.as_of, p.line_error_ns, p.drift_ppb))
     }
 
+    /// How far from the line of seqlock count `count` (whose slope is
+    /// `slope_diff` from its learned frequency, `mult` units) true time may
+    /// be at counter `at`, as that line's word says: the half width a stamp
+    /// there gets, whatever the word's age. `None` when the area holds no
+    /// word of that line, or one whose status gives its numbers no meaning
+    /// (unsynchronized, unknown).
+    pub(crate) fn half_width_on(&self, count: u64, at: u64, slope_diff: u64) -> Option<u64> {
+        let p = self.published()?;
+        let meaningful = p.status.bounded() || p.status == BoundStatus::Disrupted;
+        if p.line_count != Some(count as u32) || !meaningful {
+            return None;
+        }
+        let span = at.wrapping_sub(p.as_of) as i64;
+        let drift = self
+            .scale
+            .mult
+            .checked_mul(p.drift_ppb)
+            .map_or(u64::MAX, |x| x / 1_000_000_000 + 1);
+        let rate = drift.saturating_add(slope_diff) as u128;
+        let growth = ((span.unsigned_abs() as u128 * rate) >> SHIFT).min(u64::MAX as u128) as u64;
+        Some(
+            p.bound_ns
+                .saturating_add(p.line_error_ns)
+                .saturating_add(self.shift_ns())
+                .saturating_add(growth)
+                .saturating_add(1),
+        )
+    }
+
     /// Learns the clock's error from the sources this process may ask (a
     /// test build's override, else the kernel).
     pub(crate) fn learn_bound(&self) -> Learned {

@@ -241,6 +241,34 @@ fn sample(read: impl Fn() -> u64, ticks_ns: impl Fn(u64) -> u64) -> Sample {
     }
 }
 
+/// Slack on top of what a step check allows: rounding, and the old line's
+/// value at the sample taken from its fixed point.
+const STEP_SLACK_NS: u64 = 10_000;
+
+/// Whether a tie's calendar read `offset_ns` off the old line is a step of
+/// the clock: further than true time may be from the line (`line_half_ns`,
+/// the half width the line's word gives a stamp at the sample) and from the
+/// clock (`learned`, the time service's bound now) together, plus the
+/// tie's bracket and some slack. Each interval published so far and the
+/// clock's own bound cannot then both hold: the clock moved (an operator,
+/// chronyd's `makestep`, a leap second) or the counter did. Only while the
+/// service's word gives its bound a meaning.
+pub(crate) fn is_step(
+    offset_ns: i128,
+    line_half_ns: u64,
+    learned: &crate::clock::bound::Learned,
+    half_bracket_ns: u64,
+) -> bool {
+    if !learned.status.bounded() {
+        return false;
+    }
+    let allowed = line_half_ns
+        .saturating_add(learned.bound_ns)
+        .saturating_add(half_bracket_ns.saturating_mul(2))
+        .saturating_add(STEP_SLACK_NS);
+    offset_ns.unsigned_abs() > allowed as u128
+}
+
 /// The phases of `DisruptionArea::phase`.
 pub(crate) const PHASE_NONE: u64 = 0;
 pub(crate) const PHASE_DISRUPTED: u64 = 1;
@@ -408,6 +436,43 @@ mod tests {
             wait();
             assert_eq!(check(), None, "the new rate is no new disruption");
         }
+    }
+
+    #[test]
+    fn a_calendar_off_the_line_by_more_than_both_bounds_is_a_step() {
+        use crate::clock::bound::{BoundSource, BoundStatus, Leap, Learned};
+        let word = |status| Learned {
+            status,
+            source: BoundSource::Test,
+            bound_ns: 50_000,
+            leap: Leap::None,
+        };
+        let sync = word(BoundStatus::Synchronized);
+        // A line whose stamps got ±60 µs, a clock within 50 µs, a 1 µs
+        // bracket: 122 µs allowed.
+        assert!(!is_step(100_000, 60_000, &sync, 500));
+        assert!(!is_step(-121_000, 60_000, &sync, 500));
+        assert!(is_step(200_000_000, 60_000, &sync, 500), "+200 ms");
+        assert!(is_step(-200_000_000, 60_000, &sync, 500), "-200 ms");
+        assert!(is_step(
+            200_000_000,
+            60_000,
+            &word(BoundStatus::FreeRunning),
+            500
+        ));
+        // No bound from the service: nothing to judge a step by.
+        assert!(!is_step(
+            200_000_000,
+            60_000,
+            &word(BoundStatus::Unsynchronized),
+            500
+        ));
+        assert!(!is_step(
+            200_000_000,
+            60_000,
+            &word(BoundStatus::Unknown),
+            500
+        ));
     }
 
     #[test]

@@ -271,7 +271,10 @@ impl SharedBase {
                     self.watch.relearn();
                     Some(disruption::Kind::VmclockMarker)
                 } else {
-                    local
+                    local.or_else(|| {
+                        self.stepped(&old, held.word, at, cal, &learned, half_bracket)
+                            .then_some(disruption::Kind::ClockStep)
+                    })
                 }
             }
             None => None,
@@ -393,6 +396,28 @@ impl SharedBase {
         });
         drop(held);
         Some((old, t))
+    }
+
+    /// Whether the calendar read `cal` at counter `at` is a step of the
+    /// clock against `old`, the line of the held word `word` (see
+    /// `disruption::is_step`): a step slewed through (or followed forward)
+    /// while synchronized would leave intervals that missed true time, or
+    /// bound a line the clock left.
+    fn stepped(
+        &self,
+        old: &Line,
+        word: u64,
+        at: u64,
+        cal: u64,
+        learned: &Learned,
+        half_bracket: u64,
+    ) -> bool {
+        let slope_diff = old.mult.abs_diff(old.freq_mult);
+        let Some(half) = self.half_width_on(seq_count(word), at, slope_diff) else {
+            return false;
+        };
+        let offset = (((cal as i128) << SHIFT) - old.fixed_at(at)) >> SHIFT;
+        disruption::is_step(offset, half, learned, half_bracket)
     }
 
     /// Moves the base forward to `counter`, keeping the timeline bit-identical
