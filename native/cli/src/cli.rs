@@ -296,8 +296,8 @@ pub const ENVIRONMENT: &[(&str, &str)] = &[
     ),
     (
         hrts_core::clock::bound::ENV_TEST_BOUND,
-        "test builds only: STATUS,NS (e.g. synchronized,20000) fixes the error bound a \
-         writer learns",
+        "test builds only: STATUS,NS[,insert|delete@EPOCH_NS] (e.g. synchronized,20000) \
+         fixes the error bound a writer learns, and may announce a leap second at that moment",
     ),
 ];
 

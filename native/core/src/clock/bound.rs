@@ -142,8 +142,9 @@ pub fn kernel() -> Learned {
     tx.modes = 0;
     // SAFETY: `tx` is a valid, writable struct timex for the call.
     let state = unsafe { libc::adjtimex(&mut tx) };
+    // TIME_OOP: the inserted second is under way, still ambiguous.
     let leap = match state {
-        libc::TIME_INS => Leap::Insert,
+        libc::TIME_INS | libc::TIME_OOP => Leap::Insert,
         libc::TIME_DEL => Leap::Delete,
         _ => Leap::None,
     };
@@ -171,21 +172,35 @@ pub fn kernel() -> Learned {
 /// Environment variable of test builds: a fixed bound (see [`learn`]).
 pub const ENV_TEST_BOUND: &str = "HRTS_TEST_BOUND";
 
-/// A test build's fixed word: `HRTS_TEST_BOUND=STATUS,NS` (e.g.
-/// `synchronized,50000`), so that tests of the interval need no time service.
+/// A test build's fixed word: `HRTS_TEST_BOUND=STATUS,NS[,LEAP@AT]` (e.g.
+/// `synchronized,50000` or `synchronized,50000,insert@1767225600000000000`),
+/// so that tests of the interval need no time service; `LEAP@AT` announces
+/// a leap second (`insert` or `delete`) that applies at `AT` (epoch ns)
+/// instead of the end of the UTC day (readers given the same variable
+/// widen around it, see `clock::leap`).
 #[cfg(any(test, feature = "testing"))]
 pub fn test_override() -> Option<Learned> {
     let v = std::env::var(ENV_TEST_BOUND).ok()?;
-    let (status, ns) = v.split_once(',')?;
-    let status = BoundStatus::ALL
-        .into_iter()
-        .find(|s| s.name() == status.trim())?;
+    let mut parts = v.split(',');
+    let status = parts.next()?.trim();
+    let status = BoundStatus::ALL.into_iter().find(|s| s.name() == status)?;
+    let bound_ns = parts.next()?.trim().parse().ok()?;
     Some(Learned {
         status,
         source: BoundSource::Test,
-        bound_ns: ns.trim().parse().ok()?,
-        leap: Leap::None,
+        bound_ns,
+        leap: parse_test_leap(&v).map_or(Leap::None, |(leap, _)| leap),
     })
+}
+
+/// The `LEAP@AT` part of a `HRTS_TEST_BOUND` value, if it has one.
+#[cfg(any(test, feature = "testing"))]
+pub(crate) fn parse_test_leap(value: &str) -> Option<(Leap, u64)> {
+    let (leap, at) = value.split(',').nth(2)?.trim().split_once('@')?;
+    let leap = [Leap::Insert, Leap::Delete]
+        .into_iter()
+        .find(|l| l.name() == leap)?;
+    Some((leap, at.trim().parse().ok()?))
 }
 
 /// The chronyd command socket this process asks (see [`use_chrony`]).
@@ -267,6 +282,20 @@ mod tests {
             !chrony_is_stale(t + s, 64.0, t),
             "an update ahead of now is fresh"
         );
+    }
+
+    #[test]
+    fn a_test_word_may_announce_a_leap_at_a_chosen_moment() {
+        assert_eq!(
+            parse_test_leap("synchronized,50000,insert@123"),
+            Some((Leap::Insert, 123))
+        );
+        assert_eq!(
+            parse_test_leap("synchronized,1,delete@7"),
+            Some((Leap::Delete, 7))
+        );
+        assert_eq!(parse_test_leap("synchronized,50000"), None);
+        assert_eq!(parse_test_leap("synchronized,50000,smear@1"), None);
     }
 
     #[test]

@@ -12,6 +12,7 @@
 //!   the seconds before the counter wraps.
 //! - `kernel`: `CLOCK_REALTIME` read past any `LD_PRELOAD` (the vDSO or the system call).
 //! - `bound`: how wrong the system clock may be, as the kernel says (`adjtimex`, read-only).
+//! - `leap`: where an announced leap second makes the clock ambiguous.
 //! - `vmclock`: the hypervisor's VMClock page (disruption marker, clock status, max error).
 
 pub mod bound;
@@ -20,6 +21,7 @@ pub mod chrony;
 pub(crate) mod convert;
 pub(crate) mod eligibility;
 pub(crate) mod kernel;
+pub mod leap;
 pub(crate) mod os_frequency;
 pub(crate) mod reliability;
 pub(crate) mod source;

@@ -85,6 +85,12 @@ impl BoundState {
             // A stamp's own rounding up (`aged`): its extra nanosecond, and
             // up to two for rates taken per tick rather than in ppb.
             .saturating_add(3)
+            // Around an announced leap, a second more (`clock::leap`).
+            .saturating_add(if self.leap == Leap::None {
+                0
+            } else {
+                1_000_000_000
+            })
     }
 }
 
@@ -103,6 +109,13 @@ struct Published {
     leap: Leap,
     fresh_ns: u64,
     void_ns: u64,
+}
+
+/// A second more on each side of a stamp at `stamp` (aged `age_ns` past
+/// the word) in the neighbourhood of the leap the word announces.
+#[cold]
+fn leap_widening(p: &Published, stamp: u64, age_ns: u64) -> u64 {
+    crate::clock::leap::widening_ns(p.leap, stamp.saturating_sub(age_ns), stamp)
 }
 
 /// The state word's flag: its upper 32 bits hold the count of the line the
@@ -413,7 +426,7 @@ impl SharedBase {
     /// The bound as it stands now (`hrts info`).
     pub fn bound_state(&self) -> Option<BoundState> {
         let p = self.published()?;
-        let (_, counter, ..) = self.stamp_for_bound();
+        let (stamp, counter, ..) = self.stamp_for_bound();
         let (line, ..) = self.active_line();
         let tracking = self.mode == Mode::Tracking;
         let slope_diff = if tracking {
@@ -421,7 +434,10 @@ impl SharedBase {
         } else {
             0
         };
-        let (status, age_ns, half_width_ns) = self.aged(&p, counter, slope_diff);
+        let (status, age_ns, mut half_width_ns) = self.aged(&p, counter, slope_diff);
+        if status.bounded() {
+            half_width_ns = half_width_ns.saturating_add(leap_widening(&p, stamp, age_ns));
+        }
         Some(BoundState {
             status,
             source: p.source,
@@ -465,11 +481,18 @@ impl SharedBase {
                 continue;
             }
             return match self.aged(&p, counter, slope_diff) {
-                (status, _, half) if status.bounded() => Ok(Bounded {
-                    earliest: stamp.saturating_sub(half),
-                    latest: stamp.saturating_add(half),
-                    status,
-                }),
+                (status, age_ns, half) if status.bounded() => {
+                    let half = if p.leap == Leap::None {
+                        half
+                    } else {
+                        half.saturating_add(leap_widening(&p, stamp, age_ns))
+                    };
+                    Ok(Bounded {
+                        earliest: stamp.saturating_sub(half),
+                        latest: stamp.saturating_add(half),
+                        status,
+                    })
+                }
                 (status, age_ns, _) => {
                     // A copy for the error: a reference to `p` itself kept the
                     // whole word in memory on every stamp, nine stores.
