@@ -61,12 +61,89 @@ public class PortableTest {
     public void nativeOnlyApisSayWhy() {
         assumeTrue(Portable.on());
         for (org.junit.function.ThrowingRunnable r : Arrays.<org.junit.function.ThrowingRunnable>asList(
-                Wtmlib::counter, Wtmlib::conversionParams, io.hrts.stats.Stats::start,
-                () -> io.hrts.stats.Stats.counter("portable"))) {
+                Wtmlib::counter, Wtmlib::conversionParams, io.hrts.stats.SharedStats::snapshot,
+                () -> io.hrts.stats.SharedStats.snapshot("/hrts-stats-portable"),
+                () -> io.hrts.stats.SharedStats.unlink("/hrts-stats-portable"))) {
             HrtsException e = assertThrows(HrtsException.class, r);
             assertSame(HrtsException.Kind.LOAD, e.getKind());
-            assertTrue(e.getMessage(), e.getMessage().contains("needs the native library")
+            assertTrue(e.getMessage(), e.getMessage().contains("need")
+                    && e.getMessage().contains("the native library")
                     && e.getMessage().contains("portable implementation (forced by -Dhrts.fallback=force"));
+        }
+    }
+
+    /**
+     * The statistics run on the portable implementation (io.hrts.stats' tests all run in both
+     * tasks); what differs: they are published nowhere (no statistics segment is mapped, so
+     * {@code hrts stats} cannot see them), and a shared timer is shared within this JVM only.
+     */
+    @Test
+    public void portableStatisticsWorkAndArePublishedNowhere() throws Exception {
+        assumeTrue(Portable.on());
+        io.hrts.stats.Stats.stop();
+        io.hrts.stats.Stats.configureJson("{\"json-dump\": {\"interval\": 0}, \"metrics-dump\": {\"interval\": 0}}");
+        io.hrts.stats.Stats.start();
+        try {
+            io.hrts.stats.Counter c = io.hrts.stats.Stats.counter("java.portable.published");
+            c.increment(7);
+            io.hrts.stats.Timer t = io.hrts.stats.Stats.timer("java.portable.shared");
+            t.startShared(42);
+            Thread.sleep(2);
+            java.util.OptionalLong d = t.stopShared(42);
+            assertTrue(String.valueOf(d), d.isPresent() && d.getAsLong() >= 2_000_000L);
+            assertTrue("stopped once", !t.stopShared(42).isPresent());
+            t.startShared(43);
+            assertTrue(t.discardShared(43));
+            io.hrts.stats.StatsDump dump = io.hrts.stats.Stats.dump();
+            assertEquals(7, dump.get("java.portable.published").counterValue());
+            assertEquals(1, dump.get("java.portable.shared").values().count());
+            assertEquals((double) d.getAsLong(), dump.get("java.portable.shared").values().max(), 0);
+            long now = HighResTimestamp.getEpochNanoseconds();
+            assertTrue("stamped on the portable timeline", dump.timestamp() <= now && now - dump.timestamp() < SECOND);
+            // hrts stats reads the statistics segment the native library publishes to: nothing of this JVM.
+            assertEquals("", publishedWithin("java.portable.published", SECOND));
+        } finally {
+            io.hrts.stats.Stats.stop();
+        }
+    }
+
+    /**
+     * What {@code hrts stats --json} shows of this process's metric {@code name} in the run's
+     * statistics segment within {@code waitNs} (it publishes every 100 ms): the JSON, or "" if
+     * it never showed it.
+     */
+    private static String publishedWithin(String name, long waitNs) throws Exception {
+        String segment = System.getenv("HRTS_STATS_SEGMENT");
+        assertTrue("the build names a statistics segment", segment != null && !segment.isEmpty());
+        long deadline = System.nanoTime() + waitNs;
+        String pid = "\"pid\":" + ProcessHandle.current().pid() + ",";
+        while (true) {
+            String json = Procs.ok(Procs.cli(), "stats", "--segment", segment, "--json");
+            if (json.contains(pid) && json.contains("\"" + name + "\"")) {
+                return json;
+            }
+            if (System.nanoTime() > deadline) {
+                return "";
+            }
+            Thread.sleep(50);
+        }
+    }
+
+    /**
+     * The same on the native implementation is seen from outside: {@code hrts stats} shows this
+     * process's counter (the check the portable test's absence would fail if it published).
+     */
+    @Test
+    public void nativeStatisticsArePublished() throws Exception {
+        assumeFalse(Portable.on());
+        io.hrts.stats.Stats.start();
+        try {
+            io.hrts.stats.Stats.counter("java.native.published").increment(7);
+            io.hrts.stats.Stats.dump();
+            String json = publishedWithin("java.native.published", 10 * SECOND);
+            assertTrue("hrts stats shows it", !json.isEmpty());
+        } finally {
+            io.hrts.stats.Stats.stop();
         }
     }
 

@@ -65,6 +65,24 @@ public class ScenarioTest {
     static String run(List<String> cmd) throws IOException, InterruptedException {
         ProcessBuilder pb = new ProcessBuilder(cmd);
         pb.directory(new File(System.getProperty("hrts.test.repoRoot")));
+        String own = null;
+        if (io.hrts.HighResTimestamp.implementation().isPortable()) {
+            // The Rust side stamps on a segment: not the test JVM's, which a portable JVM never
+            // creates (HighResTimestampTest checks that no process did), but one of its own.
+            own = "/hrts-junit-scenario-" + ProcessHandle.current().pid();
+            pb.environment().put("HRTS_SEGMENT", own);
+        }
+        try {
+            return runIn(pb, cmd);
+        } finally {
+            if (own != null) {
+                new ProcessBuilder(System.getProperty("hrts.test.cli"), "--segment", own, "unlink")
+                        .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start().waitFor();
+            }
+        }
+    }
+
+    private static String runIn(ProcessBuilder pb, List<String> cmd) throws IOException, InterruptedException {
         pb.redirectError(ProcessBuilder.Redirect.INHERIT);
         Process p = pb.start();
         ByteArrayOutputStream out = new ByteArrayOutputStream();

@@ -2,6 +2,7 @@ package io.hrts.trace;
 
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertNotNull;
+import static org.junit.Assert.assertThrows;
 import static org.junit.Assert.assertTrue;
 import static org.junit.Assert.fail;
 
@@ -20,6 +21,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.After;
 import org.junit.Before;
+import org.junit.Assume;
 import org.junit.Test;
 
 /** The Java trace writer, checked with the hrts CLI reading and merging what it wrote. */
@@ -105,8 +107,35 @@ public class TraceWriterTest {
         assertTrue(dump, dump.contains("e " + stamps[2] + " recv 42 msg\n"));
     }
 
+    /**
+     * On the portable implementation a sync round is refused with the reason (the sync protocol
+     * is the native library's), and the file, on this JVM's own timeline, merges unsynced.
+     */
+    @Test
+    public void onThePortableImplementationSyncIsRefusedAndTheFileMergesUnsynced() throws Exception {
+        Assume.assumeTrue(io.hrts.HighResTimestamp.implementation().isPortable());
+        Path f = dir.resolve("portable.htr");
+        try (TraceWriter w = TraceWriter.open(f, "java-host", "junit")) {
+            HrtsException e = assertThrows(HrtsException.class, () -> w.sync("127.0.0.1:7700", SyncPhase.START, 20));
+            assertEquals(HrtsException.Kind.LOAD, e.getKind());
+            assertTrue(e.getMessage(), e.getMessage().contains("portable implementation (forced by -Dhrts.fallback=force")
+                    && e.getMessage().contains("hrts merge --allow-unsynced"));
+            w.event(EventKind.SEND, "msg", 7, null);
+            w.event(EventKind.RECEIVE, "msg", 7, null);
+        }
+        String info = ok("trace", "info", f.toString());
+        assertTrue(info, info.contains("segment: none (portable implementation)\n"));
+        assertTrue(info, info.contains("source: nanotime\n"));
+        Object[] refused = run("merge", f.toString(), "--out", dir.resolve("g.htr").toString());
+        assertTrue(refused[1].toString(), !refused[0].equals(0) && refused[1].toString().contains("--allow-unsynced"));
+        String report = ok("merge", f.toString(), "--allow-unsynced", "--out", dir.resolve("g.htr").toString());
+        assertTrue(report, report.contains("causality hrts: 1 messages, 0 violations"));
+        assertTrue(report, report.contains("merged: 1 traces, 2 events"));
+    }
+
     @Test
     public void syncRoundsLetTheMergePlaceTheEvents() throws Exception {
+        Assume.assumeFalse("the sync protocol is the native library's", io.hrts.HighResTimestamp.implementation().isPortable());
         Process master = new ProcessBuilder(cli(), "sync", "serve", "--listen", "127.0.0.1:0",
                 "--idle-exit", "10", "--max-exchanges", "40").start();
         try {

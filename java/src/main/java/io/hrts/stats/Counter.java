@@ -18,7 +18,7 @@ public final class Counter {
 
     Counter(long bits) {
         this.bits = bits;
-        this.id = Layout.checkId(bits);
+        this.id = Impl.PORTABLE ? (int) bits : Layout.checkId(bits);
     }
 
     /**
@@ -27,7 +27,9 @@ public final class Counter {
      * @param delta the change, of either sign
      */
     public void add(long delta) {
-        if (Layout.enabled()) {
+        if (Impl.PORTABLE) {
+            PortableStats.add(id, delta);
+        } else if (Layout.enabled()) {
             if (Layout.exact(id)) {
                 Producer.current().record(id, RingLayout.Kind.COUNTER_ADD, delta);
             } else {
@@ -74,7 +76,9 @@ public final class Counter {
      * @param value the counter's new value
      */
     public void init(long value) {
-        if (Layout.enabled()) {
+        if (Impl.PORTABLE) {
+            PortableStats.init(id, value);
+        } else if (Layout.enabled()) {
             // An init is never folded: it is rare and must not move among folded deltas.
             Producer.current().init(id, value, !Layout.exact(id));
         }

@@ -15,7 +15,7 @@ public final class Gauge {
 
     Gauge(long bits) {
         this.bits = bits;
-        this.id = Layout.checkId(bits);
+        this.id = Impl.PORTABLE ? (int) bits : Layout.checkId(bits);
     }
 
     /**
@@ -28,7 +28,9 @@ public final class Gauge {
         if (value != value) {
             throw new HrtsException(HrtsException.Kind.INVALID_ARGUMENT, "a gauge cannot be set to NaN; the value was ignored");
         }
-        if (Layout.enabled()) {
+        if (Impl.PORTABLE) {
+            PortableStats.set(id, value);
+        } else if (Layout.enabled()) {
             long bits = Double.doubleToRawLongBits(value);
             if (Layout.exact(id)) {
                 Producer.current().record(id, RingLayout.Kind.GAUGE_SET, bits);

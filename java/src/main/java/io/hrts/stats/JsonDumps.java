@@ -22,7 +22,7 @@ public final class JsonDumps {
      */
     public static String latest() {
         Stats.ensureReady();
-        return nLatest();
+        return Impl.PORTABLE ? PortableStats.latestJson() : nLatest();
     }
 
     /**
@@ -32,7 +32,7 @@ public final class JsonDumps {
      */
     public static String fileError() {
         Stats.ensureReady();
-        return nFileError();
+        return Impl.PORTABLE ? PortableStats.fileError() : nFileError();
     }
 
     private static native String nLatest();

@@ -187,7 +187,18 @@ public final class SharedStats {
     public static boolean unlink(String segment) {
         byte[] name = name(segment);
         Stats.ensureReady();
+        refusedOnPortable();
         return StatsNative.nUnlinkSegment(name);
+    }
+
+    /** Statistics segments are the native library's shared memory: the portable implementation has none. */
+    private static void refusedOnPortable() {
+        if (Impl.PORTABLE) {
+            throw new HrtsException(HrtsException.Kind.LOAD, "shared statistics (a statistics segment) need the "
+                    + "native library, and this JVM runs the portable implementation ("
+                    + io.hrts.HighResTimestamp.implementation().reason() + "); its own statistics are in "
+                    + "Stats.dump(), published nowhere");
+        }
     }
 
     private static byte[] name(String segment) {
@@ -199,6 +210,7 @@ public final class SharedStats {
 
     private static Object[] nativeSnapshot(byte[] segment) {
         Stats.ensureReady();
+        refusedOnPortable();
         return StatsNative.nSnapshot(segment);
     }
 

@@ -64,11 +64,6 @@ public final class Stats {
     /** Loads the native library and opens the JVM's hrts segment (see {@link HighResTimestamp}). */
     static void ensureReady() {
         if (!ready) {
-            io.hrts.Implementation impl = HighResTimestamp.implementation();
-            if (impl.isPortable()) {
-                throw new HrtsException(HrtsException.Kind.LOAD, "hrts-stats needs the native library, and this JVM "
-                        + "runs the portable implementation (" + impl.reason() + ")");
-            }
             HighResTimestamp.open();
             ready = true;
         }
@@ -95,6 +90,11 @@ public final class Stats {
      */
     public static void configureJson(String json) {
         ensureReady();
+        if (Impl.PORTABLE) {
+            utf8(json, "the configuration");
+            PortableStats.configureJson(json);
+            return;
+        }
         StatsNative.nConfigureJson(utf8(json, "the configuration"));
     }
 
@@ -105,6 +105,11 @@ public final class Stats {
      */
     public static void configureFile(String path) {
         ensureReady();
+        if (Impl.PORTABLE) {
+            utf8(path, "the path");
+            PortableStats.configureFile(path);
+            return;
+        }
         StatsNative.nConfigureFile(utf8(path, "the path"));
     }
 
@@ -118,6 +123,10 @@ public final class Stats {
      */
     public static void start() {
         ensureReady();
+        if (Impl.PORTABLE) {
+            PortableStats.start();
+            return;
+        }
         String program = program(System.getProperty(PROGRAM_PROPERTY), System.getenv("HRTS_STATS_PROGRAM"),
                 System.getProperty("sun.java.command"));
         String id = System.getProperty(INSTANCE_ID_PROPERTY);
@@ -189,6 +198,10 @@ public final class Stats {
      */
     public static void stop() {
         ensureReady();
+        if (Impl.PORTABLE) {
+            PortableStats.stop();
+            return;
+        }
         StatsNative.nStop();
     }
 
@@ -199,12 +212,13 @@ public final class Stats {
      */
     public static boolean isRunning() {
         ensureReady();
-        return Layout.enabled();
+        return Impl.PORTABLE ? PortableStats.running() : Layout.enabled();
     }
 
     static long metric(String name, int kind) {
         ensureReady();
-        return StatsNative.nMetric(utf8(name, "the metric name"), kind);
+        byte[] bytes = utf8(name, "the metric name");
+        return Impl.PORTABLE ? PortableStats.metric(name, kind) : StatsNative.nMetric(bytes, kind);
     }
 
     /**
@@ -248,7 +262,7 @@ public final class Stats {
      */
     public static StatsDump dump() {
         ensureReady();
-        return StatsDump.of(StatsNative.nDump(true));
+        return Impl.PORTABLE ? PortableStats.dump(true) : StatsDump.of(StatsNative.nDump(true));
     }
 
     /**
@@ -258,6 +272,9 @@ public final class Stats {
      */
     public static StatsDump lastDump() {
         ensureReady();
+        if (Impl.PORTABLE) {
+            return PortableStats.dump(false);
+        }
         Object[] raw = StatsNative.nDump(false);
         return raw == null ? null : StatsDump.of(raw);
     }

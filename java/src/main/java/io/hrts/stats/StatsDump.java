@@ -20,6 +20,11 @@ public final class StatsDump {
         this.json = json;
     }
 
+    /** A dump the portable statistics made (metrics in name order). */
+    static StatsDump portable(long timestamp, Map<String, MetricDump> metrics, String json) {
+        return new StatsDump(timestamp, metrics, json);
+    }
+
     static StatsDump of(Object[] raw) {
         String[] names = (String[]) raw[0];
         long[] longs = (long[]) raw[1];

@@ -19,11 +19,11 @@ public final class Timer {
 
     Timer(long bits) {
         this.bits = bits;
-        this.id = Layout.checkId(bits);
+        this.id = Impl.PORTABLE ? (int) bits : Layout.checkId(bits);
     }
 
     private static boolean enabled() {
-        return Layout.enabled();
+        return Impl.PORTABLE ? PortableStats.running() : Layout.enabled();
     }
 
     /** Starts (or restarts) the default instance. */
@@ -42,7 +42,9 @@ public final class Timer {
      * counts it).
      */
     private void instanceEvent(int kind, long instance) {
-        if (enabled()) {
+        if (Impl.PORTABLE) {
+            PortableStats.instance(id, kind, instance, HighResTimestamp.getEpochNanoseconds());
+        } else if (enabled()) {
             Producer.current().recordUnfoldable(id, kind, instance, HighResTimestamp.getEpochNanoseconds());
         }
     }
@@ -91,7 +93,9 @@ public final class Timer {
      * @param nanos the duration in nanoseconds
      */
     public void record(long nanos) {
-        if (enabled()) {
+        if (Impl.PORTABLE) {
+            PortableStats.record(id, nanos, HighResTimestamp.getEpochNanoseconds());
+        } else if (enabled()) {
             Producer.current().record(id, RingLayout.Kind.TIMER_RECORD, nanos);
         }
     }
@@ -109,6 +113,10 @@ public final class Timer {
      */
     public void startShared(long instance) {
         Stats.ensureReady();
+        if (Impl.PORTABLE) {
+            PortableStats.shared(id, instance, 0);
+            return;
+        }
         StatsNative.nTimerShared(bits, instance, 0);
     }
 
@@ -123,6 +131,9 @@ public final class Timer {
      */
     public OptionalLong stopShared(long instance) {
         Stats.ensureReady();
+        if (Impl.PORTABLE) {
+            return PortableStats.stopShared(id, instance);
+        }
         long d = StatsNative.nTimerShared(bits, instance, 1);
         return d < 0 ? OptionalLong.empty() : OptionalLong.of(d);
     }
@@ -136,6 +147,9 @@ public final class Timer {
      */
     public boolean discardShared(long instance) {
         Stats.ensureReady();
+        if (Impl.PORTABLE) {
+            return PortableStats.shared(id, instance, 2) != 0;
+        }
         return StatsNative.nTimerShared(bits, instance, 2) != 0;
     }
 
@@ -197,8 +211,12 @@ public final class Timer {
                 return;
             }
             long now = HighResTimestamp.getEpochNanoseconds();
-            long idle = Layout.U.getLongVolatile(null, Layout.IDLE_NS);
+            long idle = Impl.PORTABLE ? PortableStats.idleNs() : Layout.U.getLongVolatile(null, Layout.IDLE_NS);
             if (now - alive > idle) {
+                return;
+            }
+            if (Impl.PORTABLE) {
+                PortableStats.record(id, now - start, now);
                 return;
             }
             Producer.current().record(id, RingLayout.Kind.TIMER_RECORD, now - start, now);

@@ -32,9 +32,16 @@ public final class TraceWriter implements AutoCloseable {
     private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
     private final String path;
     private long handle; // 0 once closed; guarded by lock
+    /** The file written in Java on the portable implementation (else null); null once closed. */
+    private PortableTrace portable; // guarded by lock
 
     private TraceWriter(long handle, String path) {
         this.handle = handle;
+        this.path = path;
+    }
+
+    private TraceWriter(PortableTrace portable, String path) {
+        this.portable = portable;
         this.path = path;
     }
 
@@ -51,6 +58,9 @@ public final class TraceWriter implements AutoCloseable {
         Objects.requireNonNull(path, "path");
         TraceNative.ensureOpen();
         String p = path.toString();
+        if (TraceNative.PORTABLE) {
+            return new TraceWriter(PortableTrace.create(p, host, label), p);
+        }
         long h = TraceNative.nOpen(utf8(p), host == null ? null : utf8(host),
                 label == null ? null : utf8(label));
         return new TraceWriter(h, p);
@@ -81,6 +91,12 @@ public final class TraceWriter implements AutoCloseable {
         Objects.requireNonNull(name, "name");
         lock.readLock().lock();
         try {
+            if (TraceNative.PORTABLE) {
+                if (portable == null) {
+                    throw closedError();
+                }
+                return portable.event(kind.code(), name, id, payload == null ? EMPTY : payload);
+            }
             return TraceNative.nEvent(live(), kind.code(), utf8(name), id,
                     payload == null ? EMPTY : payload);
         } finally {
@@ -115,6 +131,9 @@ public final class TraceWriter implements AutoCloseable {
         if (exchanges < 1 || exchanges > 10_000) {
             throw new IllegalArgumentException("exchanges must be 1..10000, not " + exchanges);
         }
+        if (TraceNative.PORTABLE) {
+            TraceNative.refuseSync(master);
+        }
         double[] out = new double[2];
         lock.readLock().lock();
         try {
@@ -130,6 +149,11 @@ public final class TraceWriter implements AutoCloseable {
     public void close() {
         lock.writeLock().lock();
         try {
+            PortableTrace t = portable;
+            if (t != null) {
+                portable = null;
+                t.close();
+            }
             long h = handle;
             if (h != 0) {
                 handle = 0;
@@ -151,9 +175,13 @@ public final class TraceWriter implements AutoCloseable {
 
     private long live() {
         if (handle == 0) {
-            throw new IllegalStateException("trace writer for " + path + " is closed");
+            throw closedError();
         }
         return handle;
+    }
+
+    private IllegalStateException closedError() {
+        return new IllegalStateException("trace writer for " + path + " is closed");
     }
 
     private static byte[] utf8(String s) {
