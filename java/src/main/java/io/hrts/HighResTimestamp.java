@@ -45,7 +45,8 @@ import java.util.Objects;
  * keep: its stamps agree with no other process's, the bounded calls throw {@link
  * HrtsException.Kind#UNSYNCHRONIZED} (bound unknown), unique stamps and sequence numbers are
  * unique within this JVM only, {@link #getOSThreadID()} is the JVM's thread id, and {@link
- * Wtmlib}, the statistics and traces throw {@link HrtsException.Kind#LOAD}.
+ * Wtmlib} throws {@link HrtsException.Kind#LOAD}; the statistics ({@code io.hrts.stats}) run in
+ * pure Java and are published nowhere, and trace files are written without sync rounds.
  *
  * <h2>Cost</h2>
  * The hot paths &mdash; {@link #getEpochNanoseconds()}, {@link #getEpochMicroseconds()},

@@ -32,6 +32,13 @@ import java.nio.charset.StandardCharsets;
  * recorded before {@link #start()} or after {@link #stop()}. Each thread that measures gets a
  * queue of its own (about 50 KiB by default), released after the thread is gone.
  *
+ * <p>On the portable implementation ({@link HighResTimestamp#implementation()}) the same API,
+ * configuration and statistics run in pure Java, stamped on the JVM's own timeline: counter
+ * deltas and gauge sets are summed per thread and taken by each pass (each dump), every other
+ * event is applied when it happens. They are published nowhere ({@link SharedStats} throws
+ * {@code LOAD}, {@code hrts stats} does not see them) and a shared timer is shared within this
+ * JVM only.
+ *
  * <p>Every failure is an {@link HrtsException} whose message names what was wrong.
  */
 public final class Stats {

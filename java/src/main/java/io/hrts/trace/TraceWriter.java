@@ -20,6 +20,11 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * }
  * }</pre>
  *
+ * <p>On the portable implementation ({@link io.hrts.HighResTimestamp#implementation()}) the file
+ * is written in Java, in the same format, with stamps of the JVM's own timeline and no bound
+ * records; {@link #sync} throws {@code LOAD} (the sync protocol is the native library's), so
+ * {@code hrts merge} takes the file with {@code --allow-unsynced}.
+ *
  * <p>Any thread may record events at once. Failures are thrown as {@link io.hrts.HrtsException}
  * with the native message and kind ({@code INVALID_ARGUMENT}, {@code OS}, {@code TIMEOUT}, ...).
  */
