@@ -34,7 +34,9 @@ fi
 # verifies the unit (no running systemd needed), and systemd-sysusers, which the
 # package's postinst runs when the packaging stage installs it; util-linux (setpriv,
 # unshare) and passwd (useradd): the daemon-unit stage runs the unit's command as its user.
-# musl-tools (musl-gcc): the jar's linux-musl-x86_64 library and the musl C check.
+# musl-tools (musl-gcc): the jar's linux-musl-x86_64 library and the musl C check;
+# musl-dev:arm64 and musl:arm64 (multiarch: aarch64-linux-musl-gcc over the GNU cross
+# compiler, and musl's aarch64 loader for qemu-user): the jar's linux-musl-aarch64 library.
 # chrony: native/core/tests/chrony.rs runs chronyd and chronyc of its own (chronyd with -x,
 # which never sets the clock, in a network namespace; iproute2 comes with it); Debian's
 # chronyd service is kept from starting (below). valgrind, llvm-19 (llvm-mca, llvm-objdump):
@@ -46,7 +48,8 @@ else
     pkgs=(gradle junit4 libhamcrest-java python3 faketime maven prometheus chrony
           pkg-config libssl-dev dpkg-dev lintian systemd util-linux passwd
           gcc-aarch64-linux-gnu gcc-powerpc64le-linux-gnu
-          libc6-dev-arm64-cross libc6-dev-ppc64el-cross qemu-user-static valgrind musl-tools)
+          libc6-dev-arm64-cross libc6-dev-ppc64el-cross qemu-user-static valgrind musl-tools
+          musl:arm64 musl-dev:arm64)
     if apt-cache show llvm-19 >/dev/null 2>&1; then pkgs+=(llvm-19); else pkgs+=(llvm); fi
 fi
 if command -v dpkg-query >/dev/null 2>&1; then
@@ -72,6 +75,11 @@ if command -v dpkg-query >/dev/null 2>&1; then
     fi
     if [ "${#missing[@]}" -gt 0 ]; then
         log "installing: ${missing[*]}"
+        # The :arm64 packages need the architecture known to dpkg (multiarch).
+        if [[ " ${missing[*]} " == *":arm64 "* ]] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+            log "dpkg --add-architecture arm64 (for musl:arm64, musl-dev:arm64)"
+            $SUDO dpkg --add-architecture arm64
+        fi
         $SUDO apt-get update -qq
         # Debian's chronyd service must not start (it would keep the host clock): a
         # policy-rc.d that refuses every start holds it back while apt runs, unless one
@@ -114,7 +122,8 @@ elif command -v rustup >/dev/null 2>&1; then
         fi
     done
     targets=$(rustup target list --installed 2>/dev/null || true)
-    for t in aarch64-unknown-linux-gnu powerpc64le-unknown-linux-gnu x86_64-unknown-linux-musl; do
+    for t in aarch64-unknown-linux-gnu powerpc64le-unknown-linux-gnu x86_64-unknown-linux-musl \
+        aarch64-unknown-linux-musl; do
         if ! grep -qx "$t" <<<"$targets"; then
             log "rustup target add $t"
             rustup target add "$t"

@@ -38,7 +38,7 @@ describe docs           "rustdoc and javadoc -Xdoclint:all without warnings (scr
 describe cargo          "Rust tests, with the testing feature's multi-process hooks (cargo nextest run --workspace --all-features, then the doc tests)"
 describe cross          "aarch64 and ppc64le under qemu-user (scripts/cross-test.sh)"
 describe c              "the C ABI through include/hrts.h (tests/c/run.sh)"
-describe musl           "libhrts.so for musl: a musl-gcc program stamps in order with a glibc process on one segment and resets its base (tests/c/musl.sh)"
+describe musl           "libhrts.so for musl: a musl-gcc program stamps in order with a glibc process on one segment and resets its base; on aarch64 (qemu-user) two musl processes stamp one segment (tests/c/musl.sh)"
 describe packaging      "cargo cinstall into a temporary prefix (SONAME, stripped, pkg-config) and the .deb: its fields and files, extracted and used, lintian, and (root) installed with dpkg -i, used and removed without a trace (tests/packaging/run.sh)"
 describe daemon-unit    "the systemd unit: systemd-analyze verify, and (root) its ExecStart run as systemd would, as its user in a runtime directory of its own: starts, serves, refuses a second daemon, stops on SIGTERM, adopts the page on restart (tests/daemon-unit/run.sh)"
 describe c-stats        "C statistics: the ABI, the macros, shared snapshots and timers (tests/c/stats/run.sh)"

@@ -4,10 +4,11 @@
 # as -lgcc_s, which a glibc host has only built for glibc (and gcc's static libgcc_eh
 # calls glibc's _dl_find_object); the LLVM libunwind that Rust ships for this target goes
 # into the library instead, so it needs no libgcc_s at run time and panics still unwind
-# to the FFI boundary's catch_unwind.
+# to the FFI boundary's catch_unwind. native/musl/aarch64-linker.sh runs it for aarch64
+# (HRTS_MUSL_CC, HRTS_MUSL_TARGET).
 set -eu
 sysroot=$(rustc --print sysroot)
-unwind="$sysroot/lib/rustlib/x86_64-unknown-linux-musl/lib/self-contained"
+unwind="$sysroot/lib/rustlib/${HRTS_MUSL_TARGET:-x86_64-unknown-linux-musl}/lib/self-contained"
 for a in "$@"; do
     shift
     if [ "$a" = "-lgcc_s" ]; then
@@ -17,4 +18,4 @@ for a in "$@"; do
         set -- "$@" "$a"
     fi
 done
-exec musl-gcc "$@"
+exec "${HRTS_MUSL_CC:-musl-gcc}" "$@"
