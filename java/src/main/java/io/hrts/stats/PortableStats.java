@@ -58,7 +58,8 @@ final class PortableStats {
     private static Object[] states = new Object[64];
     private static Config config = new Config();
     private static final List<Cells> CELLS = new ArrayList<>();
-    private static final Map<Long, Long> SHARED = new HashMap<>();
+    /** Running shared timer instances: (metric id, instance) to start stamp. */
+    private static final Map<Map.Entry<Integer, Long>, Long> SHARED = new HashMap<>();
     private static long stopsWithoutStart;
     private static long timedOut;
     private static long folded;
@@ -410,7 +411,7 @@ final class PortableStats {
             if (!running) {
                 throw invalid("hrts-stats: shared timers need the statistics started (Stats.start())");
             }
-            long key = ((long) id << 40) ^ instance;
+            Map.Entry<Integer, Long> key = new java.util.AbstractMap.SimpleImmutableEntry<>(id, instance);
             if (op == 0) {
                 SHARED.put(key, ts);
                 return 0;
