@@ -200,13 +200,16 @@ prebuild_jni() {
     ROOT="$ROOT" setsid bash -c '
         set -e
         cargo build --profile jni -q -p hrts-jni
-        for t in aarch64-unknown-linux-gnu:aarch64-linux-gnu-gcc \
-                 powerpc64le-unknown-linux-gnu:powerpc64le-linux-gnu-gcc; do
-            env "CARGO_TARGET_$(echo "${t%%:*}" | tr a-z- A-Z_)_LINKER=${t#*:}" \
-                cargo build --profile jni -q --target "${t%%:*}" -p hrts-jni
-        done
-        CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_LINKER="$ROOT/native/musl/linker.sh" \
-            cargo build --profile jni -q --target x86_64-unknown-linux-musl -p hrts-jni -p hrts-capi
+        # TRIPLE LINKER [-p PACKAGE]: as gradle/jni-platforms.gradle runs them.
+        while read -r triple linker capi; do
+            env "CARGO_TARGET_$(echo "$triple" | tr a-z- A-Z_)_LINKER=$linker" \
+                cargo build --profile jni -q --target "$triple" -p hrts-jni $capi
+        done <<LIST
+aarch64-unknown-linux-gnu aarch64-linux-gnu-gcc
+powerpc64le-unknown-linux-gnu powerpc64le-linux-gnu-gcc
+x86_64-unknown-linux-musl $ROOT/native/musl/linker.sh -p hrts-capi
+aarch64-unknown-linux-musl $ROOT/native/musl/aarch64-linker.sh -p hrts-capi
+LIST
     ' > "$LOG_DIR/prebuild-jni.log" 2>&1 &
     PREBUILD_PID=$!
 }
