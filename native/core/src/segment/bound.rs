@@ -9,7 +9,7 @@
 //!
 //! ```text
 //! bound + line error + cross-CPU shift bound
-//!       + (drift + |line slope − learned frequency|) × (now − as of)
+//!       + (drift + |line slope − learned frequency|) × |now − as of|
 //! ```
 //!
 //! The slope term is there because a tie's line runs at the learned frequency
