@@ -311,6 +311,46 @@ typedef enum hrts_bound_status {
 } hrts_bound_status;
 
 /**
+ * What the last disruption a writer saw was; `hrts_disruption_state`'s
+ * `last_kind` holds one of these values as a `uint32_t` (0: none, or a kind
+ * a newer libhrts recorded that this one does not know).
+ */
+typedef enum hrts_disruption_kind {
+  /**
+   * No disruption seen (or a kind this library does not know).
+   */
+  HRTS_DISRUPTION_NONE = 0,
+  /**
+   * The counter ran ahead of `CLOCK_MONOTONIC_RAW` by more than the drift
+   * allows: it jumped forward or runs fast.
+   */
+  HRTS_DISRUPTION_COUNTER_AHEAD = 1,
+  /**
+   * The counter fell behind `CLOCK_MONOTONIC_RAW` by more than the drift
+   * allows: it jumped back or runs slow.
+   */
+  HRTS_DISRUPTION_COUNTER_BEHIND = 2,
+  /**
+   * The counter advanced by less than half the time that passed: it stopped.
+   */
+  HRTS_DISRUPTION_COUNTER_STOPPED = 3,
+  /**
+   * `CLOCK_BOOTTIME - CLOCK_MONOTONIC` grew: the machine was suspended.
+   */
+  HRTS_DISRUPTION_SUSPEND = 4,
+  /**
+   * The hypervisor's VMClock page has a new disruption marker (a live
+   * migration, or another event that disrupted the counter).
+   */
+  HRTS_DISRUPTION_VMCLOCK_MARKER = 5,
+  /**
+   * The system clock moved away from the line by more than the bound
+   * allows: it was stepped.
+   */
+  HRTS_DISRUPTION_CLOCK_STEP = 6,
+} hrts_disruption_kind;
+
+/**
  * An open hrts segment, from `hrts_segment_open`.
  *
  * Opaque: C holds only pointers to it. A handle may be used by several
@@ -392,7 +432,8 @@ typedef struct hrts_open_options {
  * in the segment). Times are nanoseconds, rates parts per billion (ppb) of the
  * calibrated counter rate; "calendar" is `CLOCK_REALTIME`, "timeline" the
  * segment's stamps. A frozen segment never ties: `ties` and `last_tie_ns`
- * are 0.
+ * are 0. The disruptions the segment's writers saw are in
+ * `hrts_disruption_state` (`hrts_get_disruption_state`).
  */
 typedef struct hrts_tracking_state {
   /**
@@ -460,6 +501,47 @@ typedef struct hrts_tracking_state {
    */
   uint64_t repairs;
 } hrts_tracking_state;
+
+/**
+ * The disruptions of the counter or the clock the segment's writers saw (a
+ * counter that jumped, stopped or changed rate, a suspend, a VMClock
+ * disruption marker, a step of the system clock), as `hrts info`'s
+ * `disruptions`, `last disruption epoch ns` and `last disruption` lines show
+ * them: the same for every process of the segment. While `pending` is 1 the
+ * bound's status is `HRTS_BOUND_DISRUPTED` (bounded stamps fail with
+ * `HRTS_E_UNSYNCHRONIZED`). A page made before disruptions were recorded
+ * (layout minor below 5: a host page kept by an older `hrts daemon`) has
+ * `recorded` 0 and every other field 0. This layout never changes.
+ */
+typedef struct hrts_disruption_state {
+  /**
+   * Disruptions seen since the page was made.
+   */
+  uint64_t count;
+  /**
+   * `CLOCK_REALTIME` when the last one was seen, ns since the Unix epoch;
+   * 0 if none.
+   */
+  uint64_t last_ns;
+  /**
+   * What the last one was: an `hrts_disruption_kind` value
+   * (`HRTS_DISRUPTION_NONE`, 0, if none).
+   */
+  uint32_t last_kind;
+  /**
+   * 1 while the bound is still disrupted (the counter's rate not learned
+   * again since the last one), else 0.
+   */
+  uint32_t pending;
+  /**
+   * 1 if the page records disruptions (layout minor 5 or later), else 0.
+   */
+  uint32_t recorded;
+  /**
+   * Always 0 (keeps the size a multiple of 8 on every target).
+   */
+  uint32_t reserved;
+} hrts_disruption_state;
 
 /**
  * How `hrts_evaluate_reliability` runs. Zero-initialise it, set `version` to
@@ -890,6 +972,29 @@ int hrts_get_tracking_state(struct hrts_tracking_state *out);
  */
 int hrts_segment_tracking_state(const struct hrts_segment *seg,
                                 struct hrts_tracking_state *out);
+
+/**
+ * The disruptions the writers of the process's segment saw (see
+ * `hrts_disruption_state`): how many, when the last one was and what it
+ * was, and whether the bound is still disrupted; one snapshot of what
+ * `hrts info`'s `disruptions` lines show.
+ *
+ * # Safety
+ * `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one
+ * `hrts_disruption_state`.
+ */
+int hrts_get_disruption_state(struct hrts_disruption_state *out);
+
+/**
+ * `hrts_get_disruption_state` on the segment `seg`, a handle from
+ * `hrts_segment_open`, instead of the process's segment.
+ *
+ * # Safety
+ * `seg` must be NULL (`HRTS_E_NULL_POINTER`) or an open handle; the other
+ * arguments as for `hrts_get_disruption_state`.
+ */
+int hrts_segment_disruption_state(const struct hrts_segment *seg,
+                                  struct hrts_disruption_state *out);
 
 /**
  * Checks the process's segment as attaching does: its header must be the one

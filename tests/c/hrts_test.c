@@ -212,6 +212,7 @@ static void check_null_pointers(void) {
       {"hrts_get_timeline", hrts_get_timeline(NULL, 64)},
       {"hrts_get_mode", hrts_get_mode(NULL)},
       {"hrts_get_tracking_state", hrts_get_tracking_state(NULL)},
+      {"hrts_get_disruption_state", hrts_get_disruption_state(NULL)},
       {"hrts_get_offset_nanoseconds", hrts_get_offset_nanoseconds(NULL)},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -439,6 +440,8 @@ static void check_handle_null_pointers(hrts_segment *live) {
   char buf[256];
   hrts_tracking_state st;
   memset(&st, 0, sizeof st);
+  hrts_disruption_state ds;
+  memset(&ds, 0, sizeof ds);
   hrts_open_options opts;
   memset(&opts, 0, sizeof opts);
   opts.version = HRTS_OPEN_OPTIONS_VERSION;
@@ -464,6 +467,7 @@ static void check_handle_null_pointers(hrts_segment *live) {
        hrts_segment_open_with("/hrts-ctest-never-opened", &opts, NULL)},
       {"hrts_segment_mode(NULL, &w)", hrts_segment_mode(NULL, &w)},
       {"hrts_segment_tracking_state(NULL, &st)", hrts_segment_tracking_state(NULL, &st)},
+      {"hrts_segment_disruption_state(NULL, &ds)", hrts_segment_disruption_state(NULL, &ds)},
       {"hrts_segment_offset_nanoseconds(NULL, &i)", hrts_segment_offset_nanoseconds(NULL, &i)},
       {"hrts_segment_validate(NULL)", hrts_segment_validate(NULL)},
       {"hrts_segment_epoch_nanoseconds(seg, NULL)", hrts_segment_epoch_nanoseconds(live, NULL)},
@@ -480,14 +484,15 @@ static void check_handle_null_pointers(hrts_segment *live) {
       {"hrts_segment_name(seg, NULL, 256)", hrts_segment_name(live, NULL, 256)},
       {"hrts_segment_mode(seg, NULL)", hrts_segment_mode(live, NULL)},
       {"hrts_segment_tracking_state(seg, NULL)", hrts_segment_tracking_state(live, NULL)},
+      {"hrts_segment_disruption_state(seg, NULL)", hrts_segment_disruption_state(live, NULL)},
       {"hrts_segment_offset_nanoseconds(seg, NULL)", hrts_segment_offset_nanoseconds(live, NULL)},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     check_labelled(cases[i].rc == HRTS_E_NULL_POINTER, cases[i].name, "HRTS_E_NULL_POINTER",
                    hrts_status_name(cases[i].rc));
   }
-  check(v == 0 && w == 0 && i == 0 && st.mode == 0, "nothing is written when a pointer is NULL",
-        NULL);
+  check(v == 0 && w == 0 && i == 0 && st.mode == 0 && ds.count == 0 && ds.recorded == 0,
+        "nothing is written when a pointer is NULL", NULL);
   hrts_segment_generation(NULL, &v);
   check(strstr(hrts_last_error(), "hrts_segment_generation: the segment handle is NULL") != NULL,
         "a NULL handle's message names the function and the handle", hrts_last_error());
@@ -984,6 +989,22 @@ static void check_tracking_state(const hrts_tracking_state *st, uint32_t mode, u
   check_labelled(st->repairs == 0, label, "a fresh segment has had no repairs", detail);
 }
 
+/* The disruption state of a segment this run created: none seen (count 0, last 0, kind
+   HRTS_DISRUPTION_NONE), the bound not disrupted, and a page that records them. */
+static void check_fresh_disruption_state(const hrts_disruption_state *ds, const char *label) {
+  char detail[160];
+  snprintf(detail, sizeof detail,
+           "count %" PRIu64 " last %" PRIu64 " kind %" PRIu32 " pending %" PRIu32
+           " recorded %" PRIu32 " reserved %" PRIu32,
+           ds->count, ds->last_ns, ds->last_kind, ds->pending, ds->recorded, ds->reserved);
+  check_labelled(ds->count == 0 && ds->last_ns == 0 && ds->last_kind == HRTS_DISRUPTION_NONE,
+                 label, "a fresh segment has seen no disruption (count 0, last 0, kind none)",
+                 detail);
+  check_labelled(ds->pending == 0, label, "a fresh segment's bound is not disrupted", detail);
+  check_labelled(ds->recorded == 1 && ds->reserved == 0, label,
+                 "a segment of this library records disruptions (reserved 0)", detail);
+}
+
 /* The default segment: created by this run, with the environment's mode (run.sh sets none:
    tracking) and settings. */
 static void check_mode_and_tracking_state(void) {
@@ -1000,6 +1021,11 @@ static void check_mode_and_tracking_state(void) {
   if (check_ok(hrts_get_tracking_state(&st), "hrts_get_tracking_state")) {
     check_tracking_state(&st, want, env_or("HRTS_TIE_INTERVAL_MS", 1000),
                          env_or("HRTS_MAX_SLEW_PPM", 500), "default segment");
+  }
+  hrts_disruption_state ds;
+  memset(&ds, 0xA5, sizeof ds); /* every field must be written */
+  if (check_ok(hrts_get_disruption_state(&ds), "hrts_get_disruption_state")) {
+    check_fresh_disruption_state(&ds, "default segment");
   }
   int64_t offset = INT64_MIN;
   if (check_ok(hrts_get_offset_nanoseconds(&offset), "hrts_get_offset_nanoseconds")) {
@@ -1052,6 +1078,12 @@ static void check_open_with_mode(void) {
       check_tracking_state(&st, HRTS_MODE_FROZEN, env_or("HRTS_TIE_INTERVAL_MS", 1000),
                            env_or("HRTS_MAX_SLEW_PPM", 500), "frozen segment");
       check(st.ties == 0 && st.last_tie_ns == 0, "a frozen segment never ties", NULL);
+    }
+    hrts_disruption_state ds;
+    memset(&ds, 0xA5, sizeof ds);
+    if (check_ok(hrts_segment_disruption_state(frozen, &ds),
+                 "hrts_segment_disruption_state(frozen)")) {
+      check_fresh_disruption_state(&ds, "frozen segment");
     }
 
     /* The first stamp past a tie interval ties. */

@@ -30,6 +30,7 @@ fn null_pointers_are_refused_before_anything_else() {
             hrts_get_segment_name(null_mut(), 10),
             hrts_get_mode(null_mut()),
             hrts_get_tracking_state(null_mut()),
+            hrts_get_disruption_state(null_mut()),
             hrts_get_bounded_epoch_nanoseconds(&mut v, &mut v, null_mut()),
             hrts_get_timeline(null_mut(), 10),
             hrts_get_offset_nanoseconds(null_mut()),
@@ -95,6 +96,7 @@ fn a_null_handle_or_output_is_refused_before_anything_else() {
     let (mut v, mut w, mut i) = (0u64, 0u32, 0i64);
     let mut buf = [0 as c_char; 8];
     let mut state = std::mem::MaybeUninit::<HrtsTrackingState>::uninit();
+    let mut disruptions = std::mem::MaybeUninit::<HrtsDisruptionState>::uninit();
     // SAFETY: every pointer is NULL or points at a live local.
     let rcs = unsafe {
         [
@@ -102,6 +104,7 @@ fn a_null_handle_or_output_is_refused_before_anything_else() {
             hrts_segment_open_with(null(), null(), null_mut()),
             hrts_segment_mode(null(), &mut w),
             hrts_segment_tracking_state(null(), state.as_mut_ptr()),
+            hrts_segment_disruption_state(null(), disruptions.as_mut_ptr()),
             hrts_segment_offset_nanoseconds(null(), &mut i),
             hrts_segment_validate(null()),
             hrts_segment_epoch_nanoseconds(null(), &mut v),
@@ -429,6 +432,12 @@ fn real_calls_against_a_private_segment() {
             assert_eq!(state.tie_interval_ns, 1_000_000_000);
             assert_eq!(state.max_slew_ppb, 500_000);
             assert_eq!(state.step_threshold_ns, 100_000_000);
+            // A fresh segment: no disruption seen, the bound not disrupted.
+            let mut d = std::mem::MaybeUninit::<HrtsDisruptionState>::uninit();
+            assert_eq!(hrts_get_disruption_state(d.as_mut_ptr()), 0);
+            let d = d.assume_init();
+            assert_eq!((d.count, d.last_ns, d.last_kind, d.pending), (0, 0, 0, 0));
+            assert_eq!((d.recorded, d.reserved), (1, 0));
             let mut offset = i64::MIN;
             assert_eq!(hrts_get_offset_nanoseconds(&mut offset), 0);
             assert!(offset.abs() < 50_000_000, "{offset}");

@@ -19,8 +19,8 @@
 //!   tick-to-ns conversion);
 //! - `statistics` (with its `json` and `shared` parts) and `traces`.
 //!
-//! `segment_types` holds the C types of a segment's mode and tracking state and
-//! the open options, `status` the status codes and the last-error message. The
+//! `segment_types` holds the C types of a segment's mode, tracking state and
+//! disruption state and the open options, `status` the status codes and the last-error message. The
 //! header `include/hrts.h` is generated from this crate by cbindgen and checked
 //! by the `header_is_fresh` test (see `boundary` for how it sees the
 //! generated functions).
@@ -45,7 +45,10 @@ pub use bounds::*;
 pub use counter::*;
 pub use handle::HrtsSegment;
 pub use library::*;
-pub use segment_types::{HrtsMode, HrtsOpenOptions, HrtsTrackingState, HRTS_OPEN_OPTIONS_VERSION};
+pub use segment_types::{
+    HrtsDisruptionKind, HrtsDisruptionState, HrtsMode, HrtsOpenOptions, HrtsTrackingState,
+    HRTS_OPEN_OPTIONS_VERSION,
+};
 pub use segments::*;
 pub use statistics::*;
 pub use status::HrtsStatus;

@@ -7,10 +7,14 @@
 //! `HRTS_OPEN_OPTIONS_VERSION`), and a caller built against an older header
 //! keeps working: only the fields of its version are read. Tracking facts
 //! added later come in a new struct and function rather than growing
-//! `hrts_tracking_state`.
+//! `hrts_tracking_state`: the disruptions (issue 36) are
+//! `hrts_disruption_state`, whose layout never changes either.
 
 use crate::status::{Failure, HrtsStatus};
-use hrts_core::{BoundOptions, Mode, OpenOptions, OpenRequest, SharedBase, TrackingState};
+use hrts_core::{
+    BoundOptions, DisruptionKind, Disruptions, Mode, OpenOptions, OpenRequest, SharedBase,
+    TrackingState,
+};
 
 // C knows this type as `hrts_mode` (cbindgen.toml renames it).
 /// How a segment's timeline follows the calendar clock (`CLOCK_REALTIME`).
@@ -74,7 +78,8 @@ pub(crate) fn mode_of(b: &SharedBase) -> u32 {
 /// in the segment). Times are nanoseconds, rates parts per billion (ppb) of the
 /// calibrated counter rate; "calendar" is `CLOCK_REALTIME`, "timeline" the
 /// segment's stamps. A frozen segment never ties: `ties` and `last_tie_ns`
-/// are 0.
+/// are 0. The disruptions the segment's writers saw are in
+/// `hrts_disruption_state` (`hrts_get_disruption_state`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HrtsTrackingState {
@@ -153,6 +158,111 @@ pub(crate) fn tracking_state_of(b: &SharedBase) -> Result<HrtsTrackingState, Fai
         ));
     }
     Ok(t.into())
+}
+
+// C knows this type as `hrts_disruption_kind` (cbindgen.toml renames it).
+/// What the last disruption a writer saw was; `hrts_disruption_state`'s
+/// `last_kind` holds one of these values as a `uint32_t` (0: none, or a kind
+/// a newer libhrts recorded that this one does not know).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(non_camel_case_types)]
+pub enum HrtsDisruptionKind {
+    /// No disruption seen (or a kind this library does not know).
+    DISRUPTION_NONE = 0,
+    /// The counter ran ahead of `CLOCK_MONOTONIC_RAW` by more than the drift
+    /// allows: it jumped forward or runs fast.
+    DISRUPTION_COUNTER_AHEAD = 1,
+    /// The counter fell behind `CLOCK_MONOTONIC_RAW` by more than the drift
+    /// allows: it jumped back or runs slow.
+    DISRUPTION_COUNTER_BEHIND = 2,
+    /// The counter advanced by less than half the time that passed: it stopped.
+    DISRUPTION_COUNTER_STOPPED = 3,
+    /// `CLOCK_BOOTTIME - CLOCK_MONOTONIC` grew: the machine was suspended.
+    DISRUPTION_SUSPEND = 4,
+    /// The hypervisor's VMClock page has a new disruption marker (a live
+    /// migration, or another event that disrupted the counter).
+    DISRUPTION_VMCLOCK_MARKER = 5,
+    /// The system clock moved away from the line by more than the bound
+    /// allows: it was stepped.
+    DISRUPTION_CLOCK_STEP = 6,
+}
+
+const _: () = {
+    use DisruptionKind as K;
+    use HrtsDisruptionKind as C;
+    assert!(C::DISRUPTION_COUNTER_AHEAD as u32 == K::CounterAhead as u32);
+    assert!(C::DISRUPTION_COUNTER_BEHIND as u32 == K::CounterBehind as u32);
+    assert!(C::DISRUPTION_COUNTER_STOPPED as u32 == K::CounterStopped as u32);
+    assert!(C::DISRUPTION_SUSPEND as u32 == K::Suspend as u32);
+    assert!(C::DISRUPTION_VMCLOCK_MARKER as u32 == K::VmclockMarker as u32);
+    assert!(C::DISRUPTION_CLOCK_STEP as u32 == K::ClockStep as u32);
+};
+
+// C knows this type as `hrts_disruption_state` (cbindgen.toml renames it).
+/// The disruptions of the counter or the clock the segment's writers saw (a
+/// counter that jumped, stopped or changed rate, a suspend, a VMClock
+/// disruption marker, a step of the system clock), as `hrts info`'s
+/// `disruptions`, `last disruption epoch ns` and `last disruption` lines show
+/// them: the same for every process of the segment. While `pending` is 1 the
+/// bound's status is `HRTS_BOUND_DISRUPTED` (bounded stamps fail with
+/// `HRTS_E_UNSYNCHRONIZED`). A page made before disruptions were recorded
+/// (layout minor below 5: a host page kept by an older `hrts daemon`) has
+/// `recorded` 0 and every other field 0. This layout never changes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HrtsDisruptionState {
+    /// Disruptions seen since the page was made.
+    pub count: u64,
+    /// `CLOCK_REALTIME` when the last one was seen, ns since the Unix epoch;
+    /// 0 if none.
+    pub last_ns: u64,
+    /// What the last one was: an `hrts_disruption_kind` value
+    /// (`HRTS_DISRUPTION_NONE`, 0, if none).
+    pub last_kind: u32,
+    /// 1 while the bound is still disrupted (the counter's rate not learned
+    /// again since the last one), else 0.
+    pub pending: u32,
+    /// 1 if the page records disruptions (layout minor 5 or later), else 0.
+    pub recorded: u32,
+    /// Always 0 (keeps the size a multiple of 8 on every target).
+    pub reserved: u32,
+}
+
+impl From<Option<Disruptions>> for HrtsDisruptionState {
+    fn from(d: Option<Disruptions>) -> HrtsDisruptionState {
+        match d {
+            None => HrtsDisruptionState {
+                count: 0,
+                last_ns: 0,
+                last_kind: HrtsDisruptionKind::DISRUPTION_NONE as u32,
+                pending: 0,
+                recorded: 0,
+                reserved: 0,
+            },
+            Some(d) => HrtsDisruptionState {
+                count: d.count,
+                last_ns: d.last_ns,
+                last_kind: d.last_kind.map_or(0, |k| k as u32),
+                pending: d.pending.into(),
+                recorded: 1,
+                reserved: 0,
+            },
+        }
+    }
+}
+
+// The layout C sees, fixed for good.
+const _: () = {
+    assert!(std::mem::size_of::<HrtsDisruptionState>() == 32);
+    assert!(std::mem::offset_of!(HrtsDisruptionState, last_kind) == 16);
+    assert!(std::mem::offset_of!(HrtsDisruptionState, reserved) == 28);
+};
+
+/// The disruption state as `hrts_get_disruption_state` and
+/// `hrts_segment_disruption_state` write it.
+pub(crate) fn disruption_state_of(b: &SharedBase) -> HrtsDisruptionState {
+    b.disruptions().into()
 }
 
 /// The `hrts_open_options` layout this library was built with: set
@@ -443,6 +553,53 @@ mod tests {
                 e.message
             );
         }
+    }
+
+    #[test]
+    fn disruption_states_say_none_unrecorded_and_seen() {
+        let none = HrtsDisruptionState::from(None);
+        assert_eq!((none.count, none.last_ns, none.last_kind), (0, 0, 0));
+        assert_eq!((none.pending, none.recorded), (0, 0));
+        let seen = HrtsDisruptionState::from(Some(Disruptions {
+            count: 3,
+            last_ns: 1_700_000_000_000_000_000,
+            last_kind: Some(DisruptionKind::Suspend),
+            pending: true,
+        }));
+        assert_eq!(
+            (
+                seen.count,
+                seen.last_ns,
+                seen.last_kind,
+                seen.pending,
+                seen.recorded
+            ),
+            (
+                3,
+                1_700_000_000_000_000_000,
+                HrtsDisruptionKind::DISRUPTION_SUSPEND as u32,
+                1,
+                1
+            )
+        );
+        for code in 1..=6 {
+            let k = DisruptionKind::from_code(code).unwrap();
+            assert_eq!(
+                HrtsDisruptionState::from(Some(Disruptions {
+                    count: 1,
+                    last_ns: 1,
+                    last_kind: Some(k),
+                    pending: false,
+                }))
+                .last_kind as u64,
+                code
+            );
+        }
+        assert_eq!(
+            DisruptionKind::from_code(7),
+            None,
+            "a new core disruption kind needs a C constant"
+        );
     }
 
     #[test]

@@ -9,7 +9,7 @@
 
 use crate::boundary::{c_calls, put, required};
 use crate::handle::{process_base, HrtsSegment};
-use crate::segment_types::{self, HrtsOpenOptions, HrtsTrackingState};
+use crate::segment_types::{self, HrtsDisruptionState, HrtsOpenOptions, HrtsTrackingState};
 use crate::status::{Failure, HrtsStatus};
 use hrts_core::{OpenRequest, SharedBase};
 use std::ffi::{c_char, c_int, CStr};
@@ -201,6 +201,20 @@ c_calls! {
         -> (out: HrtsTrackingState)
     {
         segment_types::tracking_state_of(b)
+    }
+
+    /// The disruptions the writers of the process's segment saw (see
+    /// `hrts_disruption_state`): how many, when the last one was and what it
+    /// was, and whether the bound is still disrupted; one snapshot of what
+    /// `hrts info`'s `disruptions` lines show.
+    ///
+    /// # Safety
+    /// `out` must be NULL (`HRTS_E_NULL_POINTER`) or valid for writing one
+    /// `hrts_disruption_state`.
+    unsafe fn hrts_get_disruption_state / hrts_segment_disruption_state (b)
+        -> (out: HrtsDisruptionState)
+    {
+        Ok(segment_types::disruption_state_of(b))
     }
 
     /// Checks the process's segment as attaching does: its header must be the one
