@@ -284,8 +284,9 @@ pub fn segment_info<'local>(
     _class: JClass<'local>,
 ) -> JObject<'local> {
     env.with_env(|env| -> Result<_, Failure> {
-        let info = base()?.info();
-        Ok(objects::segment_info(env, &info)?)
+        let b = base()?;
+        let info = b.info();
+        Ok(objects::segment_info(env, &info, b.disruptions())?)
     })
     .resolve::<ThrowHrtsException>()
 }

@@ -4,7 +4,7 @@
 
 use crate::calls::{mode_code, to_jlong};
 use hrts_core::clock::Pace;
-use hrts_core::{SegmentInfo, TrackingState};
+use hrts_core::{Disruptions, SegmentInfo, TrackingState};
 use jni::objects::{JObject, JString, JValue};
 use jni::sys::jlong;
 use jni::{jni_sig, jni_str, Env};
@@ -103,13 +103,16 @@ fn pace_code(pace: &Pace) -> (i32, jlong) {
     }
 }
 
-/// `new io.hrts.SegmentInfo(...)`: every fact of [`SegmentInfo`], typed. The
+/// `new io.hrts.SegmentInfo(...)`: every fact of [`SegmentInfo`] and the
+/// page's disruption record (`None`: a page that records none), typed. The
 /// unsigned 64-bit values are passed as their bits (Java shows them with
 /// `Long.toUnsignedString`); an evaluation's unbounded shift is -1, its pace
-/// code 0 when none ran.
+/// code 0 when none ran; the last disruption's kind is its core code
+/// (`SegmentInfo.DisruptionKind.fromCode`), 0 when none.
 pub(crate) fn segment_info<'local>(
     env: &mut Env<'local>,
     info: &SegmentInfo,
+    disruptions: Option<Disruptions>,
 ) -> jni::errors::Result<JObject<'local>> {
     let class = env.find_class(jni_str!("io/hrts/SegmentInfo"))?;
     let timeline = JString::from_str(env, &info.timeline)?;
@@ -130,6 +133,16 @@ pub(crate) fn segment_info<'local>(
             e.max_shift_ns.map_or(-1, to_jlong),
             e.cpus as i32,
             pace_code(&e.pace),
+        ),
+    };
+    let (recorded, count, last_ns, last_kind, pending) = match disruptions {
+        None => (false, 0, 0, 0, false),
+        Some(d) => (
+            true,
+            d.count as jlong,
+            d.last_ns as jlong,
+            d.last_kind.map_or(0, |k| k as i32),
+            d.pending,
         ),
     };
     env.new_object(
@@ -166,6 +179,11 @@ pub(crate) fn segment_info<'local>(
                 offset_ns: jlong,
                 tracking: io.hrts.TrackingState,
                 statistics_valid: jboolean,
+                disruption_record: jboolean,
+                disruptions: jlong,
+                last_disruption_epoch_ns: jlong,
+                last_disruption_kind: jint,
+                disruption_pending: jboolean,
             ) -> void
         ),
         &[
@@ -199,6 +217,11 @@ pub(crate) fn segment_info<'local>(
             JValue::Long(info.offset_ns),
             JValue::Object(&tracking),
             JValue::Bool(info.tracking.statistics_valid),
+            JValue::Bool(recorded),
+            JValue::Long(count),
+            JValue::Long(last_ns),
+            JValue::Int(last_kind),
+            JValue::Bool(pending),
         ],
     )
 }

@@ -49,6 +49,11 @@ public class HighResTimestampTest {
             assertEquals("none (portable implementation)", HighResTimestamp.getSegmentInfo().getName());
             assertTrue(HighResTimestamp.getSegmentInfo().getTimeline().startsWith("portable implementation"));
             assertTrue(segment, !Files.exists(Paths.get("/dev/shm" + segment)));
+            // It watches for no disruptions and reports none.
+            SegmentInfo info = HighResTimestamp.getSegmentInfo();
+            assertTrue(info.toString(), !info.hasDisruptionRecord() && info.getDisruptions() == 0
+                    && info.getLastDisruptionEpochNanoseconds() == 0 && !info.getLastDisruptionKind().isPresent()
+                    && !info.isDisruptionPending() && !info.asMap().containsKey("disruptions"));
         } else {
             assertEquals(segment, HighResTimestamp.getSegmentInfo().getName());
         }

@@ -84,9 +84,6 @@ public class TypedContractsTest {
             // The error bound aged to now: `hrts info`'s own lines (Java asks
             // getBoundedEpochNanoseconds).
             cli.keySet().removeIf(k -> k.startsWith("bound ") || k.equals("leap second"));
-            // The disruption count and the last one: SegmentInfo does not carry them yet
-            // (issue 36's open work); Java sees a disruption as BoundStatus.DISRUPTED.
-            cli.keySet().removeIf(k -> k.equals("disruptions") || k.startsWith("last disruption"));
             assertEquals(new ArrayList<>(cli.keySet()), new ArrayList<>(before.asMap().keySet()));
             assertEquals(withoutOffset(cli), withoutOffset(before.asMap()));
             for (long offset : new long[] {Long.parseLong(cli.get("offset ns")), before.getOffsetNanoseconds()}) {
@@ -102,6 +99,13 @@ public class TypedContractsTest {
             assertEquals(cli.get("shift"), Integer.toString(before.getShift()));
             assertEquals(cli.get("wrap threshold ticks"), Long.toUnsignedString(before.getWrapThresholdTicks()));
             assertEquals(cli.get("layout version"), Long.toString(before.getLayoutVersion()));
+            // The disruption lines, compared key for key above, typed: this run's segment
+            // records them.
+            assertTrue(before.toString(), before.hasDisruptionRecord());
+            assertEquals(cli.get("disruptions"), Long.toString(before.getDisruptions()));
+            assertEquals(cli.containsKey("last disruption epoch ns") ? cli.get("last disruption epoch ns") : "0",
+                    Long.toString(before.getLastDisruptionEpochNanoseconds()));
+            assertEquals(before.getDisruptions() == 0, !before.getLastDisruptionKind().isPresent());
             assertTrue(before.toString(), before.toString().startsWith("SegmentInfo{timeline=per-user segment "));
             return;
         }
@@ -145,6 +149,62 @@ public class TypedContractsTest {
         assertSame(SegmentInfo.Pace.STUCK, unbounded.getEvaluationPace());
         assertEquals(-1, unbounded.getEvaluationPacePpb());
         assertEquals("stuck (the counter did not change)", unbounded.asMap().get("evaluation pace"));
+        // The short constructor stands for a page that records no disruptions.
+        assertTrue(!unbounded.hasDisruptionRecord() && unbounded.getDisruptions() == 0
+                && unbounded.getLastDisruptionEpochNanoseconds() == 0 && !unbounded.getLastDisruptionKind().isPresent()
+                && !unbounded.isDisruptionPending());
+        assertTrue(!unbounded.asMap().containsKey("disruptions"));
+    }
+
+    /** A segment info as the native library builds it, with this disruption record. */
+    private static SegmentInfo withDisruptions(boolean record, long count, long lastNs, int kind, boolean pending) {
+        TrackingState frozen = new TrackingState(Mode.FROZEN, 1, 2, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+        return new SegmentInfo("per-user segment /s", null, "/s", 3, "tsc", "r", "rdtscp", 1, 0, 0, 1, false, false,
+                -1, 0, 0, -1, 10, 0, 1, 1, 0, 5, 1, 0, 1000, 0, 0, frozen, true, record, count, lastNs, kind, pending);
+    }
+
+    @Test
+    public void segmentInfoShowsDisruptionsAsHrtsInfoDoes() {
+        SegmentInfo none = withDisruptions(true, 0, 0, 0, false);
+        assertTrue(none.hasDisruptionRecord());
+        assertEquals(0, none.getDisruptions());
+        assertEquals(0, none.getLastDisruptionEpochNanoseconds());
+        assertTrue(!none.getLastDisruptionKind().isPresent() && !none.isDisruptionPending());
+        List<String> keys = new ArrayList<>(none.asMap().keySet());
+        assertEquals("disruptions", keys.get(keys.size() - 1));
+        assertEquals(keys.indexOf("repairs") + 1, keys.indexOf("disruptions"));
+        assertEquals("0", none.asMap().get("disruptions"));
+
+        // hrts info's lines for a suspend whose rate is not learned again yet.
+        SegmentInfo seen = withDisruptions(true, 2, 1_700_000_000_123_456_789L, 4, true);
+        assertEquals(2, seen.getDisruptions());
+        assertEquals(1_700_000_000_123_456_789L, seen.getLastDisruptionEpochNanoseconds());
+        assertSame(SegmentInfo.DisruptionKind.SUSPEND, seen.getLastDisruptionKind().get());
+        assertTrue(seen.isDisruptionPending());
+        Map<String, String> m = seen.asMap();
+        assertEquals("2", m.get("disruptions"));
+        assertEquals("1700000000123456789", m.get("last disruption epoch ns"));
+        assertEquals("suspend (CLOCK_BOOTTIME - CLOCK_MONOTONIC grew) (rate not learned again yet)",
+                m.get("last disruption"));
+        keys = new ArrayList<>(m.keySet());
+        assertEquals(keys.subList(keys.size() - 3, keys.size()),
+                java.util.Arrays.asList("disruptions", "last disruption epoch ns", "last disruption"));
+
+        // The codes are C's hrts_disruption_kind; a code this jar does not know reads as unknown.
+        assertEquals("system clock stepped (CLOCK_REALTIME off the line beyond the bound)",
+                withDisruptions(true, 1, 5, 6, false).asMap().get("last disruption"));
+        SegmentInfo newer = withDisruptions(true, 1, 5, 99, false);
+        assertTrue(!newer.getLastDisruptionKind().isPresent());
+        assertEquals("unknown", newer.asMap().get("last disruption"));
+        assertEquals(6, SegmentInfo.DisruptionKind.values().length);
+        assertSame(SegmentInfo.DisruptionKind.COUNTER_AHEAD, SegmentInfo.DisruptionKind.fromCode(1));
+
+        // No record (an older host page, the portable implementation): none, and no lines.
+        SegmentInfo unrecorded = withDisruptions(false, 3, 5, 1, true);
+        assertTrue(!unrecorded.hasDisruptionRecord() && unrecorded.getDisruptions() == 0
+                && unrecorded.getLastDisruptionEpochNanoseconds() == 0
+                && !unrecorded.getLastDisruptionKind().isPresent() && !unrecorded.isDisruptionPending());
+        assertTrue(!unrecorded.asMap().containsKey("disruptions"));
     }
 
     @Test

@@ -155,7 +155,9 @@ final class PortableBackend implements Backend {
                 "System.nanoTime anchored to the system clock (no native library in use)", "none",
                 1_000_000_000L, 0, 0, 0, false, false, -1, 0, 0, -1, pid, 0, clock.createdEpochNs,
                 clock.generation(), a.start, a.base, 1L << 32, 32, 0, clock.ties(), offsetNanos(),
-                clock.trackingState(), true);
+                clock.trackingState(), true,
+                // No disruption record: the portable implementation watches for none.
+                false, 0, 0, 0, false);
     }
 
     @Override

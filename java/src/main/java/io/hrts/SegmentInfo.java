@@ -10,7 +10,8 @@ import java.util.Objects;
  * What a segment records (as {@code hrts info} shows it): its name, the counter source every
  * process uses and why it was chosen, the calibrated frequency, the base and its generation, the
  * creation-time reliability evaluation of the counter, the segment's {@link Mode} and {@link
- * TrackingState}, and how far it was from the system clock when the snapshot was taken.
+ * TrackingState}, how far it was from the system clock when the snapshot was taken, and the
+ * disruptions of the counter or the clock its writers saw ({@link #getDisruptions()}).
  *
  * <p>Values the core keeps as unsigned 64-bit numbers (frequency, counter, times) are returned
  * as their bits in a {@code long}: read them with {@link Long#toUnsignedString(long)} if they can
@@ -47,6 +48,51 @@ public final class SegmentInfo {
     private final long moves;
     private final long offsetNs;
     private final TrackingState tracking;
+    private final boolean disruptionRecord;
+    private final long disruptions;
+    private final long lastDisruptionEpochNs;
+    private final DisruptionKind lastDisruptionKind;
+    private final boolean disruptionPending;
+
+    /**
+     * What a disruption of the counter or the clock was, as the segment's writers saw it (the
+     * core's {@code hrts_core::segment::disruption::Kind}; C's {@code hrts_disruption_kind}, whose
+     * codes are these constants' ordinals plus one).
+     */
+    public enum DisruptionKind {
+        /** The counter ran ahead of {@code CLOCK_MONOTONIC_RAW} by more than the drift allows: it jumped forward or runs fast. */
+        COUNTER_AHEAD("counter ahead of CLOCK_MONOTONIC_RAW (jumped or fast)"),
+        /** The counter fell behind {@code CLOCK_MONOTONIC_RAW} by more than the drift allows: it jumped back or runs slow. */
+        COUNTER_BEHIND("counter behind CLOCK_MONOTONIC_RAW (jumped back or slow)"),
+        /** The counter advanced by less than half the time that passed: it stopped. */
+        COUNTER_STOPPED("counter stopped"),
+        /** {@code CLOCK_BOOTTIME - CLOCK_MONOTONIC} grew: the machine was suspended. */
+        SUSPEND("suspend (CLOCK_BOOTTIME - CLOCK_MONOTONIC grew)"),
+        /** The hypervisor's VMClock page has a new disruption marker (a live migration, or another event that disrupted the counter). */
+        VMCLOCK_MARKER("VMClock disruption marker changed (live migration)"),
+        /** The system clock moved away from the line by more than the bound allows: it was stepped. */
+        CLOCK_STEP("system clock stepped (CLOCK_REALTIME off the line beyond the bound)");
+
+        private final String label;
+
+        DisruptionKind(String label) {
+            this.label = label;
+        }
+
+        /**
+         * The kind in words, as {@code hrts info}'s {@code last disruption} line names it.
+         *
+         * @return the kind's description
+         */
+        public String label() {
+            return label;
+        }
+
+        /** The kind of a native code (C's {@code hrts_disruption_kind}); null for 0 or a code this jar does not know. */
+        static DisruptionKind fromCode(int code) {
+            return code >= 1 && code <= values().length ? values()[code - 1] : null;
+        }
+    }
 
     /**
      * What the evaluation's pace check found: whether the counter runs at one pace on every CPU
@@ -83,8 +129,8 @@ public final class SegmentInfo {
     }
 
     /**
-     * For tests: a per-user segment's facts, with no service, valid statistics and the ordered
-     * read of a page that records none.
+     * For tests: a per-user segment's facts, with no service, valid statistics, and the ordered
+     * read and disruption record of a page that records neither.
      */
     SegmentInfo(String name, long layoutVersion, String source, String reason, long frequency,
             long calibrationSpreadPpb, long calibrationElapsedNs, long calibrations, boolean evaluated,
@@ -96,20 +142,29 @@ public final class SegmentInfo {
                 "tsc".equals(source) ? "lfence-rdtsc" : "fence", frequency, calibrationSpreadPpb,
                 calibrationElapsedNs, calibrations, evaluated, evaluationMonotonic, evaluationMaxShiftNs, evaluationCpus,
                 evaluationPace, evaluationPacePpb, creatorPid, creatorUid, createdEpochNs, generation, baseCounter,
-                baseNs, mult, shift, wrapThresholdTicks, moves, offsetNs, tracking, true);
+                baseNs, mult, shift, wrapThresholdTicks, moves, offsetNs, tracking, true, false, 0, 0, 0, false);
     }
 
     /**
      * Called by the native library (native/jni, {@code objects::segment_info}) with every fact of
-     * the core's {@code SegmentInfo}; the parameter list is its JNI signature.
+     * the core's {@code SegmentInfo} and the page's disruption record (with {@code
+     * disruptionRecord} false, a page that records none: the other disruption values are then 0);
+     * the parameter list is its JNI signature.
      */
     SegmentInfo(String timeline, String service, String name, long layoutVersion, String source, String reason,
             String orderedRead, long frequency, long calibrationSpreadPpb, long calibrationElapsedNs,
             long calibrations, boolean evaluated, boolean evaluationMonotonic, long evaluationMaxShiftNs,
             int evaluationCpus, int evaluationPace, long evaluationPacePpb, long creatorPid, long creatorUid,
             long createdEpochNs, long generation, long baseCounter, long baseNs, long mult, int shift,
-            long wrapThresholdTicks, long moves, long offsetNs, TrackingState tracking, boolean statisticsValid) {
+            long wrapThresholdTicks, long moves, long offsetNs, TrackingState tracking, boolean statisticsValid,
+            boolean disruptionRecord, long disruptions, long lastDisruptionEpochNs, int lastDisruptionKind,
+            boolean disruptionPending) {
         this.statisticsValid = statisticsValid;
+        this.disruptionRecord = disruptionRecord;
+        this.disruptions = disruptionRecord ? disruptions : 0;
+        this.lastDisruptionEpochNs = disruptionRecord ? lastDisruptionEpochNs : 0;
+        this.lastDisruptionKind = disruptionRecord ? DisruptionKind.fromCode(lastDisruptionKind) : null;
+        this.disruptionPending = disruptionRecord && disruptionPending;
         this.timeline = timeline.replace('\n', ' ').replace('\r', ' ');
         this.service = service;
         this.name = name;
@@ -333,6 +388,56 @@ public final class SegmentInfo {
         return offsetNs;
     }
 
+    /**
+     * Whether the segment records the disruptions its writers see: true for every segment of this
+     * library's native implementation; false for a host page kept by an older {@code hrts daemon}
+     * (layout minor below 5) and for the portable implementation, which watches for none. Without
+     * a record the disruption getters report none (0, 0, empty, false).
+     *
+     * @return whether {@link #getDisruptions()} and the others come from a record
+     */
+    public boolean hasDisruptionRecord() {
+        return disruptionRecord;
+    }
+
+    /**
+     * How many disruptions of the counter or the clock the segment's writers saw since the page
+     * was made: a counter that jumped, stopped or changed rate, a suspend, a VMClock disruption
+     * marker, a step of the system clock ({@code hrts info}'s {@code disruptions}).
+     *
+     * @return the count; 0 if none (or no record, see {@link #hasDisruptionRecord()})
+     */
+    public long getDisruptions() {
+        return disruptions;
+    }
+
+    /**
+     * @return the system clock's reading when the last disruption was seen, epoch nanoseconds
+     *     ({@code hrts info}'s {@code last disruption epoch ns}); 0 if none
+     */
+    public long getLastDisruptionEpochNanoseconds() {
+        return lastDisruptionEpochNs;
+    }
+
+    /**
+     * @return what the last disruption was ({@code hrts info}'s {@code last disruption}); empty
+     *     if none (or the native library recorded a kind this jar does not know)
+     */
+    public java.util.Optional<DisruptionKind> getLastDisruptionKind() {
+        return java.util.Optional.ofNullable(lastDisruptionKind);
+    }
+
+    /**
+     * Whether the bound is still disrupted: the counter's rate has not been learned again since
+     * the last disruption, so the bound's status is {@link BoundStatus#DISRUPTED} (bounded stamps
+     * throw an {@link HrtsException} of kind {@link HrtsException.Kind#UNSYNCHRONIZED}).
+     *
+     * @return true while the bound is disrupted; false if not (or no record)
+     */
+    public boolean isDisruptionPending() {
+        return disruptionPending;
+    }
+
     /** @return one line summing up the evaluation */
     public String evaluationSummary() {
         if (!hasEvaluation()) {
@@ -403,6 +508,15 @@ public final class SegmentInfo {
         if (!statisticsValid) {
             for (String key : STATISTICS_KEYS) {
                 m.computeIfPresent(key, (k, v) -> "damaged (the next tie or move starts it again)");
+            }
+        }
+        // As hrts info's disruption lines (after its bound lines, which are not segment facts).
+        if (disruptionRecord) {
+            m.put("disruptions", u(disruptions));
+            if (disruptions != 0) {
+                m.put("last disruption epoch ns", u(lastDisruptionEpochNs));
+                m.put("last disruption", (lastDisruptionKind == null ? "unknown" : lastDisruptionKind.label())
+                        + (disruptionPending ? " (rate not learned again yet)" : ""));
             }
         }
         return Collections.unmodifiableMap(m);
