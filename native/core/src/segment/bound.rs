@@ -603,6 +603,17 @@ mod tests {
         }
     }
 
+    /// Gives the active line the slope `slope(its learned frequency)`, as a
+    /// tie's slew would leave it; returns the line as stored.
+    fn set_slope(base: &SharedBase, slope: impl Fn(u64) -> u64) -> crate::segment::tracking::Line {
+        let h = base.header();
+        let slot = &h.slots[crate::segment::layout::seq_slot(h.seq.load(Acquire))];
+        let (mut line, written, _) = crate::segment::timeline::load_line(slot);
+        line.mult = slope(line.freq_mult);
+        crate::segment::timeline::store_line(slot, &line, written);
+        line
+    }
+
     fn ticks_of(base: &SharedBase, ns: u64) -> u64 {
         (ns as u128 * base.frequency() as u128 / 1_000_000_000) as u64
     }
@@ -715,12 +726,7 @@ mod tests {
         // (within the default largest slew), 8 s after the learning.
         let t = TestName::new("boundslope");
         let base = SharedBase::open(&t.cfg()).unwrap();
-        let h = base.header();
-        let word = h.seq.load(Acquire);
-        let slot = &h.slots[crate::segment::layout::seq_slot(word)];
-        let (mut line, written, _) = crate::segment::timeline::load_line(slot);
-        line.mult = line.freq_mult + line.freq_mult / 2_500;
-        crate::segment::timeline::store_line(slot, &line, written);
+        set_slope(&base, |f| f + f / 2_500);
         let now = crate::clock::source::read_ordered(base.source());
         base.publish_bound(synchronized(1_000), 0, now - ticks_of(&base, 8_000_000_000));
         let s = base.bound_state().unwrap();
@@ -734,8 +740,7 @@ mod tests {
         assert!(s.widest_synchronized_ns() >= 1_000 + 450 * 3_000, "{s:?}");
 
         // The slope error is a distance: a slew the other way counts the same.
-        line.mult = line.freq_mult - line.freq_mult / 2_500;
-        crate::segment::timeline::store_line(slot, &line, written);
+        set_slope(&base, |f| f - f / 2_500);
         let s = base.bound_state().unwrap();
         assert!((400_000..=400_200).contains(&s.slope_error_ppb), "{s:?}");
     }
@@ -749,12 +754,7 @@ mod tests {
         // slew and a word sampled 8 ms after the stamp's counter.
         let t = TestName::new("boundback");
         let base = SharedBase::open(&t.cfg()).unwrap();
-        let h = base.header();
-        let word = h.seq.load(Acquire);
-        let slot = &h.slots[crate::segment::layout::seq_slot(word)];
-        let (mut line, written, _) = crate::segment::timeline::load_line(slot);
-        line.mult = line.freq_mult + line.freq_mult / 2_500;
-        crate::segment::timeline::store_line(slot, &line, written);
+        let line = set_slope(&base, |f| f + f / 2_500);
         let now = crate::clock::source::read_ordered(base.source());
         let later = now + ticks_of(&base, 8_000_000);
         let p = Published {
