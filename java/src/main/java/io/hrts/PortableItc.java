@@ -1,5 +1,6 @@
 package io.hrts;
 
+import io.hrts.internal.ItcFormat;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -15,11 +16,7 @@ final class PortableItc {
     private final AtomicLong maxEvent = new AtomicLong();
 
     PortableItc(int eventBits, long tickNs, long originNs) {
-        if (eventBits < 1 || eventBits > 32 || tickNs <= 0) {
-            throw new HrtsException(HrtsException.Kind.INVALID_ARGUMENT, "ITC format with " + eventBits
-                    + " event bits and a " + tickNs + " ns tick is invalid: use 1..=32 event bits and a tick of "
-                    + "at least 1 ns");
-        }
+        ItcFormat.of(eventBits, tickNs);
         this.eventBits = eventBits;
         this.tickNs = tickNs;
         this.originNs = originNs;
@@ -27,20 +24,8 @@ final class PortableItc {
 
     /** The format of {@code HRTS_ITC_EVENT_BITS} and {@code HRTS_ITC_TICK_NS}, as the core reads it. */
     static PortableItc fromEnvironment(long originNs) {
-        return new PortableItc((int) Math.min(Integer.MAX_VALUE, env("HRTS_ITC_EVENT_BITS", 13)),
-                env("HRTS_ITC_TICK_NS", 1), originNs);
-    }
-
-    private static long env(String name, long dflt) {
-        String v = System.getenv(name);
-        if (v == null) {
-            return dflt;
-        }
-        try {
-            return Long.parseLong(v.trim());
-        } catch (NumberFormatException e) {
-            throw new HrtsException(HrtsException.Kind.INVALID_ARGUMENT, name + "=\"" + v + "\" is not a whole number");
-        }
+        ItcFormat f = ItcFormat.fromEnvironment();
+        return new PortableItc(f.eventBits, f.tickNs, originNs);
     }
 
     long next(long nowNs) {

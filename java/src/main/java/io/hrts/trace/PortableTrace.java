@@ -2,6 +2,7 @@ package io.hrts.trace;
 
 import io.hrts.HighResTimestamp;
 import io.hrts.HrtsException;
+import io.hrts.internal.ItcFormat;
 import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -57,13 +58,9 @@ final class PortableTrace {
     }
 
     static PortableTrace create(String path, String hostOrNull, String labelOrNull) {
-        int bits = (int) Math.min(Integer.MAX_VALUE, env("HRTS_ITC_EVENT_BITS", 13));
-        long tick = env("HRTS_ITC_TICK_NS", 1);
-        if (bits < 1 || bits > 32 || tick <= 0) {
-            throw new HrtsException(HrtsException.Kind.INVALID_ARGUMENT, "ITC format with " + bits
-                    + " event bits and a " + tick + " ns tick is invalid: use 1..=32 event bits and a tick of "
-                    + "at least 1 ns");
-        }
+        ItcFormat format = ItcFormat.fromEnvironment();
+        int bits = format.eventBits;
+        long tick = format.tickNs;
         long origin = HighResTimestamp.getEpochNanoseconds();
         String host = hostOrNull != null ? hostOrNull : host();
         ByteBuffer h = ByteBuffer.allocate(1 << 17).order(ByteOrder.LITTLE_ENDIAN);
@@ -89,18 +86,6 @@ final class PortableTrace {
                     + "; check that its directory exists and is writable");
         }
         return new PortableTrace(path, o, bits, tick, origin, maxEventsAt);
-    }
-
-    private static long env(String name, long dflt) {
-        String v = System.getenv(name);
-        if (v == null) {
-            return dflt;
-        }
-        try {
-            return Long.parseLong(v.trim());
-        } catch (NumberFormatException e) {
-            throw new HrtsException(HrtsException.Kind.INVALID_ARGUMENT, name + "=\"" + v + "\" is not a whole number");
-        }
     }
 
     /** HRTS_TRACE_HOST, else the host's name, else "localhost" (as the native writer). */
