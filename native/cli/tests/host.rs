@@ -450,11 +450,16 @@ fn ping_pong(base: &SharedBase, mut echo: Command, rounds: u64, bound_ns: u64) -
     r
 }
 
-/// The cross-CPU shift bound the page records (at most 1 µs, as the core
-/// uses it; 1 µs when it could not be bounded).
+/// The cross-CPU shift bound as the core uses it: none for the kernel's
+/// clock, else the evaluation's, at most 1 µs (1 µs when it could not be
+/// bounded, or when the evaluation failed on a loaded machine and the page
+/// has no evaluation).
 fn shift_bound(info: &BTreeMap<String, String>) -> u64 {
-    info["evaluation max shift ns"]
-        .parse::<u64>()
+    if info["source"] == "monotonic-raw" {
+        return 0;
+    }
+    info.get("evaluation max shift ns")
+        .and_then(|v| v.parse::<u64>().ok())
         .map_or(1_000, |ns| ns.min(1_000))
 }
 
