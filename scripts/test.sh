@@ -495,20 +495,28 @@ export HRTS_STATS_SEGMENT="/hrts-stats-test-$$"
 # and /tmp, so neither stage can see or take the other's segments, and its own
 # leftovers check. Only as root (namespaces); otherwise the stages run one after the
 # other. Its output follows Y's, and its counts and time join this run's.
-declare -A BESIDE=([host]=fuzz [trace]=fuzz [doc-examples]=adapters)
-declare -A JOIN_AFTER=([doc-examples]=maven-consumer)
+# The cargo stage's tests keep one CPU busy on average (most of them wait on
+# daemons, sleeps and processes), so the cross and msrv stages, which only compute
+# and share nothing with it, run beside it at the lowest priority (BESIDE_NICE): they
+# take the CPU its tests leave idle, and its timing-sensitive tests keep theirs.
+declare -A BESIDE=([host]=fuzz [trace]=fuzz [doc-examples]=adapters [cross]=cargo [msrv]=cargo)
+# Whichever of cross and msrv outlasts the cargo stage goes on beside the c stage.
+declare -A JOIN_AFTER=([doc-examples]=maven-consumer [cross]=c [msrv]=c)
+declare -A BESIDE_NICE=([cross]=19 [msrv]=19)
+# What a stage beside another needs built first (two Gradle builds at once would wait
+# on each other): the jar, JUnit classes and C test program, or nothing.
+declare -A BESIDE_NEEDS=([host]=test_programs [trace]=test_programs [doc-examples]=test_programs)
 selected() { local x; for x in "${SELECTED[@]}"; do [ "$x" = "$1" ] && return 0; done; return 1; }
 runs_beside() { # STAGE: it runs in the background beside a selected stage
     [ -n "${BESIDE[$1]:-}" ] && [ "$HRTS_TEST_ISOLATED" = namespaces ] && selected "${BESIDE[$1]}"
 }
 start_beside() { # STAGE
     local s=$1 built=""
-    # What it needs is built here, first: two Gradle builds at once would wait on each other.
-    need_test_programs
+    [ -z "${BESIDE_NEEDS[$s]:-}" ] || "need_${BESIDE_NEEDS[$s]}"
     built="${!BUILT[*]}"
     echo "($s starts beside ${BESIDE[$s]}; its output follows when both have ended)"
     # In a process group of its own, which the exit trap stops whole if this run ends first.
-    HRTS_TEST_ISOLATED='' HRTS_TEST_BUILT="$built" setsid "$SELF" "$s" \
+    HRTS_TEST_ISOLATED='' HRTS_TEST_BUILT="$built" setsid nice -n "${BESIDE_NICE[$s]:-0}" "$SELF" "$s" \
         > "$LOG_DIR/beside.$s.log" 2>&1 &
     BESIDE_PID[$s]=$!
 }
