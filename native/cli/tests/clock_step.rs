@@ -27,8 +27,12 @@ const LIBFAKETIME: &[&str] = &[
     "/usr/lib/faketime/libfaketime.so.1",
 ];
 
+/// Runs `c` under the offset in `offset_file`, its calendar read through
+/// libc (so through libfaketime): the line it checks its intervals against
+/// is then the faked clock, the daemon's.
 fn faked(c: &mut Command, lib: &str, offset_file: &Path) {
     c.env("LD_PRELOAD", lib)
+        .env("HRTS_CALENDAR_CLOCK", "libc")
         .env("FAKETIME_TIMESTAMP_FILE", offset_file)
         .env("FAKETIME_NO_CACHE", "1")
         .env("FAKETIME_DONT_FAKE_MONOTONIC", "1")
@@ -62,7 +66,6 @@ fn a_stepped_clock_is_a_disruption_not_a_slew() {
         &dir.0,
         &[
             ("HRTS_TEST_BOUND", "synchronized,50000"),
-            ("HRTS_CALENDAR_CLOCK", "libc"),
             ("HRTS_VMCLOCK", "off"),
             // A calendar read through libfaketime (a file read at every
             // call) takes microseconds: the rate is learned again only
@@ -86,10 +89,19 @@ fn a_stepped_clock_is_a_disruption_not_a_slew() {
         let (info, _) = d.wait_for("\nbound status: synchronized\n", Duration::from_secs(10));
         let first = common::field(&line, "first-unbounded");
         let last = common::field(&line, "last-unbounded");
-        // The reader's times are its (faked) clock's: after the step they
-        // carry the new offset.
-        let shift: i64 = if offset == "+0.2" { 200_000_000 } else { 0 };
-        let since = |t: u64| (t as i64 - shift - at as i64) as f64 / 1e6;
+        // The reader's times are its (faked) clock's: read before the step
+        // they carry the old offset, after it the new one. Of the two
+        // readings of a time, the one nearer the step is taken (its stamps'
+        // own clock reads can see the step a moment before its `before`).
+        let (old, new): (i64, i64) = if offset == "+0.2" {
+            (0, 200_000_000)
+        } else {
+            (200_000_000, 0)
+        };
+        let since = |t: u64| {
+            let (a, b) = (t as i64 - old - at as i64, t as i64 - new - at as i64);
+            (if a.abs() < b.abs() { a } else { b }) as f64 / 1e6
+        };
         eprintln!(
             "step {size}: the reader's first stamp without an interval {:.1} ms after it, the \
              last {:.1} ms after it; {line}; then {}",
