@@ -324,7 +324,12 @@ fn two_pid_namespaces(kills: u32) {
         "ties {} -> {}, repairs {} -> {}",
         before["ties"], after["ties"], before["repairs"], after["repairs"]
     );
-    assert!(number(&after, "ties") > number(&before, "ties") + 10_000);
+    // Ties went on through the kills: a tenth of the one a millisecond that
+    // an idle machine makes (about 30,000; a loaded one, where the stampers
+    // that tie get less CPU, made 9,024), where a role left with a dead or
+    // stuck holder would give a handful.
+    let ties = number(&after, "ties") - number(&before, "ties");
+    assert!(ties > ms / 10, "{ties} ties in {ms} ms");
     assert_eq!(after["repairs"], before["repairs"], "no repair");
     assert_eq!(after["generation"], before["generation"]);
 }
