@@ -22,10 +22,11 @@
 //! interval, and percentiles of |midpoint − clock| (from brackets under 2 µs)
 //! and of the half widths, ns; then `first-unbounded A last-unbounded B
 //! first-miss C last-miss D misses-after-unbounded E`: the `CLOCK_REALTIME`
-//! (ns, 0 for none) of the first and last stamps that got no interval and of
-//! the first and last misses, and how many misses came after the first stamp
-//! that got none (a test that disrupts the counter tells the misses before
-//! the writer saw it from those after).
+//! (ns, 0 for none) read just after the first and last stamps that got no
+//! interval (no refusal came after it, however long the reader was preempted
+//! before it) and just before the first and last misses, and how many misses
+//! came after the first stamp that got none (a test that disrupts the counter
+//! tells the misses before the writer saw it from those after).
 //! Several of them at once are the stampers of the short-ties test.
 
 use crate::exit::CliError;
@@ -178,9 +179,9 @@ pub fn bound_check(base: &SharedBase, ms: u64) -> Result<(), CliError> {
             let Ok(b) = b else {
                 unbounded += 1;
                 if first_unbounded == 0 {
-                    first_unbounded = before;
+                    first_unbounded = after;
                 }
-                last_unbounded = before;
+                last_unbounded = after;
                 continue;
             };
             if b.earliest > after || b.latest < before {
