@@ -3,6 +3,8 @@
 # query API, the values two writer processes of one service recorded (per process,
 # found by the service's name and the instances' ids, and summed with PromQL); one
 # writer restarts, and Prometheus keeps its series: none is new, none has a pid.
+# Then an `hrts daemon` of its own starts, over a planted statistics file, and its
+# health series (ties, offset, bound, status, disruptions) arrive in Prometheus too.
 # Everything runs on loopback, on segments of its own; the script stops what it
 # started and removes what it made. The last line of output is
 # "prometheus: N passed, N failed".
@@ -38,6 +40,8 @@ hrts="${CARGO_TARGET_DIR:-$root/target}/debug/hrts"
 export HRTS_SEGMENT="/hrts-prom-time-$$"
 export HRTS_STATS_SEGMENT="/hrts-stats-test-$$"
 work="$(mktemp -d "${TMPDIR:-/tmp}/hrts-prom.XXXXXX")"
+# The daemon's directory: hrts stats serve finds the daemon's health file there.
+export HRTS_HOST_DIR="$work/host"
 pids=()
 # Idempotent: finish runs it, and the EXIT trap again.
 cleanup() {
@@ -263,12 +267,53 @@ elif phase == "restart":
     # Its counter went from 12 to 4 through the restart: one counter reset, which
     # rate() and increase() take in their stride.
     expect(f"resets(hrts_requests_total{{{A}}}[10m])", 1)
+elif phase == "health":
+    # The daemon's own series: program hrts-daemon, its first instance.
+    status = sys.argv[3]
+    D = 'program="hrts-daemon",hrts_instance="1"'
+    wait_until(
+        "the daemon's health series arrive (hrts_daemon_ties_total >= 2)",
+        lambda: value(f"hrts_daemon_ties_total{{{D}}}")[0][0] >= 2,
+    )
+    ties, _ = value(f"hrts_daemon_ties_total{{{D}}}")
+    wait_until(
+        "its ties grow from scrape to scrape",
+        lambda: value(f"hrts_daemon_ties_total{{{D}}}")[0][0] > ties[0],
+        seconds=10,
+    )
+    for expr, low, high in [
+        # Calendar minus line at the last tie: a tracked line is within a millisecond.
+        (f"abs(hrts_daemon_offset_seconds{{{D}}})", 0, 1e-3),
+        (f"hrts_daemon_rounds_total{{{D}}}", 2, 1e9),
+        (f"hrts_daemon_bound_published_seconds{{{D}}}", 1e-9, 16.0),
+        (f"hrts_daemon_bound_drift_ratio{{{D}}}", 1e-9, 1e-3),
+        (f"hrts_daemon_bound_age_seconds{{{D}}}", 0, 5),
+        (f"hrts_daemon_bound_shift_seconds{{{D}}}", 0, 1e-3),
+        (f"hrts_daemon_counter_frequency_hertz{{{D}}}", 1e6, 1e11),
+        (f"hrts_daemon_repairs_total{{{D}}}", 0, 0),
+    ]:
+        got, raw = value(expr)
+        check(f"{low} <= {expr} <= {high}", len(got) == 1 and low <= got[0] <= high, f"(got {raw})")
+    # One status gauge is 1, the one hrts info gives; one bound source, one counter.
+    st = status.replace("-", "_")
+    expect(f"hrts_daemon_status_{st}{{{D}}}", 1)
+    R = '__name__!~".+_per_second"'  # not the rate gauges beside them
+    expect(f'sum({{__name__=~"hrts_daemon_status_.+",{R},{D}}})', 1)
+    expect(f'sum({{__name__=~"hrts_daemon_bound_source_.+",{R},{D}}})', 1)
+    expect(f'count({{__name__=~"hrts_daemon_counter_source_.+",{R},{D}}})', 1)
+    # Disruptions: the total is the sum of the kinds (0 on an undisturbed run).
+    total, raw = value(f"hrts_daemon_disruptions_total{{{D}}}")
+    kinds, _ = value(
+        f'sum({{__name__=~"hrts_daemon_disruptions_.+_total",__name__!="hrts_daemon_disruptions_total",{D}}})'
+    )
+    check("disruptions: the total is the sum of its kinds", total == kinds, f"({total} {kinds})")
+    print(f"daemon: ties {ties}, disruptions {total}, status {status}")
 print(f"checks: {passed} {failed}")
 PY
 
 # run_checks PHASE: the phase's checks, counted.
 run_checks() {
-  python3 "$work/checks.py" "127.0.0.1:$prom_port" "$1" >"$work/checks.out" 2>&1 8>&- 9>&- || true
+  python3 "$work/checks.py" "127.0.0.1:$prom_port" "$@" >"$work/checks.out" 2>&1 8>&- 9>&- || true
   cat "$work/checks.out"
   local counts
   counts=$(sed -n 's/^checks: \([0-9]*\) \([0-9]*\)$/\1 \2/p' "$work/checks.out")
@@ -327,4 +372,50 @@ else
   fail "after the writers exited, /metrics says:"
   cat "$work/after.prom"
 fi
+
+# The daemon's health (the time it takes is printed at the end). Someone planted a statistics file, writable by all, where
+# the daemon keeps its own: the daemon starts all the same and replaces it.
+health_start=$SECONDS
+mkdir -p "$HRTS_HOST_DIR"
+# As /run/hrts: every user may look in (mktemp made the work directory 0700).
+chmod 0755 "$work" "$HRTS_HOST_DIR"
+head -c 4096 /dev/urandom >"$HRTS_HOST_DIR/stats"
+chmod 0666 "$HRTS_HOST_DIR/stats"
+"$hrts" daemon --foreground --dir "$HRTS_HOST_DIR" 2>"$work/daemon.log" &
+pids+=("$!")
+if ! wait_for 20 grep -qs 'health statistics in' "$work/daemon.log"; then
+  fail "hrts daemon did not publish health statistics:"
+  cat "$work/daemon.log"
+  finish
+fi
+mode=$(stat -c '%a %U %s' "$HRTS_HOST_DIR/stats")
+if [ "${mode% *}" = "644 root" ] && [ "${mode##* }" -gt 4096 ]; then
+  pass "the daemon replaced the planted file with its own (mode 644, owner root)"
+else
+  fail "the health file is $mode, not the daemon's (644 root)"
+fi
+# An unprivileged user reads the health series but cannot write the file.
+if id nobody >/dev/null 2>&1 && command -v setpriv >/dev/null 2>&1; then
+  as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
+  nobody_sees() { # (the daemon publishes its first values within 100 ms of its start)
+    as_nobody env HRTS_STATS_SEGMENT=/hrts-stats-nobody-$$ HRTS_HOST_DIR="$HRTS_HOST_DIR" \
+      "$hrts" stats --prometheus 2>"$work/nobody.err" >"$work/nobody.prom" &&
+      grep -q '^hrts_daemon_ties_total{program="hrts-daemon",hrts_instance="1"} [1-9]' "$work/nobody.prom"
+  }
+  if wait_for 10 nobody_sees; then
+    pass "an unprivileged user's hrts stats shows the daemon's health"
+  else
+    fail "an unprivileged user's hrts stats does not show the daemon's health: $(cat "$work/nobody.err")"
+  fi
+  if as_nobody sh -c ': >>"$1"' sh "$HRTS_HOST_DIR/stats" 2>/dev/null; then
+    fail "an unprivileged user could open the health file for writing"
+  else
+    pass "an unprivileged user cannot write the health file"
+  fi
+else
+  echo "no user nobody or no setpriv: the unprivileged reader is not checked"
+fi
+status=$("$hrts" info | sed -n 's/^bound status: //p')
+run_checks health "${status:-none}"
+echo "the daemon's health checks took $((SECONDS - health_start)) s"
 finish

@@ -68,6 +68,16 @@ impl Stats {
         lock(&self.inner.config).clone()
     }
 
+    /// Publishes this instance's metrics to `seg` (one opened by
+    /// [`StatsSegment::create_file`](crate::shared::StatsSegment::create_file),
+    /// say) instead of the configured segment, from now on and whatever
+    /// `shared-memory.enable` says. An instance that already publishes keeps
+    /// its segment: call this before the first [`start`](Stats::start).
+    pub fn publish_to(&self, seg: crate::shared::StatsSegment) -> Result<()> {
+        self.inner
+            .join(&lock(&self.inner.config).clone(), Some(seg))
+    }
+
     /// Starts collecting: measuring points record from now on and the processing
     /// thread runs. Calling it again while running does nothing. A start after a
     /// [`stop`](Stats::stop) begins from empty statistics (metric names and

@@ -197,8 +197,14 @@ impl Instance {
     /// Registers in the shared statistics segment at the first start that asks
     /// for it, and claims a cell for every metric created so far.
     pub(crate) fn join_shared(&self, cfg: &Config) -> Result<()> {
+        self.join(cfg, None)
+    }
+
+    /// As [`join_shared`](Self::join_shared), in `seg` if given (then even
+    /// with `shared-memory.enable` off), else in the configured segment.
+    pub(crate) fn join(&self, cfg: &Config, seg: Option<StatsSegment>) -> Result<()> {
         let mut shared = lock(&self.shared);
-        if shared.is_some() || !cfg.shared_memory.enable {
+        if shared.is_some() || (seg.is_none() && !cfg.shared_memory.enable) {
             return Ok(());
         }
         let mut sc = SharedConfig::from_env()?;
@@ -214,7 +220,10 @@ impl Instance {
         if let Some(id) = &cfg.shared_memory.instance_id {
             sc.instance_id = id.clone();
         }
-        let mut publisher = Publisher::start(&sc)?;
+        let mut publisher = match seg {
+            Some(seg) => Publisher::on(Arc::new(seg), &sc)?,
+            None => Publisher::start(&sc)?,
+        };
         publisher.claim_all(&self.registry)?;
         *shared = Some(publisher);
         Ok(())

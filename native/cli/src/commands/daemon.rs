@@ -4,6 +4,7 @@
 //! the page stays, readers keep stamping on its line, and the next daemon
 //! adopts it without a seam.
 
+use super::daemon_health::{self, Health};
 use crate::exit::CliError;
 use hrts_core::{Error, ErrorKind, HostConfig, HostDaemon, OpenRequest};
 use std::io::Write;
@@ -76,11 +77,29 @@ pub fn run(args: &DaemonArgs) -> Result<(), CliError> {
     }
     let daemon = HostDaemon::start(&dir, &cfg)?;
     announce(&daemon);
-    keep(&daemon, &stop);
+    let mut health = match Health::start(&dir, &daemon) {
+        Ok(h) => {
+            log(&format!(
+                "health statistics in {} (hrts stats, hrts stats serve)",
+                daemon_health::path(&dir).display()
+            ));
+            Some(h)
+        }
+        Err(e) => {
+            log(&format!(
+                "no health statistics: {e}; the page is kept without them"
+            ));
+            None
+        }
+    };
+    keep(&daemon, &stop, &mut health);
     log(&format!(
         "stopping: {} stays; readers stamp on its line until a daemon adopts it",
         daemon.path().display()
     ));
+    if let Some(h) = health {
+        h.stop();
+    }
     daemon.stop();
     Ok(())
 }
@@ -112,7 +131,7 @@ fn announce(daemon: &HostDaemon) {
 }
 
 /// Rounds at a steady pace until `stop` is set, logging what changes.
-fn keep(daemon: &HostDaemon, stop: &AtomicBool) {
+fn keep(daemon: &HostDaemon, stop: &AtomicBool, health: &mut Option<Health>) {
     let every = daemon.round_interval();
     let mut last = daemon.round();
     let mut next = Instant::now() + every;
@@ -125,6 +144,9 @@ fn keep(daemon: &HostDaemon, stop: &AtomicBool) {
         // After a stop (SIGSTOP, a suspended host) the next round is due at once.
         next = (next + every).max(now);
         let r = daemon.round();
+        if let Some(h) = health {
+            h.record(daemon, &r);
+        }
         if r.repairs != last.repairs {
             log(&format!(
                 "repaired a damaged header or line ({} repairs so far)",

@@ -2,6 +2,7 @@
 //! segment they share and prints for them.
 
 pub mod daemon;
+mod daemon_health;
 #[cfg(feature = "testing")]
 pub mod debug;
 pub mod echo;

@@ -36,6 +36,7 @@ mod aggregate;
 mod cells;
 mod codec;
 mod expose;
+mod file;
 mod layout;
 mod processes;
 pub(crate) mod publish;

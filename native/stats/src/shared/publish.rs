@@ -30,7 +30,11 @@ pub(crate) struct Publisher {
 impl Publisher {
     /// Opens the segment and registers this instance.
     pub(crate) fn start(cfg: &SharedConfig) -> Result<Publisher> {
-        let seg = Arc::new(StatsSegment::open(cfg)?);
+        Publisher::on(Arc::new(StatsSegment::open(cfg)?), cfg)
+    }
+
+    /// Registers this instance in `seg`, already open (`cfg.name` unused).
+    pub(crate) fn on(seg: Arc<StatsSegment>, cfg: &SharedConfig) -> Result<Publisher> {
         let grace_ns = cfg.grace.as_nanos() as u64;
         let instance = INSTANCES.fetch_add(1, Relaxed) + 1;
         let now = processes::now_ns();

@@ -59,7 +59,7 @@ impl StatsSegment {
 
     /// A ready page whose header does not describe this layout is refused: its
     /// tables would not be where the header says.
-    fn checked(page: Page, name: &str) -> Result<StatsSegment> {
+    pub(super) fn checked(page: Page, name: &str) -> Result<StatsSegment> {
         let seg = StatsSegment {
             page,
             name: name.to_string(),
@@ -154,7 +154,7 @@ fn word_of(page: &Page, i: usize) -> &AtomicU64 {
 }
 
 /// Writes a fresh (zeroed) page's header and marks it ready.
-fn initialise(page: &Page) -> Result<()> {
+pub(super) fn initialise(page: &Page) -> Result<()> {
     if page.size() != layout::SEGMENT_SIZE {
         return Err(Error::new(
             ErrorKind::Truncated,

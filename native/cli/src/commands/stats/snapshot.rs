@@ -19,9 +19,41 @@ pub fn segment_name(segment: Option<&str>) -> String {
     segment.map_or_else(name_from_env, str::to_string)
 }
 
-/// A snapshot of segment `name`; `None` if there is no such segment.
+/// A snapshot of segment `name` with the host daemon's health statistics
+/// (`commands::daemon_health`) in it; `None` if there is neither.
 pub fn take(name: &str) -> Result<Option<Snapshot>, CliError> {
-    Ok(StatsSegment::attach(name)?.map(|seg| seg.snapshot()))
+    let snap = StatsSegment::attach(name)?.map(|seg| seg.snapshot());
+    Ok(match (snap, daemon_health()) {
+        (Some(mut snap), Some(health)) => {
+            snap.processes.extend(health.processes);
+            snap.damaged_slots.extend(health.damaged_slots);
+            snap.damaged_cells.extend(health.damaged_cells);
+            Some(snap)
+        }
+        (snap, None) => snap,
+        (None, Some(health)) => Some(health),
+    })
+}
+
+/// The host daemon's health statistics, if a daemon publishes them where
+/// this process looks for the host page (`HRTS_HOST_DIR`), in a file owned
+/// by root or the service user (`HRTS_HOST_USER`); `HRTS_HOST=off` looks
+/// nowhere. A file that is refused is said on stderr and left out: the
+/// other statistics are shown all the same.
+fn daemon_health() -> Option<Snapshot> {
+    if std::env::var(hrts_core::env::HOST).is_ok_and(|v| v == "off") {
+        return None;
+    }
+    let host = hrts_core::HostConfig::from_env();
+    let trusted = hrts_core::storage::host::trusted_uids(&host.user);
+    let path = crate::commands::daemon_health::path(&host.dir);
+    match StatsSegment::attach_file(&path, &trusted) {
+        Ok(seg) => seg.map(|seg| seg.snapshot()),
+        Err(e) => {
+            eprintln!("hrts: the host daemon's health statistics are left out: {e}");
+            None
+        }
+    }
 }
 
 /// What a reader shows when no process has published: no process at all.
