@@ -23,6 +23,7 @@ pub mod test_loop;
 pub mod trace;
 mod trace_report;
 pub mod track;
+mod track_marks;
 mod units;
 
 use crate::exit::CliError;

@@ -5,7 +5,7 @@
 //! measured, the slope's correction, and the error bound a stamp gets then
 //! (status and half width, as `hrts now --bound` gives it). Optionally writes
 //! the rows as CSV and the offset over time, with the bound around it, as an
-//! SVG plot.
+//! SVG plot, its steps and disruptions marked.
 
 use crate::exit::CliError;
 use hrts_core::{BoundState, Mode, TrackingState};
@@ -46,6 +46,8 @@ pub struct Row {
     pub generation: u64,
     /// The bound as the page holds it then (`None`: none published yet).
     pub bound: Option<BoundState>,
+    /// Disruptions the writers saw so far (0 on a page that records none).
+    pub disruptions: u64,
 }
 
 impl Row {
@@ -215,6 +217,7 @@ pub fn run(segment: Option<&str>, options: &TrackArgs) -> Result<(), CliError> {
                 state,
                 generation: base.base_info().generation,
                 bound: base.bound_state(),
+                disruptions: base.disruptions().map_or(0, |d| d.count),
             };
             writeln!(out, "{}", row.line())?;
             out.flush()?;
@@ -432,18 +435,10 @@ pub fn svg(name: &str, mode: Mode, rows: &[Row]) -> String {
         r#"<text class="axis-title y" transform="translate(20,{:.1}) rotate(-90)" text-anchor="middle">offset ({unit})</text>"#,
         (y0 + y1) / 2.0
     );
-    // Steps: the timeline stepped forward to catch up with the system clock.
-    let mut steps = 0;
-    for pair in rows.windows(2) {
-        if pair[1].state.steps > pair[0].state.steps {
-            steps += 1;
-            let at = x(pair[1].elapsed_s);
-            let _ = writeln!(
-                s,
-                r##"<line class="step" x1="{at:.1}" y1="{y1:.1}" x2="{at:.1}" y2="{y0:.1}" stroke="#d62728" stroke-dasharray="4 3"/>"##
-            );
-        }
-    }
+    // Steps and disruptions, with their legend lines below the first.
+    let lx = x1 - 250.0;
+    let (marked, legends) = super::track_marks::marks(rows, &x, (y0, y1), (lx, y1 + 30.0));
+    s.push_str(&marked);
     // The bound: what a stamp's interval spans around the offset.
     let runs = bound_runs(rows);
     for (status, run) in &runs {
@@ -493,7 +488,6 @@ pub fn svg(name: &str, mode: Mode, rows: &[Row]) -> String {
         );
     }
     // The legend, top right inside the plot.
-    let lx = x1 - 250.0;
     let _ = writeln!(
         s,
         r##"<circle cx="{:.1}" cy="{:.1}" r="3" fill="#1f77b4"/><text class="legend" x="{:.1}" y="{:.1}">{what}</text>"##,
@@ -504,7 +498,7 @@ pub fn svg(name: &str, mode: Mode, rows: &[Row]) -> String {
     );
     // One legend line per bound status the run showed, and one for rows
     // without an interval, so that a plot without a band says why.
-    let mut legend_y = y1 + 30.0 + if steps > 0 { 18.0 } else { 0.0 };
+    let mut legend_y = y1 + 30.0 + 18.0 * legends as f64;
     let mut shown: Vec<hrts_core::BoundStatus> = Vec::new();
     for (status, _) in &runs {
         if shown.contains(status) {
@@ -542,18 +536,6 @@ pub fn svg(name: &str, mode: Mode, rows: &[Row]) -> String {
             unbounded.join(", ")
         );
     }
-    if steps > 0 {
-        let _ = writeln!(
-            s,
-            r##"<line x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="#d62728" stroke-dasharray="4 3"/><text class="legend" x="{:.1}" y="{:.1}">step forward</text>"##,
-            lx - 4.0,
-            y1 + 30.0,
-            lx + 4.0,
-            y1 + 30.0,
-            lx + 8.0,
-            y1 + 34.0
-        );
-    }
     s.push_str("</svg>\n");
     s
 }
@@ -588,6 +570,7 @@ mod tests {
             },
             generation: 1,
             bound: None,
+            disruptions: 0,
         }
     }
 
@@ -773,6 +756,7 @@ mod tests {
             .map(|i| {
                 let mut r = row(i as f64, (i * 337 % 4700) - 3200);
                 r.state.steps = u64::from(i >= 12);
+                r.disruptions = u64::from(i >= 15);
                 r
             })
             .collect();
@@ -842,6 +826,9 @@ mod tests {
         assert_eq!(elements(&svg, "line", "step").len(), 1);
         assert!(svg.contains(">tie (offset measured, slope corrected)</text>"));
         assert!(svg.contains(">step forward</text>"));
+        // The disruption at 15 s, marked once, below the step in the legend.
+        assert_eq!(elements(&svg, "line", "disruption").len(), 1);
+        assert!(svg.contains(">disruption (no interval until learned again)</text>"));
         // A frozen run's points are samples, not ties.
         let frozen = super::svg("/f", Mode::Frozen, &rows[..3]);
         assert!(frozen.contains("mode frozen</text>"));
