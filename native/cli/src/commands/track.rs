@@ -7,6 +7,7 @@
 //! the rows as CSV and the offset over time, with the bound around it, as an
 //! SVG plot, its steps and disruptions marked.
 
+use super::track_marks::{marks, Counts};
 use crate::exit::CliError;
 use hrts_core::{BoundState, Mode, TrackingState};
 use std::fmt::Write as _;
@@ -437,7 +438,15 @@ pub fn svg(name: &str, mode: Mode, rows: &[Row]) -> String {
     );
     // Steps and disruptions, with their legend lines below the first.
     let lx = x1 - 250.0;
-    let (marked, legends) = super::track_marks::marks(rows, &x, (y0, y1), (lx, y1 + 30.0));
+    let counts: Vec<Counts> = rows
+        .iter()
+        .map(|r| Counts {
+            elapsed_s: r.elapsed_s,
+            steps: r.state.steps,
+            disruptions: r.disruptions,
+        })
+        .collect();
+    let (marked, legends) = marks(&counts, &x, (y0, y1), (lx, y1 + 30.0));
     s.push_str(&marked);
     // The bound: what a stamp's interval spans around the offset.
     let runs = bound_runs(rows);

@@ -3,8 +3,14 @@
 //! counter or the clock disrupted (no interval until the counter's rate is
 //! learned again), each with its legend line.
 
-use super::track::Row;
 use std::fmt::Write as _;
+
+/// What the marks need of a row of `hrts track`.
+pub(super) struct Counts {
+    pub elapsed_s: f64,
+    pub steps: u64,
+    pub disruptions: u64,
+}
 
 /// One kind of mark: its class, colour, dashes and legend text, and whether
 /// the later of two rows has one more.
@@ -13,7 +19,7 @@ struct Kind {
     colour: &'static str,
     dashes: &'static str,
     legend: &'static str,
-    grew: fn(&Row, &Row) -> bool,
+    grew: fn(&Counts, &Counts) -> bool,
 }
 
 const KINDS: [Kind; 2] = [
@@ -22,7 +28,7 @@ const KINDS: [Kind; 2] = [
         colour: "#d62728",
         dashes: "4 3",
         legend: "step forward",
-        grew: |a, b| b.state.steps > a.state.steps,
+        grew: |a, b| b.steps > a.steps,
     },
     Kind {
         class: "disruption",
@@ -37,7 +43,7 @@ const KINDS: [Kind; 2] = [
 /// legend lines from (`lx`, `legend_y`) down; returns the SVG and the legend
 /// lines written.
 pub(super) fn marks(
-    rows: &[Row],
+    rows: &[Counts],
     x: &dyn Fn(f64) -> f64,
     (y0, y1): (f64, f64),
     (lx, legend_y): (f64, f64),
