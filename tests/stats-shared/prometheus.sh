@@ -284,12 +284,14 @@ elif phase == "health":
     for expr, low, high in [
         # Calendar minus line at the last tie: a tracked line is within a millisecond.
         (f"abs(hrts_daemon_offset_seconds{{{D}}})", 0, 1e-3),
+        (f'hrts_daemon_tie_offset_abs_seconds{{{D},quantile="0.99"}}', 0, 1e-3),
+        (f"hrts_daemon_tie_offset_abs_seconds_count{{{D}}}", 1, 1e9),
         (f"hrts_daemon_rounds_total{{{D}}}", 2, 1e9),
         (f"hrts_daemon_bound_published_seconds{{{D}}}", 1e-9, 16.0),
         (f"hrts_daemon_bound_drift_ratio{{{D}}}", 1e-9, 1e-3),
         (f"hrts_daemon_bound_age_seconds{{{D}}}", 0, 5),
         (f"hrts_daemon_bound_shift_seconds{{{D}}}", 0, 1e-3),
-        (f"hrts_daemon_counter_frequency_hertz{{{D}}}", 1e6, 1e11),
+        (f"hrts_daemon_tick_frequency_hertz{{{D}}}", 1e6, 1e11),
         (f"hrts_daemon_repairs_total{{{D}}}", 0, 0),
     ]:
         got, raw = value(expr)
@@ -300,7 +302,7 @@ elif phase == "health":
     R = '__name__!~".+_per_second"'  # not the rate gauges beside them
     expect(f'sum({{__name__=~"hrts_daemon_status_.+",{R},{D}}})', 1)
     expect(f'sum({{__name__=~"hrts_daemon_bound_source_.+",{R},{D}}})', 1)
-    expect(f'count({{__name__=~"hrts_daemon_counter_source_.+",{R},{D}}})', 1)
+    expect(f'count({{__name__=~"hrts_daemon_tick_source_.+",{R},{D}}})', 1)
     # Disruptions: the total is the sum of the kinds (0 on an undisturbed run).
     total, raw = value(f"hrts_daemon_disruptions_total{{{D}}}")
     kinds, _ = value(
@@ -417,5 +419,14 @@ else
 fi
 status=$("$hrts" info | sed -n 's/^bound status: //p')
 run_checks health "${status:-none}"
+if command -v promtool >/dev/null 2>&1; then
+  get "http://$serve_addr/metrics" >"$work/health.prom"
+  if grep -q '^hrts_daemon_ties_total{' "$work/health.prom" && promtool check metrics <"$work/health.prom"; then
+    pass "promtool check metrics accepts /metrics with the daemon's health series"
+  else
+    fail "promtool check metrics refuses /metrics with the daemon's health series:"
+    cat "$work/health.prom"
+  fi
+fi
 echo "the daemon's health checks took $((SECONDS - health_start)) s"
 finish

@@ -15,7 +15,7 @@
 
 use hrts_core::{BoundSource, BoundStatus, DisruptionKind, HostDaemon};
 use hrts_stats::shared::StatsSegment;
-use hrts_stats::{Clock, Config, Counter, Gauge, ManualClock, Stats};
+use hrts_stats::{Clock, Config, Counter, Gauge, ManualClock, Stats, Timer};
 use std::path::{Path, PathBuf};
 
 /// The statistics file's name in the host page's directory.
@@ -45,12 +45,13 @@ const BOUND_SOURCES: [BoundSource; 5] = [
     BoundSource::Vmclock,
 ];
 
-/// A disruption kind's short name in its series' name.
+/// A disruption kind's short name in its series' name: "ticks", not
+/// "counter", which Prometheus's linter keeps for the counter type.
 fn kind_name(k: DisruptionKind) -> &'static str {
     match k {
-        DisruptionKind::CounterAhead => "counter_ahead",
-        DisruptionKind::CounterBehind => "counter_behind",
-        DisruptionKind::CounterStopped => "counter_stopped",
+        DisruptionKind::CounterAhead => "ticks_ahead",
+        DisruptionKind::CounterBehind => "ticks_behind",
+        DisruptionKind::CounterStopped => "ticks_stopped",
         DisruptionKind::Suspend => "suspend",
         DisruptionKind::VmclockMarker => "vmclock_marker",
         DisruptionKind::ClockStep => "clock_step",
@@ -75,6 +76,7 @@ struct Metrics {
     disruptions: Counter,
     by_kind: Vec<(DisruptionKind, Counter)>,
     offset: Gauge,
+    offset_abs: Timer,
     bound: Gauge,
     line_error: Gauge,
     shift: Gauge,
@@ -123,6 +125,9 @@ impl Health {
                 .map(|&k| Ok((k, c(&format!("daemon.disruptions.{}_total", kind_name(k)))?)))
                 .collect::<hrts_core::Result<_>>()?,
             offset: g("daemon.offset_seconds")?,
+            // Each tie's |offset| as a duration: its quantiles over the
+            // moving window (a summary), where the gauge has only the last.
+            offset_abs: stats.timer("daemon.tie_offset_abs")?,
             bound: g("daemon.bound.published_seconds")?,
             line_error: g("daemon.bound.line_error_seconds")?,
             shift: g("daemon.bound.shift_seconds")?,
@@ -146,12 +151,13 @@ impl Health {
             pending: g("daemon.disruption_pending")?,
             last_disruption: g("daemon.last_disruption_timestamp_seconds")?,
         };
-        let source = g(&format!("daemon.counter_source.{}", info.source.name()))?;
-        let frequency = g("daemon.counter_frequency_hertz")?;
+        let source = g(&format!("daemon.tick_source.{}", info.source.name()))?;
+        let frequency = g("daemon.tick_frequency_hertz")?;
         stats.publish_to(seg)?;
         stats.start()?;
         // Fixed for the page's life (measuring points record only once
-        // started): the counter, as an info-style gauge of 1, and its rate.
+        // started): the counter that gives the ticks, as an info-style gauge
+        // of 1, and its rate.
         source.set(1.0)?;
         frequency.set(info.frequency as f64)?;
         // The page's counts so far (a restarted daemon adopts them): the
@@ -199,6 +205,7 @@ impl Health {
         add(&m.steps, self.seen.steps, now.steps);
         if round.published {
             let _ = m.offset.set(round.offset_ns as f64 / 1e9);
+            m.offset_abs.record(round.offset_ns.unsigned_abs());
         } else if daemon.base().service().is_some_and(|s| s.untied_rounds > 0) {
             m.untied.increment();
         }

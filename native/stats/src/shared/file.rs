@@ -142,3 +142,136 @@ impl StatsSegment {
         StatsSegment::checked(page, &shown).map(Some)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Clock, Config, Stats};
+    use std::path::PathBuf;
+
+    /// A directory of this test's own, removed on drop.
+    struct Dir(PathBuf);
+
+    impl Dir {
+        fn new(tag: &str) -> Dir {
+            let d =
+                std::env::temp_dir().join(format!("hrts-statsfile-{}-{tag}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&d);
+            std::fs::create_dir_all(&d).unwrap();
+            Dir(d)
+        }
+    }
+
+    impl Drop for Dir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn me() -> u32 {
+        // SAFETY: geteuid cannot fail.
+        unsafe { libc::geteuid() }
+    }
+
+    #[test]
+    fn a_file_segment_is_published_to_and_read_through_a_read_only_mapping() {
+        let dir = Dir::new("rw");
+        let path = dir.0.join("stats");
+        let seg = StatsSegment::create_file(&path).unwrap();
+        let md = std::fs::metadata(&path).unwrap();
+        assert_eq!(md.mode() & 0o7777, 0o644);
+        let mut cfg = Config::default();
+        cfg.shared_memory.enable = false;
+        cfg.shared_memory.program = Some("filetest".into());
+        let (clock, _hand) = Clock::manual(1_000);
+        let stats = Stats::with_clock(cfg, clock);
+        stats.publish_to(seg).unwrap();
+        stats.start().unwrap();
+        stats.counter("ticks_total").unwrap().add(7);
+        stats.dump();
+        let reader = StatsSegment::attach_file(&path, &[me()]).unwrap().unwrap();
+        let snap = reader.snapshot();
+        let p = snap
+            .processes
+            .iter()
+            .find(|p| p.program == "filetest")
+            .expect("the publisher's slot");
+        match p.dump.metrics.get("ticks_total") {
+            Some(crate::Metric::Counter(c)) => assert_eq!(c.value, 7),
+            other => panic!("{other:?}"),
+        }
+        // The kernel's word: the reader's mapping is read-only and shared.
+        let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+        let shown = format!(" {}", path.display());
+        assert!(
+            maps.lines()
+                .any(|l| l.ends_with(&shown) && l.contains(" r--s ")),
+            "{maps}"
+        );
+        stats.stop();
+    }
+
+    #[test]
+    fn a_planted_file_or_link_is_replaced_never_written_through() {
+        use std::os::unix::fs::symlink;
+        let dir = Dir::new("plant");
+        let path = dir.0.join("stats");
+        let victim = dir.0.join("victim");
+        std::fs::write(&victim, b"keep me").unwrap();
+        symlink(&victim, &path).unwrap();
+        StatsSegment::create_file(&path).unwrap();
+        assert_eq!(std::fs::read(&victim).unwrap(), b"keep me");
+        let md = std::fs::symlink_metadata(&path).unwrap();
+        assert!(md.file_type().is_file(), "{md:?}");
+        // Junk, writable by everyone, in its place: replaced too.
+        std::fs::remove_file(&path).unwrap();
+        std::fs::write(&path, [7u8; 100]).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
+        StatsSegment::create_file(&path).unwrap();
+        let md = std::fs::metadata(&path).unwrap();
+        assert_eq!((md.mode() & 0o7777, md.size()), (0o644, SPEC.size as u64));
+        assert!(StatsSegment::attach_file(&path, &[me()]).unwrap().is_some());
+    }
+
+    #[test]
+    fn readers_refuse_a_file_they_cannot_trust_and_say_why() {
+        use std::os::unix::fs::symlink;
+        let dir = Dir::new("refuse");
+        let path = dir.0.join("stats");
+        assert!(StatsSegment::attach_file(&path, &[me()]).unwrap().is_none());
+        drop(StatsSegment::create_file(&path).unwrap());
+        let good = std::fs::read(&path).unwrap();
+        let refused = |trusted: &[u32]| {
+            StatsSegment::attach_file(&path, trusted)
+                .err()
+                .map(|e| (e.kind(), e.message().to_string()))
+                .expect("a refusal")
+        };
+        let (kind, why) = refused(&[me().wrapping_add(12345)]);
+        assert_eq!(kind, ErrorKind::Permission);
+        assert!(why.contains("owned by uid"), "{why}");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
+        let (kind, why) = refused(&[me()]);
+        assert_eq!(kind, ErrorKind::Permission);
+        assert!(why.contains("lets others write it"), "{why}");
+        std::fs::remove_file(&path).unwrap();
+        std::fs::write(&path, &good[..4096]).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let (kind, why) = refused(&[me()]);
+        assert_eq!(kind, ErrorKind::Truncated);
+        assert!(why.contains("4096 bytes"), "{why}");
+        std::fs::remove_file(&path).unwrap();
+        let real = dir.0.join("real");
+        std::fs::write(&real, &good).unwrap();
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o644)).unwrap();
+        symlink(&real, &path).unwrap();
+        let (kind, why) = refused(&[me()]);
+        assert_eq!(kind, ErrorKind::Permission);
+        assert!(why.contains("symbolic link"), "{why}");
+        // A whole file of another kind: the right size, but not ready.
+        std::fs::remove_file(&path).unwrap();
+        std::fs::write(&path, vec![0u8; SPEC.size]).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert!(StatsSegment::attach_file(&path, &[me()]).is_err());
+    }
+}
