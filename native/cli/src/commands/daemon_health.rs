@@ -106,6 +106,10 @@ impl Health {
         let mut cfg = Config::default();
         cfg.shared_memory.enable = false; // nothing in /dev/shm: only the file
         cfg.shared_memory.program = Some(PROGRAM.to_string());
+        // A few events a round: the processing thread need not poll within
+        // milliseconds, and nobody reads a JSON dump of the daemon's.
+        cfg.sleep_on_empty = vec![std::time::Duration::from_millis(50)];
+        cfg.json_dump_interval = std::time::Duration::ZERO;
         // Stamped with the daemon's own line, set at each round: the stats
         // crate's default clock would open a per-user segment for nothing.
         let (clock, hand) = Clock::manual(daemon.base().now_ns());
@@ -173,7 +177,13 @@ impl Health {
         m.repairs.init(seen.repairs as i64);
         m.steps.init(seen.steps as i64);
         m.disruptions.init(seen.disruptions as i64);
-        for (_, k) in &m.by_kind {
+        // The daemon's own: from 0, shown before the first event.
+        for k in m
+            .by_kind
+            .iter()
+            .map(|(_, k)| k)
+            .chain([&m.rounds, &m.untied])
+        {
             k.init(0);
         }
         let mut health = Health {
