@@ -17,7 +17,8 @@
 //! daemon's next round has seen the event, and not before it either, when
 //! only the reader's own check (its stamp between two reads of the clock)
 //! stands between it and a line nobody has checked yet; `hrts info` must
-//! count the disruption and name it, and the page be synchronized again at
+//! count the disruption and name it, the daemon's health series (`hrts stats
+//! --prometheus`) count it by kind, and the page be synchronized again at
 //! the end.
 #![cfg(feature = "testing")]
 
@@ -150,6 +151,40 @@ fn run(name: &str, event: &str, expect: &str) {
     assert!(text.contains("\ndisruptions: 1\n"), "{text}");
     assert!(expect.split('|').any(|e| text.contains(e)), "{text}");
     assert!(text.contains("\nbound status: synchronized\n"), "{text}");
+    // The daemon's health series (docs/statistics.md) count it too, by kind.
+    let sample = |prom: &str, family: &str| {
+        prom.lines()
+            .find(|l| l.starts_with(&format!("{family}{{program=\"hrts-daemon\"")))
+            .and_then(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+    };
+    let kinds: Vec<String> = expect
+        .split('|')
+        .map(|e| {
+            format!(
+                "hrts_daemon_disruptions_ticks_{}_total",
+                &e["counter ".len()..]
+            )
+        })
+        .collect();
+    let started = Instant::now();
+    loop {
+        let out = on_host(&page, &event)
+            .args(["stats", "--prometheus"])
+            .output()
+            .unwrap();
+        let prom = String::from_utf8_lossy(&out.stdout);
+        let counted = sample(&prom, "hrts_daemon_disruptions_total") == Some(1.0)
+            && kinds.iter().any(|k| sample(&prom, k) == Some(1.0))
+            && sample(&prom, "hrts_daemon_status_synchronized") == Some(1.0);
+        if counted {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "the health series do not count the disruption as one of {kinds:?}:\n{prom}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
 
 // One test per event, each with its own daemon and page, so that the test
