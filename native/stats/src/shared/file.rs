@@ -81,7 +81,8 @@ impl StatsSegment {
                 kind,
                 format!(
                     "statistics file {shown} refused: {why}; only its service (as root or the \
-                     service user) may make it: stop it and remove the file"
+                     service user) may make it: remove the file and restart the service, which \
+                     makes it anew"
                 ),
             )
         };

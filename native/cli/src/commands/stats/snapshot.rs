@@ -38,8 +38,8 @@ pub fn take(name: &str) -> Result<Option<Snapshot>, CliError> {
 /// The host daemon's health statistics, if a daemon publishes them where
 /// this process looks for the host page (`HRTS_HOST_DIR`), in a file owned
 /// by root or the service user (`HRTS_HOST_USER`); `HRTS_HOST=off` looks
-/// nowhere. A file that is refused is said on stderr and left out: the
-/// other statistics are shown all the same.
+/// nowhere. A file that is refused is said on stderr (once per reason) and
+/// left out: the other statistics are shown all the same.
 fn daemon_health() -> Option<Snapshot> {
     if std::env::var(hrts_core::env::HOST).is_ok_and(|v| v == "off") {
         return None;
@@ -50,7 +50,14 @@ fn daemon_health() -> Option<Snapshot> {
     match StatsSegment::attach_file(&path, &trusted) {
         Ok(seg) => seg.map(|seg| seg.snapshot()),
         Err(e) => {
-            eprintln!("hrts: the host daemon's health statistics are left out: {e}");
+            // Once per reason, not at every rendering of a server's.
+            static SAID: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
+            let why = e.to_string();
+            let mut said = SAID.lock().unwrap_or_else(|p| p.into_inner());
+            if *said != why {
+                eprintln!("hrts: the host daemon's health statistics are left out: {why}");
+                *said = why;
+            }
             None
         }
     }
