@@ -499,9 +499,14 @@ export HRTS_STATS_SEGMENT="/hrts-stats-test-$$"
 # daemons, sleeps and processes), so the cross and msrv stages, which only compute
 # and share nothing with it, run beside it at the lowest priority (BESIDE_NICE): they
 # take the CPU its tests leave idle, and its timing-sensitive tests keep theirs.
-declare -A BESIDE=([host]=fuzz [trace]=fuzz [doc-examples]=adapters [cross]=cargo [msrv]=cargo)
-# Whichever of cross and msrv outlasts the cargo stage goes on beside the c stage.
-declare -A JOIN_AFTER=([doc-examples]=maven-consumer [cross]=c [msrv]=c)
+# The JUnit stages keep one JVM busy and the tail (adapters and the consumers) one
+# Gradle at a time: doc-examples (compilers and programs one after another) starts
+# beside junit and packaging (cargo-c, lintian, dpkg) beside junit-jdk25.
+declare -A BESIDE=([host]=fuzz [trace]=fuzz [doc-examples]=junit [packaging]=junit-jdk25
+                   [cross]=cargo [msrv]=cargo)
+# Whichever of cross and msrv outlasts the cargo stage goes on beside the c stage, and
+# packaging beside the fuzz stage.
+declare -A JOIN_AFTER=([doc-examples]=maven-consumer [packaging]=fuzz [cross]=c [msrv]=c)
 declare -A BESIDE_NICE=([cross]=19 [msrv]=19)
 # What a stage beside another needs built first (two Gradle builds at once would wait
 # on each other): the jar, JUnit classes and C test program, or nothing.
