@@ -12,7 +12,10 @@ c_calls! {
     /// its `status` (an `hrts_bound_status`: synchronized, or free-running when the
     /// word is old). `HRTS_E_UNSYNCHRONIZED`, with nothing written, when no
     /// interval can be given: the clock is not synchronized, the bound is older
-    /// than its void-after, or the segment is frozen (the message says which).
+    /// than its void-after, the segment is frozen, or the counter or the clock
+    /// was disrupted (seen by a writer, or by this call: an interval that
+    /// excludes the system clock read around the stamp is never given); the
+    /// message says which.
     ///
     /// # Safety
     /// Each of `earliest`, `latest` and `status` must be NULL

@@ -347,7 +347,9 @@ public final class HighResTimestamp {
      *     service's word is old (the interval then grows at the drift rate)
      * @throws HrtsException of kind {@link HrtsException.Kind#UNSYNCHRONIZED} when no interval can
      *     be given: the system clock is not synchronized, the bound is older than its void-after,
-     *     or the segment is frozen (the message says which)
+     *     the segment is frozen, or the counter or the clock was disrupted (seen by a writer, or
+     *     by this call: an interval that excludes the system clock read around the stamp is never
+     *     given); the message says which
      * @throws IllegalArgumentException if {@code out} has fewer than two elements
      */
     public static BoundStatus getBoundedEpochNanoseconds(long[] out) {
