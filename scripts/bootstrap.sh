@@ -42,6 +42,8 @@ fi
 # chronyd service is kept from starting (below). valgrind, llvm-19 (llvm-mca, llvm-objdump):
 # scripts/cost-model.sh, the stamps' static cost model (llvm 19 knows Zen 4 and Sapphire
 # Rapids; where apt has no llvm-19, Debian's llvm, with fewer CPU models).
+# gcc-mingw-w64-x86-64 (the x86_64-pc-windows-gnu target's linker) and wine64: the
+# windows stage builds hrts for Windows and runs its tests under Wine (docs/windows.md).
 if [ "$scope" = selftest ]; then
     pkgs=(gradle)
 else
@@ -49,7 +51,7 @@ else
           pkg-config libssl-dev dpkg-dev lintian systemd util-linux passwd
           gcc-aarch64-linux-gnu gcc-powerpc64le-linux-gnu
           libc6-dev-arm64-cross libc6-dev-ppc64el-cross qemu-user-static valgrind musl-tools
-          musl:arm64 musl-dev:arm64)
+          musl:arm64 musl-dev:arm64 gcc-mingw-w64-x86-64 wine64)
     if apt-cache show llvm-19 >/dev/null 2>&1; then pkgs+=(llvm-19); else pkgs+=(llvm); fi
 fi
 if command -v dpkg-query >/dev/null 2>&1; then
@@ -123,7 +125,7 @@ elif command -v rustup >/dev/null 2>&1; then
     done
     targets=$(rustup target list --installed 2>/dev/null || true)
     for t in aarch64-unknown-linux-gnu powerpc64le-unknown-linux-gnu x86_64-unknown-linux-musl \
-        aarch64-unknown-linux-musl; do
+        aarch64-unknown-linux-musl x86_64-pc-windows-gnu; do
         if ! grep -qx "$t" <<<"$targets"; then
             log "rustup target add $t"
             rustup target add "$t"

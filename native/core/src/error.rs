@@ -103,6 +103,18 @@ impl Error {
         Error::new(ErrorKind::Os, message)
     }
 
+    /// A feature only Linux has, asked for on Windows.
+    #[cfg(windows)]
+    pub(crate) fn windows_lacks(what: &str) -> Self {
+        Error::new(
+            ErrorKind::InvalidArgument,
+            format!(
+                "{what} exists only on Linux; hrts on Windows keeps a per-user segment \
+                 (see docs/windows.md): leave this setting unset"
+            ),
+        )
+    }
+
     pub fn kind(&self) -> ErrorKind {
         self.kind
     }

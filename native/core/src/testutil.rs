@@ -32,6 +32,7 @@ impl TestName {
             .join(format!("hrts-coretest-{}", &self.0[1..]))
             .join("numbers.seq")
     }
+    #[cfg(not(windows))]
     pub fn path(&self) -> String {
         format!("/dev/shm{}", self.0)
     }

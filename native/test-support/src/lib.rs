@@ -10,7 +10,10 @@
 //! | [`process`] | a child process killed and reaped however the test ends |
 //! | [`http`] | a plain HTTP/1.1 GET, and connections opened as an abuser would |
 
+// chronyd and the HTTP client over Unix sockets are Linux-only harnesses.
+#[cfg(not(windows))]
 pub mod chrony;
+#[cfg(not(windows))]
 pub mod http;
 pub mod process;
 pub mod protocol_doc;

@@ -122,6 +122,18 @@ impl Leap {
     }
 }
 
+/// Windows publishes no error bound for its clock to user programs: the
+/// kernel's word is always "unknown" there.
+#[cfg(windows)]
+pub fn kernel() -> Learned {
+    Learned {
+        status: BoundStatus::Unknown,
+        source: BoundSource::None,
+        bound_ns: 0,
+        leap: Leap::None,
+    }
+}
+
 /// What a source said about the system clock, at the moment it was asked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Learned {
@@ -136,6 +148,7 @@ pub struct Learned {
 /// changes anything (any user may call it). `maxerror` is the kernel's bound,
 /// which it grows by 500 ppm a second until the time service updates it;
 /// `STA_UNSYNC` says no service keeps the clock.
+#[cfg(not(windows))]
 pub fn kernel() -> Learned {
     // SAFETY: zeroed is a valid struct timex; modes 0 asks only to read it.
     let mut tx: libc::timex = unsafe { std::mem::zeroed() };
@@ -216,6 +229,7 @@ pub fn use_chrony(socket: std::path::PathBuf) {
 /// unsynchronized when chronyd says so (leap status "unsynchronised"), and
 /// free-running when its last clock update is stale (see [`chrony_is_stale`]):
 /// chronyd keeps saying "synchronised" long after its sources went away.
+#[cfg(not(windows))]
 pub fn chrony(socket: &std::path::Path) -> crate::Result<Learned> {
     use super::chrony::{tracking, Leap as C};
     let t = tracking(socket, std::time::Duration::from_millis(200))?;
@@ -236,6 +250,14 @@ pub fn chrony(socket: &std::path::Path) -> crate::Result<Learned> {
             _ => Leap::None,
         },
     })
+}
+
+/// chronyd's command socket is a Unix datagram socket: Linux only.
+#[cfg(windows)]
+pub fn chrony(_socket: &std::path::Path) -> crate::Result<Learned> {
+    Err(crate::Error::windows_lacks(
+        "asking chronyd for the clock's error bound",
+    ))
 }
 
 /// Whether chronyd's last clock update (at `ref_time_ns`, epoch ns) is older

@@ -147,44 +147,21 @@ pub fn calibrate(id: SourceId, cfg: &CalibrationConfig) -> Result<Calibration> {
 
 /// Restores the thread's original affinity mask when dropped.
 struct PinGuard {
-    original: libc::cpu_set_t,
+    original: crate::os::CpuMask,
 }
 
 impl PinGuard {
     fn pin_here() -> Option<PinGuard> {
-        // SAFETY: cpu_set_t is plain data for which all-zero is a valid (empty) set.
-        let mut original: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-        // SAFETY: `original` is a valid, writable cpu_set_t of the size passed; pid 0
-        // is the calling thread.
-        let rc = unsafe {
-            libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut original)
-        };
-        if rc != 0 {
-            return None;
-        }
-        // SAFETY: sched_getcpu has no preconditions.
-        let cpu = unsafe { libc::sched_getcpu() };
-        if cpu < 0 || cpu as usize >= libc::CPU_SETSIZE as usize {
-            return None;
-        }
-        // SAFETY: as above, zero is a valid empty set.
-        let mut one: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-        // SAFETY: `cpu` was checked to be below CPU_SETSIZE, the set's capacity.
-        unsafe { libc::CPU_SET(cpu as usize, &mut one) };
-        // SAFETY: `one` is a valid cpu_set_t holding a CPU the thread is running on,
-        // hence one it is allowed to run on.
-        let rc =
-            unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &one) };
-        (rc == 0).then_some(PinGuard { original })
+        let (_, original) = crate::os::affinity()?;
+        // A CPU the thread is running on, hence one it is allowed to run on.
+        let cpu = crate::os::current_cpu()?;
+        crate::os::pin_to(cpu).then_some(PinGuard { original })
     }
 }
 
 impl Drop for PinGuard {
     fn drop(&mut self) {
-        // SAFETY: restores the mask read from this thread in `pin_here`.
-        unsafe {
-            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &self.original)
-        };
+        crate::os::set_affinity(&self.original);
     }
 }
 

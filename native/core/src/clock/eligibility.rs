@@ -93,7 +93,12 @@ impl Facts {
 }
 
 fn tsc_readable() -> Option<bool> {
-    #[cfg(target_arch = "x86_64")]
+    // Windows has no PR_GET_TSC: user mode may always read the TSC there.
+    #[cfg(all(target_arch = "x86_64", windows))]
+    {
+        Some(true)
+    }
+    #[cfg(all(target_arch = "x86_64", not(windows)))]
     {
         let mut mode: libc::c_int = 0;
         // SAFETY: PR_GET_TSC writes one int through the pointer, which is a valid,

@@ -17,9 +17,14 @@
 
 pub mod bound;
 pub(crate) mod calibrate;
+#[cfg(not(windows))]
 pub mod chrony;
 pub(crate) mod convert;
 pub(crate) mod eligibility;
+#[cfg(not(windows))]
+pub(crate) mod kernel;
+#[cfg(windows)]
+#[path = "kernel_windows.rs"]
 pub(crate) mod kernel;
 pub mod leap;
 pub(crate) mod os_frequency;

@@ -42,7 +42,6 @@
 //! | 96 | 8 | `time_maxerror_nanosec` |
 
 use super::bound::{BoundSource, BoundStatus, Leap, Learned};
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -173,7 +172,7 @@ pub fn read(path: &Path) -> Result<Page, ReadError> {
     let file = std::fs::File::open(path).map_err(ReadError::Io)?;
     let copy = || -> Result<[u8; ABI_SIZE], ReadError> {
         let mut b = [0u8; ABI_SIZE];
-        let n = file.read_at(&mut b, 0).map_err(ReadError::Io)?;
+        let n = read_at(&file, &mut b).map_err(ReadError::Io)?;
         if n < ABI_SIZE {
             return Err(ReadError::Bad(Bad::Short(n)));
         }
@@ -191,6 +190,19 @@ pub fn read(path: &Path) -> Result<Page, ReadError> {
             Err(bad) => return Err(ReadError::Bad(bad)),
         }
     }
+}
+
+/// The first bytes of the file, without moving a shared offset.
+#[cfg(not(windows))]
+fn read_at(file: &std::fs::File, b: &mut [u8]) -> std::io::Result<usize> {
+    std::os::unix::fs::FileExt::read_at(file, b, 0)
+}
+
+/// Windows has no VMClock device; a file named by `HRTS_VMCLOCK` is read all
+/// the same (tests give one).
+#[cfg(windows)]
+fn read_at(file: &std::fs::File, b: &mut [u8]) -> std::io::Result<usize> {
+    std::os::windows::fs::FileExt::seek_read(file, b, 0)
 }
 
 /// Which device a writer reads (`HRTS_VMCLOCK`).

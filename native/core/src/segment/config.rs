@@ -439,9 +439,23 @@ impl BoundOptions {
 /// writable by everyone, so another user may have created `hrts-<euid>` first;
 /// whatever the path, the sequence module refuses a directory that is not this
 /// user's alone (see `stamps::sequence`).
+///
+/// On Windows: `%LOCALAPPDATA%\hrts\<segment>.seq` (the user's own local
+/// application data, which only that user can write), else the temporary
+/// directory's `hrts-<rid>`.
+#[cfg(windows)]
 pub fn default_seq_file(segment_name: &str) -> PathBuf {
-    // SAFETY: geteuid cannot fail.
-    let euid = unsafe { libc::geteuid() };
+    std::env::var_os("LOCALAPPDATA")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| std::env::temp_dir().join(format!("hrts-{}", crate::os::euid())))
+        .join("hrts")
+        .join(format!("{}.seq", segment_name.trim_start_matches('/')))
+}
+
+#[cfg(not(windows))]
+pub fn default_seq_file(segment_name: &str) -> PathBuf {
+    let euid = crate::os::euid();
     seq_file_in(
         std::env::var_os("XDG_STATE_HOME"),
         std::env::var_os("HOME"),
@@ -534,8 +548,7 @@ impl Config {
 
 /// `/hrts-<uid>`: one segment per user unless configured otherwise.
 pub fn default_name() -> String {
-    // SAFETY: geteuid cannot fail.
-    format!("/hrts-{}", unsafe { libc::geteuid() })
+    format!("/hrts-{}", crate::os::euid())
 }
 
 #[cfg(test)]

@@ -380,7 +380,8 @@ impl HostDaemon {
     }
 }
 
-#[cfg(test)]
+// The host page is Linux only.
+#[cfg(all(test, not(windows)))]
 mod tests {
     use super::*;
     use crate::testutil::TestName;

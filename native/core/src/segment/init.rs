@@ -77,8 +77,7 @@ pub(super) fn initialise(
     };
 
     h.creator_pid.store(crate::os::pid(), Relaxed);
-    // SAFETY: geteuid cannot fail.
-    h.creator_uid.store(unsafe { libc::geteuid() }, Relaxed);
+    h.creator_uid.store(crate::os::euid(), Relaxed);
     h.source_id.store(source as u32, Relaxed);
     h.freq_hz.store(cal.hz, Relaxed);
     h.mult.store(scale.mult, Relaxed);

@@ -19,6 +19,10 @@ mod init;
 pub(crate) mod layout;
 mod presence;
 pub(crate) mod request;
+#[cfg(not(windows))]
+pub(crate) mod role;
+#[cfg(windows)]
+#[path = "role_windows.rs"]
 pub(crate) mod role;
 pub(crate) mod tie_stats;
 pub(crate) mod timeline;
@@ -194,11 +198,11 @@ impl SharedBase {
             presence::Presence::join(&cfg.name, cfg.sharing, deadline)
         });
         let freq_hz = checked.freq_hz;
-        let role = role::RoleLock::new(match access {
-            Access::User => role_fd(&cfg.name, &page),
+        let role = match access {
+            Access::User => role::RoleLock::new(role_fd(&cfg.name, &page)),
             // Set by the daemon's constructor, which holds the page's file.
-            Access::HostWriter | Access::HostReader => -1,
-        });
+            Access::HostWriter | Access::HostReader => role::RoleLock::unavailable(),
+        };
         let minor = minor_of(&page).layout_minor.load(Acquire);
         let quick_checked = minor >= 1;
         let ordered = if minor >= 4 {
@@ -376,10 +380,18 @@ impl SharedBase {
     }
 }
 
+/// The segment's role mutex (see `role`), or `None`: this process then never
+/// takes the writer role.
+#[cfg(windows)]
+fn role_fd(name: &str, _page: &shm::Page) -> Option<crate::os::windows::Handle> {
+    shm::role_mutex(name)
+}
+
 /// A descriptor of the segment's name for the writer role's lock (see `role`),
 /// or -1: this process then never takes the writer role. The name is opened
 /// again here and must still name this page (not one made after it was
 /// removed and created anew).
+#[cfg(not(windows))]
 fn role_fd(name: &str, page: &shm::Page) -> i32 {
     let Ok(cname) = shm::validate_name(name) else {
         return -1;

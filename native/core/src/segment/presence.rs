@@ -17,7 +17,9 @@ use super::config::Mode;
 use super::Opened;
 use crate::storage::Sharing;
 use std::fs::File;
+#[cfg(not(windows))]
 use std::os::fd::AsRawFd;
+#[cfg(not(windows))]
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 
@@ -43,16 +45,38 @@ pub(crate) fn path(name: &str) -> PathBuf {
 /// This process's presence on a segment: a shared lock held until drop.
 #[derive(Debug)]
 pub(crate) struct Presence {
+    // Held for its lock only (never read); none on Windows.
+    #[cfg_attr(windows, allow(dead_code))]
     file: Option<File>,
     alone: bool,
 }
 
+#[cfg(not(windows))]
 fn flock(file: &File, op: libc::c_int) -> bool {
     // SAFETY: the descriptor is open for the lifetime of `file`; flock only
     // changes the lock state of its open file description.
     unsafe { libc::flock(file.as_raw_fd(), op) == 0 }
 }
 
+/// On Windows the kernel deletes a segment when the last process using it
+/// closes it, so a process that attaches (rather than creates) always has
+/// company: nobody is ever alone on an existing segment, and the next process
+/// after the last one creates the segment, pairing it with the calendar anew.
+#[cfg(windows)]
+impl Presence {
+    pub fn join(_name: &str, _sharing: Sharing, _deadline: u64) -> Presence {
+        Presence {
+            file: None::<File>,
+            alone: false,
+        }
+    }
+
+    pub fn share(&mut self) {
+        self.alone = false;
+    }
+}
+
+#[cfg(not(windows))]
 impl Presence {
     /// Registers this process. If nobody else is registered the lock is held
     /// exclusively until [`Presence::share`]. When the lock file cannot be used
@@ -130,6 +154,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(not(windows))]
     fn the_lock_tells_the_first_from_the_others() {
         let name = format!("/hrts-coretest-{}-presence", crate::os::pid());
         let far = crate::os::monotonic_ns() + 1_000_000_000;

@@ -194,8 +194,7 @@ impl Vars<'static> {
     fn process() -> Vars<'static> {
         Vars {
             lookup: &|var| std::env::var_os(var),
-            // SAFETY: geteuid cannot fail.
-            euid: unsafe { libc::geteuid() },
+            euid: crate::os::euid(),
         }
     }
 }

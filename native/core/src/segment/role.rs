@@ -102,6 +102,12 @@ impl RoleLock {
         }
     }
 
+    /// A lock this process never takes (a host page's reader, or the
+    /// daemon's before its constructor sets the real one).
+    pub fn unavailable() -> RoleLock {
+        RoleLock::new(-1)
+    }
+
     /// Takes the lock for the calling thread if nobody holds it.
     pub fn try_take(&self) -> Take<'_> {
         if self.fd < 0 {

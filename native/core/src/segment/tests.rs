@@ -6,15 +6,20 @@ use super::layout::*;
 use super::*;
 use crate::clock::source;
 use crate::error::ErrorKind;
+#[cfg(not(windows))]
 use crate::storage::STATE_INITIALISING;
 use crate::testutil::{Rng, TestName};
+#[cfg(not(windows))]
 use std::io::Write;
+#[cfg(not(windows))]
 use std::os::unix::fs::PermissionsExt;
+#[cfg(not(windows))]
 use std::os::unix::io::AsRawFd;
 use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::SeqCst;
 use std::sync::Arc;
 
+#[cfg(not(windows))]
 fn write_object(t: &TestName, bytes: &[u8], mode: u32) {
     let mut f = std::fs::File::create(t.path()).unwrap();
     f.write_all(bytes).unwrap();
@@ -34,7 +39,13 @@ fn expect_err(cfg: &Config, kind: ErrorKind, needle: &str) -> Error {
 
 /// The pid of a process that has certainly exited.
 fn dead_pid() -> u32 {
+    #[cfg(not(windows))]
     let mut child = std::process::Command::new("true").spawn().unwrap();
+    #[cfg(windows)]
+    let mut child = std::process::Command::new("cmd")
+        .args(["/c", "exit"])
+        .spawn()
+        .unwrap();
     let pid = child.id();
     child.wait().unwrap();
     pid
@@ -55,9 +66,12 @@ fn create_then_attach_share_one_base() {
     assert_eq!(info.creator_pid, crate::os::pid());
     assert_eq!(info.layout_version, LAYOUT_VERSION);
     assert!(!info.reason.is_empty());
-    let meta = std::fs::metadata(t.path()).unwrap();
-    assert_eq!(meta.permissions().mode() & 0o777, 0o600);
-    assert_eq!(meta.len(), SEGMENT_SIZE as u64);
+    #[cfg(not(windows))]
+    {
+        let meta = std::fs::metadata(t.path()).unwrap();
+        assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+        assert_eq!(meta.len(), SEGMENT_SIZE as u64);
+    }
 }
 
 #[test]
@@ -331,6 +345,7 @@ fn a_counter_far_behind_the_base_re_bases_instead_of_going_back() {
     }
 }
 
+#[cfg(not(windows))]
 #[test]
 fn a_creator_that_died_before_ready_is_replaced() {
     let t = TestName::new("deadcreator");
@@ -344,6 +359,7 @@ fn a_creator_that_died_before_ready_is_replaced() {
     assert!(base.now_ns() > 0);
 }
 
+#[cfg(not(windows))]
 #[test]
 fn an_object_never_sized_is_taken_over_after_the_wait() {
     let t = TestName::new("unsized");
@@ -354,6 +370,7 @@ fn an_object_never_sized_is_taken_over_after_the_wait() {
     assert_eq!(base.opened(), Opened::TookOver);
 }
 
+#[cfg(not(windows))]
 #[test]
 fn a_live_creator_that_never_finishes_times_out() {
     let t = TestName::new("stuck");
@@ -375,6 +392,7 @@ fn a_live_creator_that_never_finishes_times_out() {
 }
 
 /// Stamps from `base` for a while, checking they never go backwards.
+#[cfg(not(windows))]
 fn stamp_a_while(base: &SharedBase) -> u64 {
     let mut last = 0;
     for _ in 0..100_000 {
@@ -385,6 +403,7 @@ fn stamp_a_while(base: &SharedBase) -> u64 {
     last
 }
 
+#[cfg(not(windows))]
 #[test]
 fn truncating_shrinking_or_growing_the_name_never_reaches_an_attached_reader() {
     let t = TestName::new("resize");
@@ -432,6 +451,7 @@ fn truncating_shrinking_or_growing_the_name_never_reaches_an_attached_reader() {
     assert_eq!(SharedBase::open(&cfg).unwrap().page.id(), base.page.id());
 }
 
+#[cfg(not(windows))]
 #[test]
 fn a_removed_page_is_replaced_and_a_reused_page_id_is_not_trusted() {
     let t = TestName::new("ipcrm");
@@ -468,6 +488,7 @@ fn a_removed_page_is_replaced_and_a_reused_page_id_is_not_trusted() {
     stamp_a_while(&other_base);
 }
 
+#[cfg(not(windows))]
 #[test]
 fn links_and_fifos_under_the_name_say_what_they_are() {
     let t = TestName::new("link");
@@ -488,6 +509,7 @@ fn links_and_fifos_under_the_name_say_what_they_are() {
     std::fs::remove_file(t.path()).unwrap();
 }
 
+#[cfg(not(windows))]
 #[test]
 fn unlink_removes_page_and_name_and_attached_readers_keep_the_page() {
     let t = TestName::new("unlinkpage");
@@ -508,6 +530,7 @@ fn unlink_removes_page_and_name_and_attached_readers_keep_the_page() {
     );
 }
 
+#[cfg(not(windows))]
 #[test]
 fn foreign_truncated_and_mis_moded_objects_are_refused() {
     let t = TestName::new("foreign");
@@ -525,6 +548,7 @@ fn foreign_truncated_and_mis_moded_objects_are_refused() {
     expect_err(&t.cfg(), ErrorKind::Permission, "not 0600");
 }
 
+#[cfg(not(windows))]
 #[test]
 fn another_users_segment_is_refused() {
     let t = TestName::new("owner");
@@ -754,6 +778,7 @@ fn another_major_version_is_refused_naming_both_versions() {
     assert!(SharedBase::open(&t.cfg()).is_ok());
 }
 
+#[cfg(not(windows))]
 #[test]
 fn group_mode_is_explicit_and_never_world_accessible() {
     let t = TestName::new("group");
@@ -778,6 +803,7 @@ fn bad_names_are_rejected_before_touching_the_system() {
     }
 }
 
+#[cfg(not(windows))]
 #[test]
 fn a_frozen_segment_re_pairs_when_the_last_process_has_gone() {
     let t = TestName::new("frozen");

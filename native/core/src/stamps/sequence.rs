@@ -80,6 +80,10 @@
 //! or its group with `HRTS_GROUP`) can do that on purpose, and they can also
 //! move everyone's time base.
 
+#[cfg(not(windows))]
+mod dir;
+#[cfg(windows)]
+#[path = "sequence/dir_windows.rs"]
 mod dir;
 mod file;
 

@@ -9,15 +9,55 @@
 //! foreign, other-version or half-made object is refused, replaced or relinked
 //! by one set of rules.
 
+#[cfg(not(windows))]
 pub mod host;
+#[cfg(windows)]
+#[path = "host_windows.rs"]
+pub mod host;
+#[cfg(not(windows))]
+pub mod shm;
+#[cfg(windows)]
+#[path = "shm_windows.rs"]
 pub mod shm;
 
-pub use shm::{Page, Sharing};
+pub use shm::Page;
+#[cfg(windows)]
+pub use shm::{attach_existing, open, unlink};
 
 use crate::error::{Error, ErrorKind, Result};
+use std::ffi::CString;
 use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::Acquire;
 use std::time::Duration;
+
+/// Who may use a segment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sharing {
+    /// Owner only, mode 0600 (the default).
+    Private,
+    /// Owner and members of this group, mode 0660.
+    Group(u32),
+}
+
+/// Checks a segment name: one leading '/', no other '/', at most 255 bytes.
+pub fn validate_name(name: &str) -> Result<CString> {
+    let ok = name.len() > 1
+        && name.len() <= 255
+        && name.starts_with('/')
+        && !name[1..].contains('/')
+        && !name.contains('\0');
+    if !ok {
+        return Err(Error::new(
+            ErrorKind::InvalidArgument,
+            format!(
+                "invalid segment name {name:?}: it must start with '/', contain no other '/' \
+                 and be at most 255 bytes, e.g. \"/hrts-myapp\""
+            ),
+        ));
+    }
+    // The check above excluded interior NULs.
+    CString::new(name).map_err(|_| Error::new(ErrorKind::InvalidArgument, "NUL in segment name"))
+}
 
 /// What kind of segment a name holds, as the storage layer needs to know it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,8 +126,10 @@ pub type Initialise<'a> = &'a dyn Fn(&Page) -> Result<()>;
 
 /// A poll interval while waiting on another process: short next to a creator's
 /// calibration, long enough not to burn a core.
+#[cfg(not(windows))]
 const POLL: Duration = Duration::from_millis(1);
 
+#[cfg(not(windows))]
 /// Creates the segment `args.name` of kind `spec` (running `init` on its fresh
 /// page), or attaches to it if it exists. The page's contents beyond magic,
 /// version and state are for the caller to validate.
@@ -115,6 +157,7 @@ pub fn open(spec: &Spec, args: &OpenArgs<'_>, init: Initialise<'_>) -> Result<(P
     }
 }
 
+#[cfg(not(windows))]
 /// Attaches an existing, ready segment without ever creating or initialising
 /// one (readers). `Ok(None)`: no object has that name, or its page is gone.
 pub fn attach_existing(spec: &Spec, name: &str, sharing: Option<Sharing>) -> Result<Option<Page>> {
@@ -144,6 +187,7 @@ pub fn attach_existing(spec: &Spec, name: &str, sharing: Option<Sharing>) -> Res
     shm::Page::attach(name, spec, rec.page, sharing)
 }
 
+#[cfg(not(windows))]
 fn truncated(spec: &Spec, name: &str, size: u64) -> Error {
     Error::new(
         ErrorKind::Truncated,
@@ -155,6 +199,7 @@ fn truncated(spec: &Spec, name: &str, size: u64) -> Error {
     )
 }
 
+#[cfg(not(windows))]
 /// Waits, bounded, for an existing name to name a ready page and attaches it;
 /// takes over initialisation when its initialiser is gone, or when nobody
 /// started it by `deadline`.
@@ -239,6 +284,7 @@ pub fn page_is_ready(spec: &Spec, page: &Page) -> bool {
         && word_at(page, shm::REC_MAGIC).load(Acquire) == spec.magic
 }
 
+#[cfg(not(windows))]
 /// Under the name's lock: attaches the page if another process finished it
 /// meanwhile; otherwise makes a fresh page, records it, initialises it and
 /// publishes `ready`. A half-made page of a creator that died is removed.
@@ -373,7 +419,18 @@ pub(crate) fn sharing_of(var: &str, value: Option<&str>) -> Result<Sharing> {
     }
 }
 
+/// Windows has no Unix groups: a segment there admits only its user.
+#[cfg(windows)]
+fn gid_of(group: &str, var: Option<&str>) -> Result<u32> {
+    let what = match var {
+        Some(v) => format!("sharing a segment with a group ({v}={group:?})"),
+        None => format!("sharing a segment with group {group:?}"),
+    };
+    Err(Error::windows_lacks(&what))
+}
+
 /// `var`: the environment variable the name came from, for the message.
+#[cfg(not(windows))]
 fn gid_of(group: &str, var: Option<&str>) -> Result<u32> {
     if let Ok(gid) = group.parse::<u32>() {
         return Ok(gid);
@@ -407,6 +464,7 @@ fn gid_of(group: &str, var: Option<&str>) -> Result<u32> {
     Ok(grp.gr_gid)
 }
 
+#[cfg(not(windows))]
 /// Removes a segment of kind `spec`: its page and its name (see [`shm::unlink`]).
 pub fn unlink(spec: &Spec, name: &str) -> Result<bool> {
     let cname = shm::validate_name(name)?;

@@ -14,52 +14,13 @@ use std::time::Duration;
 /// leaves the next sequence number to the other threads.
 const HANDOVER_SPINS: u32 = 256;
 
-fn empty_set() -> libc::cpu_set_t {
-    // SAFETY: cpu_set_t is plain data; all-zero is the valid empty set.
-    unsafe { std::mem::zeroed() }
-}
-
 /// The CPUs in the calling thread's affinity mask, and the mask itself.
-fn affinity() -> Result<(Vec<u32>, libc::cpu_set_t)> {
-    let mut set = empty_set();
-    // SAFETY: `set` is a valid, writable cpu_set_t of the size passed; pid 0 is the
-    // calling thread.
-    let rc =
-        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
-    if rc != 0 {
-        return Err(Error::os(
-            "sched_getaffinity",
-            "cannot tell which CPUs to evaluate",
-        ));
-    }
-    let cpus = (0..libc::CPU_SETSIZE as usize)
-        // SAFETY: c < CPU_SETSIZE, the set's capacity.
-        .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
-        .map(|c| c as u32)
-        .collect();
-    Ok((cpus, set))
+fn affinity() -> Result<(Vec<u32>, crate::os::CpuMask)> {
+    crate::os::affinity()
+        .ok_or_else(|| Error::os("sched_getaffinity", "cannot tell which CPUs to evaluate"))
 }
 
-fn set_affinity(set: &libc::cpu_set_t) -> bool {
-    // SAFETY: `set` is a valid cpu_set_t; pid 0 is the calling thread.
-    unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) == 0 }
-}
-
-fn pin_to(cpu: u32) -> bool {
-    if cpu as usize >= libc::CPU_SETSIZE as usize {
-        return false;
-    }
-    let mut one = empty_set();
-    // SAFETY: `cpu` was checked to be below CPU_SETSIZE, the set's capacity.
-    unsafe { libc::CPU_SET(cpu as usize, &mut one) };
-    set_affinity(&one)
-}
-
-fn current_cpu() -> Option<u32> {
-    // SAFETY: sched_getcpu has no preconditions.
-    let c = unsafe { libc::sched_getcpu() };
-    u32::try_from(c).ok()
-}
+use crate::os::{current_cpu, pin_to, set_affinity};
 
 fn check_source(id: SourceId) -> Result<()> {
     if id.supported() {

@@ -307,6 +307,21 @@ fn check(meta: &std::fs::Metadata, path: &Path, file: &Path, last: bool) -> Resu
     Ok((meta.dev(), meta.ino()))
 }
 
+/// Takes the exclusive `flock` on `f`, waiting for other holders (retried
+/// when a signal interrupts the wait).
+pub fn lock_exclusive(f: &File) -> io::Result<()> {
+    loop {
+        // SAFETY: the descriptor is open for the whole call.
+        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } == 0 {
+            return Ok(());
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
 /// Refuses a file opened in a checked directory that is not a regular file of
 /// this user (planted by someone else, or not a file at all).
 pub fn check_file(f: &File, path: &Path) -> Result<()> {

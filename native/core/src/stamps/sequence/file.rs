@@ -12,13 +12,31 @@
 //! they promised. Beside the file live `<name>.lock` (the `flock` every
 //! reservation holds) and, while a write is under way, `<name>.tmp`.
 
-use super::dir::{check_file, CheckedDir};
+use super::dir::{check_file, lock_exclusive, CheckedDir};
 use crate::error::{Error, ErrorKind, Result};
-use std::ffi::CString;
+use std::ffi::{CString, OsStr};
 use std::io::{self, Read, Write};
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
+
+/// A file name's bytes (`None`: not representable: on Windows, not Unicode).
+#[cfg(not(windows))]
+fn name_bytes(p: &OsStr) -> Option<&[u8]> {
+    Some(std::os::unix::ffi::OsStrExt::as_bytes(p))
+}
+#[cfg(windows)]
+fn name_bytes(p: &OsStr) -> Option<&[u8]> {
+    p.to_str().map(str::as_bytes)
+}
+
+/// The file name a C string holds (made by [`name_bytes`]).
+#[cfg(not(windows))]
+fn name_path(name: &CString) -> PathBuf {
+    PathBuf::from(std::os::unix::ffi::OsStrExt::from_bytes(name.as_bytes()) as &OsStr)
+}
+#[cfg(windows)]
+fn name_path(name: &CString) -> PathBuf {
+    PathBuf::from(name.to_string_lossy().into_owned())
+}
 
 const FORMAT_V1: &str = "hrts-sequence 1";
 const FORMAT_V2: &str = "hrts-sequence 2";
@@ -129,8 +147,9 @@ impl SeqFile {
                 "its name must not end in .lock or .tmp, the names of its companion files",
             ));
         }
-        let c = |p: &std::ffi::OsStr| {
-            CString::new(p.as_bytes()).map_err(|_| invalid("NUL in the file name"))
+        let c = |p: &OsStr| {
+            let bytes = name_bytes(p).ok_or_else(|| invalid("its name is not Unicode"))?;
+            CString::new(bytes).map_err(|_| invalid("NUL in the file name"))
         };
         let parent = path.parent().unwrap_or(Path::new("."));
         let dir = CheckedDir::open(parent, path)?;
@@ -159,9 +178,7 @@ impl SeqFile {
     }
 
     fn companion(&self, name: &CString) -> PathBuf {
-        self.dir
-            .path()
-            .join(std::ffi::OsStr::from_bytes(name.as_bytes()))
+        self.dir.path().join(name_path(name))
     }
 
     fn io_error(&self, what: &str, at: &Path, e: &io::Error) -> Error {
@@ -190,16 +207,8 @@ impl SeqFile {
             .open_file(&self.lock, libc::O_RDWR | libc::O_CREAT, 0o600)
             .map_err(|e| self.io_error("opening lock file", &at, &e))?;
         check_file(&f, &at)?;
-        loop {
-            // SAFETY: the descriptor is open for the whole call.
-            if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } == 0 {
-                return Ok(Locked { _file: f });
-            }
-            let e = io::Error::last_os_error();
-            if e.kind() != io::ErrorKind::Interrupted {
-                return Err(self.io_error("flock of", &at, &e));
-            }
-        }
+        lock_exclusive(&f).map_err(|e| self.io_error("flock of", &at, &e))?;
+        Ok(Locked { _file: f })
     }
 
     /// The first unreserved number; `None` when there is no file yet.
@@ -348,7 +357,9 @@ mod tests {
         std::fs::remove_dir_all(path.parent().unwrap().parent().unwrap()).unwrap();
     }
 
+    // Symbolic links and the refusal to follow them are the Linux room's.
     #[test]
+    #[cfg(not(windows))]
     fn links_are_never_followed() {
         let path = scratch("links");
         let file = SeqFile::open(&path).unwrap();

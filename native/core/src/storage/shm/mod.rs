@@ -50,19 +50,11 @@ pub use name::{
 pub use page::{remove_gone, remove_page, IpcNamespace, Page, PageId, TAG_LEN};
 
 use super::Spec;
+pub use super::{validate_name, Sharing};
 use crate::error::{Error, ErrorKind, Result};
 use name::unlink_name;
 use page::{carries_tag, ipc_stat, key_holder};
 use std::ffi::CString;
-
-/// Who may use a segment.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Sharing {
-    /// Owner only, mode 0600 (the default).
-    Private,
-    /// Owner and members of this group, mode 0660.
-    Group(u32),
-}
 
 impl Sharing {
     pub fn mode(self) -> libc::mode_t {
@@ -71,26 +63,6 @@ impl Sharing {
             Sharing::Group(_) => 0o660,
         }
     }
-}
-
-/// Checks a segment name: one leading '/', no other '/', at most 255 bytes.
-pub fn validate_name(name: &str) -> Result<CString> {
-    let ok = name.len() > 1
-        && name.len() <= 255
-        && name.starts_with('/')
-        && !name[1..].contains('/')
-        && !name.contains('\0');
-    if !ok {
-        return Err(Error::new(
-            ErrorKind::InvalidArgument,
-            format!(
-                "invalid segment name {name:?}: it must start with '/', contain no other '/' \
-                 and be at most 255 bytes, e.g. \"/hrts-myapp\""
-            ),
-        ));
-    }
-    // The check above excluded interior NULs.
-    CString::new(name).map_err(|_| Error::new(ErrorKind::InvalidArgument, "NUL in segment name"))
 }
 
 pub struct Stat {

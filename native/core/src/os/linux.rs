@@ -1,4 +1,5 @@
-//! Thin, panic-free wrappers over the few OS facts every layer needs.
+//! The Linux room of the platform layer: thin, panic-free wrappers over the few
+//! OS facts every layer needs.
 
 /// The calling process's id.
 pub fn pid() -> u32 {
@@ -47,6 +48,63 @@ pub fn thread_cpu_ns() -> u64 {
 /// `CLOCK_MONOTONIC` in nanoseconds, for bounded waits.
 pub fn monotonic_ns() -> u64 {
     clock_ns(libc::CLOCK_MONOTONIC)
+}
+
+/// The effective user id: the owner of the per-user segment and its files.
+pub fn euid() -> u32 {
+    // SAFETY: geteuid cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// A thread's CPU affinity mask, to restore after pinning.
+pub struct CpuMask(libc::cpu_set_t);
+
+fn empty_set() -> libc::cpu_set_t {
+    // SAFETY: cpu_set_t is plain data; all-zero is the valid empty set.
+    unsafe { std::mem::zeroed() }
+}
+
+/// The CPUs in the calling thread's affinity mask, and the mask itself
+/// (`None`: sched_getaffinity failed).
+pub fn affinity() -> Option<(Vec<u32>, CpuMask)> {
+    let mut set = empty_set();
+    // SAFETY: `set` is a valid, writable cpu_set_t of the size passed; pid 0 is the
+    // calling thread.
+    let rc =
+        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    if rc != 0 {
+        return None;
+    }
+    let cpus = (0..libc::CPU_SETSIZE as usize)
+        // SAFETY: c < CPU_SETSIZE, the set's capacity.
+        .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
+        .map(|c| c as u32)
+        .collect();
+    Some((cpus, CpuMask(set)))
+}
+
+/// Gives the calling thread the affinity mask `mask`.
+pub fn set_affinity(mask: &CpuMask) -> bool {
+    // SAFETY: `mask.0` is a valid cpu_set_t; pid 0 is the calling thread.
+    unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mask.0) == 0 }
+}
+
+/// Pins the calling thread to one CPU.
+pub fn pin_to(cpu: u32) -> bool {
+    if cpu as usize >= libc::CPU_SETSIZE as usize {
+        return false;
+    }
+    let mut one = empty_set();
+    // SAFETY: `cpu` was checked to be below CPU_SETSIZE, the set's capacity.
+    unsafe { libc::CPU_SET(cpu as usize, &mut one) };
+    set_affinity(&CpuMask(one))
+}
+
+/// The CPU the calling thread runs on (it may move right after).
+pub fn current_cpu() -> Option<u32> {
+    // SAFETY: sched_getcpu has no preconditions.
+    let c = unsafe { libc::sched_getcpu() };
+    u32::try_from(c).ok()
 }
 
 /// Whether a process with this pid can still run (it may belong to another
