@@ -10,7 +10,8 @@
 //! with the default tie interval); the reader maps the page read-only, as any
 //! other process would.
 
-#[cfg(target_arch = "x86_64")]
+// The host page is Linux only (see docs/windows.md).
+#[cfg(all(target_arch = "x86_64", not(windows)))]
 mod x86 {
     use criterion::Criterion;
     use hrts_core::{Access, Config, HostConfig, HostDaemon, SharedBase};
@@ -161,6 +162,6 @@ mod x86 {
 }
 
 fn main() {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", not(windows)))]
     x86::main();
 }

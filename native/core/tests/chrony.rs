@@ -20,6 +20,8 @@
 //! What needs chronyd, namespaces or another user's view needs root (as CI
 //! runs them); without it those tests say so and are skipped. chronyd comes
 //! from Debian's `chrony` package (scripts/bootstrap.sh installs it).
+// chronyd and its Unix socket are Linux only.
+#![cfg(not(windows))]
 
 use hrts_core::clock::chrony::{self, Leap, Tracking};
 use hrts_core::ErrorKind;

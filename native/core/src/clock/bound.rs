@@ -321,6 +321,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(not(windows))]
     fn the_kernel_is_read_without_changing_anything() {
         let a = kernel();
         let b = kernel();

@@ -236,17 +236,25 @@ impl Drop for OwnerOnly {
 /// A process's affinity mask (up to 64 CPUs, one processor group).
 pub struct CpuMask(usize);
 
-/// The CPUs the process may run on, and that mask.
+/// The CPUs the calling thread may run on, and that mask. Windows has no
+/// call that reads a thread's mask: setting one returns the previous, so the
+/// process's mask is set and the thread's put back at once.
 pub fn affinity() -> Option<(Vec<u32>, CpuMask)> {
     let (mut process, mut system) = (0usize, 0usize);
     // SAFETY: the pseudo-handle of this process and two valid, writable masks.
     if unsafe { GetProcessAffinityMask(GetCurrentProcess(), &mut process, &mut system) } == 0 {
         return None;
     }
+    // SAFETY: the pseudo-handle of the calling thread; the process's own mask.
+    let thread = unsafe { SetThreadAffinityMask(GetCurrentThread(), process) };
+    if thread == 0 {
+        return None;
+    }
+    set_affinity(&CpuMask(thread));
     let cpus = (0..usize::BITS)
-        .filter(|c| process & (1usize << c) != 0)
+        .filter(|c| thread & (1usize << c) != 0)
         .collect();
-    Some((cpus, CpuMask(process)))
+    Some((cpus, CpuMask(thread)))
 }
 
 /// Gives the calling thread the affinity mask `mask`.

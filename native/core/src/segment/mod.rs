@@ -383,8 +383,11 @@ impl SharedBase {
 /// The segment's role mutex (see `role`), or `None`: this process then never
 /// takes the writer role.
 #[cfg(windows)]
-fn role_fd(name: &str, _page: &shm::Page) -> Option<crate::os::windows::Handle> {
-    shm::role_mutex(name)
+fn role_fd(name: &str, _page: &shm::Page) -> Option<role::RoleMutex> {
+    Some(role::RoleMutex {
+        handle: shm::role_mutex(name)?,
+        name: shm::object_name(name, ".role"),
+    })
 }
 
 /// A descriptor of the segment's name for the writer role's lock (see `role`),

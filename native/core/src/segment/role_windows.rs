@@ -8,21 +8,46 @@
 //! thread. So a process that finds the role taken and gets the mutex knows the
 //! holder is dead, and one that does not get it knows the holder is alive.
 //!
-//! A mutex is recursive for its owning thread, so the in-process owner word
-//! (as in the Linux room) says which thread holds it: another thread of this
-//! process sees it held without asking the kernel.
+//! A mutex is recursive for its owning thread, where the Linux room's lock,
+//! taken through another open file description, excludes even the same
+//! thread. So this process keeps a table of the role mutexes it holds, by name:
+//! a second handle on the same segment (in any thread) finds the role held
+//! there, as it would on Linux, and the in-process owner word says which
+//! thread of this handle holds it.
 
 use crate::os::windows::Handle;
+use std::collections::HashSet;
 use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Release};
+use std::sync::Mutex;
 use windows_sys::Win32::Foundation::{WAIT_ABANDONED, WAIT_OBJECT_0, WAIT_TIMEOUT};
 use windows_sys::Win32::System::Threading::{ReleaseMutex, WaitForSingleObject};
+
+/// The role mutexes this process holds, by kernel object name.
+static HELD: Mutex<Option<HashSet<String>>> = Mutex::new(None);
+
+fn held_here(name: &str, take: bool) -> bool {
+    let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
+    let set = held.get_or_insert_with(HashSet::new);
+    if take {
+        !set.insert(name.to_string())
+    } else {
+        set.remove(name)
+    }
+}
+
+/// A segment's role mutex and its kernel object name.
+#[derive(Debug)]
+pub(crate) struct RoleMutex {
+    pub handle: Handle,
+    pub name: String,
+}
 
 /// This process's lock on one segment's writer role.
 #[derive(Debug)]
 pub(crate) struct RoleLock {
     /// The segment's role mutex (`None`: this process never takes the role).
-    mutex: Option<Handle>,
+    mutex: Option<RoleMutex>,
     /// `pid << 32 | tid` of the thread that holds the lock in this process, or 0.
     owner: AtomicU64,
 }
@@ -53,7 +78,7 @@ fn me() -> u64 {
 
 impl RoleLock {
     /// The lock of the segment whose role mutex is `mutex` (owned from now on).
-    pub fn new(mutex: Option<Handle>) -> RoleLock {
+    pub fn new(mutex: Option<RoleMutex>) -> RoleLock {
         RoleLock {
             mutex,
             owner: AtomicU64::new(0),
@@ -74,14 +99,21 @@ impl RoleLock {
         if self.owner.compare_exchange(0, me, AcqRel, Acquire).is_err() {
             return Take::Held;
         }
+        if held_here(&mutex.name, true) {
+            // Another handle of this process holds it.
+            self.owner.store(0, Release);
+            return Take::Held;
+        }
         // SAFETY: an open mutex handle; a zero timeout never blocks.
-        match unsafe { WaitForSingleObject(mutex.0, 0) } {
+        match unsafe { WaitForSingleObject(mutex.handle.0, 0) } {
             WAIT_OBJECT_0 | WAIT_ABANDONED => Take::Taken(Guard(self)),
             WAIT_TIMEOUT => {
+                held_here(&mutex.name, false);
                 self.owner.store(0, Release);
                 Take::Held
             }
             _ => {
+                held_here(&mutex.name, false);
                 self.owner.store(0, Release);
                 Take::Unavailable
             }
@@ -91,7 +123,8 @@ impl RoleLock {
     fn release(&self) {
         if let Some(mutex) = &self.mutex {
             // SAFETY: called by the guard's thread, which owns the mutex.
-            unsafe { ReleaseMutex(mutex.0) };
+            unsafe { ReleaseMutex(mutex.handle.0) };
+            held_here(&mutex.name, false);
         }
         self.owner.store(0, Release);
     }
@@ -114,40 +147,49 @@ impl RoleLock {
 mod tests {
     use super::*;
 
-    fn mutex(tag: &str) -> Option<Handle> {
-        let name = format!("/hrts-role-{tag}-{}", crate::os::pid());
-        crate::storage::shm::role_mutex(&name)
+    fn mutex(tag: &str) -> Option<RoleMutex> {
+        let segment = format!("/hrts-role-{tag}-{}", crate::os::pid());
+        let name = crate::storage::shm::object_name(&segment, ".role");
+        let handle = crate::storage::shm::role_mutex(&segment)?;
+        Some(RoleMutex { handle, name })
     }
 
     #[test]
-    fn one_thread_at_a_time_and_another_handle_sees_it_held() {
+    fn one_holder_at_a_time_whichever_handle_or_thread_asks() {
         let a = RoleLock::new(mutex("threads"));
         let b = RoleLock::new(mutex("threads"));
         let g = match a.try_take() {
             Take::Taken(g) => g,
             _ => panic!("free lock not taken"),
         };
+        assert!(
+            matches!(b.try_take(), Take::Held),
+            "other handle, same thread"
+        );
         std::thread::scope(|s| {
-            s.spawn(|| assert!(matches!(a.try_take(), Take::Held), "same process"));
+            s.spawn(|| assert!(matches!(a.try_take(), Take::Held), "same handle"));
             s.spawn(|| assert!(matches!(b.try_take(), Take::Held), "other handle"));
         });
         drop(g);
-        std::thread::scope(|s| {
-            s.spawn(|| assert!(matches!(b.try_take(), Take::Taken(_)), "released"));
-        });
+        assert!(matches!(b.try_take(), Take::Taken(_)), "released");
     }
 
     #[test]
-    fn a_lock_whose_holder_thread_ended_is_taken_over() {
+    fn a_mutex_whose_holder_ended_is_taken_over() {
         let a = RoleLock::new(mutex("abandoned"));
-        std::thread::scope(|s| {
-            s.spawn(|| match a.try_take() {
-                // The thread ends holding it: the kernel abandons the mutex.
-                Take::Taken(g) => RoleLock::keep(g),
-                _ => panic!("free lock not taken"),
-            });
-        });
-        let b = RoleLock::new(mutex("abandoned"));
-        assert!(matches!(b.try_take(), Take::Taken(_)), "abandoned: ours");
+        let raw = mutex("abandoned").unwrap();
+        let handle = raw.handle.0 as usize;
+        // The kernel abandons a mutex whose owning thread ends, as it does for
+        // every thread of a killed process. `join` (unlike a scope's end)
+        // waits until the thread itself has ended.
+        std::thread::spawn(move || {
+            // SAFETY: `raw` keeps the handle open until after the join.
+            unsafe { WaitForSingleObject(handle as _, 0) }
+        })
+        .join()
+        .map(|got| assert_eq!(got, WAIT_OBJECT_0))
+        .unwrap();
+        assert!(matches!(a.try_take(), Take::Taken(_)), "abandoned: ours");
+        drop(raw);
     }
 }

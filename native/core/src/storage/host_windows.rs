@@ -37,7 +37,7 @@ pub fn open_reader(_dir: &Path, _trusted: &[u32], _spec: &Spec) -> Result<Option
 pub enum DaemonLock {}
 
 impl DaemonLock {
-    pub fn role_fd(&self) -> Result<Option<crate::os::windows::Handle>> {
+    pub fn role_fd<T>(&self) -> Result<Option<T>> {
         match *self {}
     }
 }

@@ -419,14 +419,20 @@ pub(crate) fn sharing_of(var: &str, value: Option<&str>) -> Result<Sharing> {
     }
 }
 
-/// Windows has no Unix groups: a segment there admits only its user.
+/// Windows has no Unix groups: a numeric gid is taken as given (opening a
+/// segment with it is refused, see `shm`), a name is no group.
 #[cfg(windows)]
 fn gid_of(group: &str, var: Option<&str>) -> Result<u32> {
-    let what = match var {
-        Some(v) => format!("sharing a segment with a group ({v}={group:?})"),
-        None => format!("sharing a segment with group {group:?}"),
-    };
-    Err(Error::windows_lacks(&what))
+    group.parse::<u32>().map_err(|_| {
+        Error::new(
+            ErrorKind::InvalidArgument,
+            format!(
+                "{}: no such group; Windows has no Unix groups, and hrts there keeps \
+                 per-user segments only: leave it unset",
+                var.map_or_else(|| format!("group {group:?}"), |v| format!("{v}={group:?}"))
+            ),
+        )
+    })
 }
 
 /// `var`: the environment variable the name came from, for the message.

@@ -14,7 +14,7 @@
 
 use super::{
     check_identity, corrupt, page_is_ready, state_code, state_word, word_at, OpenArgs, Opened,
-    Spec, STATE_EMPTY, STATE_INITIALISING,
+    Spec, STATE_EMPTY, STATE_INITIALISING, STATE_READY,
 };
 use crate::error::{Error, ErrorKind, Result};
 use crate::os::windows::{wide, Handle, OwnerOnly};
@@ -238,11 +238,24 @@ pub fn open(
         unsafe { &*(page.as_ptr().add(REC_VERSION) as *const std::sync::atomic::AtomicU32) }
             .load(std::sync::atomic::Ordering::Acquire)
     };
-    if check_identity(spec, magic, version, name)? && page_is_ready(spec, &page) {
-        return Ok((page, Opened::Attached));
+    if check_identity(spec, magic, version, name)? {
+        let state = word_at(&page, REC_STATE).load(std::sync::atomic::Ordering::Acquire);
+        match state_code(state) {
+            STATE_READY => return Ok((page, Opened::Attached)),
+            STATE_EMPTY | STATE_INITIALISING => {}
+            _ => {
+                // Never made again under the processes that use it: their
+                // line would vanish.
+                return Err(corrupt(
+                    spec,
+                    name,
+                    format!("its page's state word {state:#x} is invalid"),
+                ));
+            }
+        }
     }
     // Fresh (all zero), or left half made by a creator that died holding the
-    // creation mutex: make it now, from zero.
+    // creation mutex (or whose initialisation failed): make it now, from zero.
     let me = crate::os::pid();
     // SAFETY: the view is `spec.size` writable bytes; nobody reads a page that
     // is not ready, and we hold the creation mutex.
