@@ -13,6 +13,11 @@ use clap_complete::Shell;
 use hrts_core::{env, ibmts};
 use std::ffi::OsString;
 
+#[cfg(windows)]
+use commands::stats as stats_env;
+#[cfg(not(windows))]
+use hrts_stats::shared as stats_env;
+
 /// One shared high-resolution timeline for every process on this host.
 #[derive(Parser, Debug)]
 #[command(
@@ -254,25 +259,25 @@ pub const ENVIRONMENT: &[(&str, &str)] = &[
         "numbers issued between two writes of that file (default 1000)",
     ),
     (
-        hrts_stats::shared::ENV_SEGMENT,
+        stats_env::ENV_SEGMENT,
         "the statistics segment's name (default /hrts-stats-<uid>)",
     ),
     (
-        hrts_stats::shared::ENV_GROUP,
+        stats_env::ENV_GROUP,
         "share a statistics segment this process creates with this group",
     ),
     (
-        hrts_stats::shared::ENV_GRACE_MS,
+        stats_env::ENV_GRACE_MS,
         "how long, in ms, the metrics of a process that has gone stay readable \
          (default 60000)",
     ),
     (
-        hrts_stats::shared::ENV_PROGRAM,
+        stats_env::ENV_PROGRAM,
         "the program (service) name a process publishes statistics under, its Prometheus \
          label program (default: the process's name; Java: its main class or jar)",
     ),
     (
-        hrts_stats::shared::ENV_INSTANCE_ID,
+        stats_env::ENV_INSTANCE_ID,
         "a stable id of the process among its program's (a replica's name or number), \
          its Prometheus label hrts_instance, kept across restarts (default: none)",
     ),

@@ -6,8 +6,27 @@ use crate::format::{Header, HEADER_FIXED_LEN};
 use hrts_core::{Error, Result};
 use std::fs::OpenOptions;
 use std::io::Read;
-use std::os::unix::fs::FileExt;
 use std::path::Path;
+
+#[cfg(not(windows))]
+fn write_all_at(file: &std::fs::File, bytes: &[u8], at: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::write_all_at(file, bytes, at)
+}
+
+/// Windows's positioned write (it moves the file's offset, which nothing
+/// here reads after).
+#[cfg(windows)]
+fn write_all_at(file: &std::fs::File, mut bytes: &[u8], mut at: u64) -> std::io::Result<()> {
+    while !bytes.is_empty() {
+        let n = std::os::windows::fs::FileExt::seek_write(file, bytes, at)?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::WriteZero.into());
+        }
+        bytes = &bytes[n..];
+        at += n as u64;
+    }
+    Ok(())
+}
 
 /// Writes `most` into the header of the trace file at `path`. A file whose
 /// header predates the field (one continued with `TraceWriter::append`) is left
@@ -35,8 +54,7 @@ pub(crate) fn record_max_events(path: &Path, most: u64) -> Result<()> {
     head.resize(len.max(HEADER_FIXED_LEN), 0);
     file.read_exact(&mut head[HEADER_FIXED_LEN..]).map_err(io)?;
     if let Some(at) = Header::max_events_offset(&head) {
-        file.write_all_at(&most.to_le_bytes(), at as u64)
-            .map_err(io)?;
+        write_all_at(&file, &most.to_le_bytes(), at as u64).map_err(io)?;
     }
     Ok(())
 }

@@ -1,8 +1,14 @@
 //! One module per command (with the options it takes); this one opens the
 //! segment they share and prints for them.
 
+#[cfg(not(windows))]
 pub mod daemon;
+#[cfg(not(windows))]
 mod daemon_health;
+#[cfg(windows)]
+mod linux_only;
+#[cfg(windows)]
+pub use linux_only::{daemon, stats};
 #[cfg(feature = "testing")]
 pub mod debug;
 pub mod echo;
@@ -17,6 +23,7 @@ pub mod merge;
 mod os_frequency;
 pub mod reset;
 pub mod seq;
+#[cfg(not(windows))]
 pub mod stats;
 pub mod sync;
 pub mod test_loop;
