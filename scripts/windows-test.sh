@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# Builds hrts for Windows (x86_64-pc-windows-gnu, with Debian's mingw-w64) and runs it
+# under Wine: the core's unit tests (the platform-independent protocol; the Linux-only
+# ones are cfg-gated), then `hrts.exe` checks: `now` agrees with Wine's system time
+# within 1 ms, `info` shows the counter source and its calibration, two processes share
+# one segment (unique stamps never repeat across them), and the Linux-only commands say
+# so. Debug builds only: this checks behaviour, not speed.
+#
+# Usage: scripts/windows-test.sh
+# Prints the core's cargo test summary, one line per CLI check, and finally
+# `windows: N passed, N failed`; exits non-zero if anything failed.
+#
+# Wine: the prefix is $HRTS_WINEPREFIX (default ~/.cache/hrts/wine), made on first use
+# (some seconds) and reused after. Wine releases before 9.0 (Debian 12 has 8.0) lack
+# bcryptprimitives.dll, without which no program of Rust 1.78 or later starts: a
+# stand-in (scripts/windows/bcryptprimitives.c) is built into the prefix, never shipped.
+set -u
+cd "$(dirname "$0")/.."
+
+TARGET=x86_64-pc-windows-gnu
+export WINEPREFIX="${HRTS_WINEPREFIX:-$HOME/.cache/hrts/wine}"
+export WINEDEBUG=-all
+export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER=wine
+# A segment of this run's own (Wine passes the environment to Windows programs).
+export HRTS_SEGMENT="/hrts-wintest-$$"
+
+passed=0
+failed=0
+pass() { echo "ok: $*"; passed=$((passed + 1)); }
+fail() { echo "FAILED: $*"; failed=$((failed + 1)); }
+finish() {
+    echo "windows: $passed passed, $failed failed"
+    [ "$failed" -eq 0 ]
+    exit
+}
+
+for tool in wine x86_64-w64-mingw32-gcc; do
+    if ! command -v "$tool" >/dev/null 2>&1; then
+        echo "windows: $tool not found: run scripts/bootstrap.sh (gcc-mingw-w64-x86-64, wine64)"
+        fail "tools"
+        finish
+    fi
+done
+
+# ---- The Wine prefix, with the bcryptprimitives.dll stand-in.
+mkdir -p "$WINEPREFIX"
+if [ ! -f "$WINEPREFIX/system.reg" ]; then
+    echo "== making the Wine prefix $WINEPREFIX (once)"
+    wine cmd /c exit >/dev/null 2>&1
+fi
+shim_src=scripts/windows/bcryptprimitives.c
+shim="$WINEPREFIX/drive_c/windows/system32/bcryptprimitives.dll"
+if [ ! -f "$shim" ] || [ "$shim_src" -nt "$shim" ]; then
+    x86_64-w64-mingw32-gcc -O2 -shared -o "$shim" "$shim_src" -ladvapi32 \
+        || { fail "building $shim_src"; finish; }
+fi
+
+# ---- The core's unit tests under Wine.
+echo "== hrts-core unit tests ($TARGET, under wine)"
+log="$(mktemp)"
+work="$(mktemp -d)"
+trap 'rm -rf "$log" "$work"' EXIT
+cargo test -p hrts-core --lib --target "$TARGET" >"$log" 2>&1
+rc=$?
+summary="$(grep -E '^test result:' "$log")"
+if [ -n "$summary" ]; then
+    echo "$summary"
+    grep -E '^test .* FAILED$' "$log" || true
+    p=$(echo "$summary" | sed -nE 's/.* ([0-9]+) passed.*/\1/p' | awk '{s+=$1} END {print s+0}')
+    f=$(echo "$summary" | sed -nE 's/.* ([0-9]+) failed.*/\1/p' | awk '{s+=$1} END {print s+0}')
+    passed=$((passed + p))
+    failed=$((failed + f))
+    [ "$rc" -eq 0 ] || sed -n '/^failures:$/,/^test result:/p' "$log" | head -n 80
+else
+    echo "no test summary (build or runner failure); last lines:"
+    tail -n 20 "$log"
+    fail "hrts-core unit tests"
+fi
+
+# ---- hrts.exe
+echo "== hrts.exe ($TARGET, under wine)"
+if ! cargo build -p hrts-cli --target "$TARGET" >"$log" 2>&1; then
+    tail -n 20 "$log"
+    fail "building hrts.exe"
+    finish
+fi
+target_dir=$(cargo metadata --format-version 1 --no-deps | sed -nE 's/.*"target_directory":"([^"]*)".*/\1/p')
+HRTS="$target_dir/$TARGET/debug/hrts.exe"
+
+# A process that keeps the segment for ~3 s: a Windows segment lives as long as some
+# process has it open, so the processes below attach to this one's.
+wine "$HRTS" test 4 1 >"$work/holder.out" 2>"$work/holder.err" &
+holder=$!
+for _ in $(seq 1 300); do
+    [ -s "$work/holder.out" ] && break
+    sleep 0.05
+done
+
+# `now` against the system time: Linux's clock around the whole Wine process, and the
+# offset `info` measures inside one Windows process (calendar minus timeline, the
+# narrowest of five brackets of GetSystemTimePreciseAsFileTime).
+before=$(date +%s%N)
+now=$(wine "$HRTS" now 2>&1)
+after=$(date +%s%N)
+if [[ "$now" =~ ^[0-9]+$ ]] && [ "$now" -ge $((before - 1000000)) ] \
+    && [ "$now" -le $((after + 1000000)) ]; then
+    pass "hrts.exe now $now lies between the system clock's $before and $after (±1 ms)"
+else
+    fail "hrts.exe now said '$now', outside [$before, $after] ± 1 ms"
+fi
+wine "$HRTS" info >"$work/info" 2>&1
+offset=$(sed -nE 's/^offset ns: (-?[0-9]+)$/\1/p' "$work/info")
+if [ -n "$offset" ] && [ "${offset#-}" -lt 1000000 ]; then
+    pass "hrts.exe info: the timeline is $offset ns from Wine's system time (< 1 ms)"
+else
+    fail "hrts.exe info: offset '${offset:-none}' ns from Wine's system time"
+fi
+source_line=$(grep -E '^source: ' "$work/info")
+if [ -n "$source_line" ] && grep -qE '^frequency: [0-9]+$' "$work/info" \
+    && grep -qE '^calibration spread ppb: [0-9]+$' "$work/info"; then
+    pass "hrts.exe info shows the counter ($source_line) and its calibration ($(grep -E '^frequency: ' "$work/info"))"
+else
+    fail "hrts.exe info lacks the source or the calibration:"
+    head -n 20 "$work/info"
+fi
+if grep -qx 'opened: attached' "$work/info"; then
+    pass "hrts.exe info attached to the segment the first process created"
+else
+    fail "hrts.exe info did not attach: $(grep '^opened' "$work/info")"
+fi
+
+# Two processes stamping at once on the one segment.
+wine "$HRTS" unique 20000 >"$work/a" 2>&1 &
+a=$!
+wine "$HRTS" unique 20000 >"$work/b" 2>&1 &
+b=$!
+wait "$a"; ra=$?
+wait "$b"; rb=$?
+lines=$(cat "$work/a" "$work/b" | grep -cE '^[0-9]+$')
+dups=$(cat "$work/a" "$work/b" | sort | uniq -d | wc -l)
+ordered=1
+for f in "$work/a" "$work/b"; do
+    sort -n -c -u "$f" 2>/dev/null || ordered=0
+done
+if [ "$ra" -eq 0 ] && [ "$rb" -eq 0 ] && [ "$lines" -eq 40000 ] && [ "$dups" -eq 0 ] \
+    && [ "$ordered" -eq 1 ]; then
+    pass "two hrts.exe processes: 40000 unique stamps, each process's increasing, none repeated"
+else
+    fail "two hrts.exe processes: exit $ra/$rb, $lines stamps, $dups repeated, ordered $ordered"
+fi
+wait "$holder" || fail "the holder (hrts.exe test 4 1) failed: $(tail -n 3 "$work/holder.err")"
+
+# The Linux-only commands say so.
+out=$(wine "$HRTS" daemon --foreground 2>&1)
+if [[ "$out" == *"exists only on Linux"* ]]; then
+    pass "hrts.exe daemon: $out"
+else
+    fail "hrts.exe daemon said: $out"
+fi
+finish
