@@ -25,7 +25,7 @@ if ! command -v cargo >/dev/null 2>&1 && [ -x "$HOME/.cargo/bin/cargo" ]; then
     export PATH="$HOME/.cargo/bin:$PATH"
 fi
 
-ALL_STAGES=(bootstrap version fmt clippy msrv docs cargo cross c musl packaging daemon-unit c-stats
+ALL_STAGES=(bootstrap version fmt clippy msrv docs cargo cross windows c musl packaging daemon-unit c-stats
             prometheus junit junit-jdk25 trace fuzz host adapters consumer maven-consumer doc-examples)
 declare -A DESCRIPTION
 describe() { DESCRIPTION[$1]=$2; }
@@ -37,6 +37,7 @@ describe msrv           "the minimum Rust version (scripts/msrv.sh)"
 describe docs           "rustdoc and javadoc -Xdoclint:all without warnings (scripts/docs-check.sh)"
 describe cargo          "Rust tests, with the testing feature's multi-process hooks (cargo nextest run --workspace --all-features, then the doc tests)"
 describe cross          "aarch64 and ppc64le under qemu-user (scripts/cross-test.sh)"
+describe windows        "x86_64-pc-windows-gnu under Wine: the core's unit tests and hrts.exe (now, info, unique across two processes) (scripts/windows-test.sh)"
 describe c              "the C ABI through include/hrts.h (tests/c/run.sh)"
 describe musl           "libhrts.so for musl: a musl-gcc program stamps in order with a glibc process on one segment and resets its base; on aarch64 (qemu-user) two musl processes stamp one segment (tests/c/musl.sh)"
 describe packaging      "cargo cinstall into a temporary prefix (SONAME, stripped, pkg-config) and the .deb: its fields and files, extracted and used, lintian, and (root) installed with dpkg -i, used and removed without a trace (tests/packaging/run.sh)"
@@ -273,6 +274,7 @@ stage_cargo() {
 }
 
 stage_cross()      { run_counted scripts/cross-test.sh; }
+stage_windows()    { run_counted scripts/windows-test.sh; }
 stage_c()          { prebuild_jni; run_counted tests/c/run.sh; }
 # After the jar, whose build makes the musl libhrts.so the stage links (no second musl build).
 stage_musl()       { need_jar; run_counted tests/c/musl.sh; }
