@@ -42,8 +42,9 @@ fi
 # chronyd service is kept from starting (below). valgrind, llvm-19 (llvm-mca, llvm-objdump):
 # scripts/cost-model.sh, the stamps' static cost model (llvm 19 knows Zen 4 and Sapphire
 # Rapids; where apt has no llvm-19, Debian's llvm, with fewer CPU models).
-# gcc-mingw-w64-x86-64 (the x86_64-pc-windows-gnu target's linker) and wine64: the
-# windows stage builds hrts for Windows and runs its tests under Wine (docs/windows.md).
+# gcc-mingw-w64-x86-64 (the x86_64-pc-windows-gnu target's linker), wine64 and wine (the
+# `wine` command, only recommended by wine64): the windows stage builds hrts for Windows
+# and runs its tests under Wine (docs/windows.md).
 if [ "$scope" = selftest ]; then
     pkgs=(gradle)
 else
@@ -51,7 +52,7 @@ else
           pkg-config libssl-dev dpkg-dev lintian systemd util-linux passwd
           gcc-aarch64-linux-gnu gcc-powerpc64le-linux-gnu
           libc6-dev-arm64-cross libc6-dev-ppc64el-cross qemu-user-static valgrind musl-tools
-          musl:arm64 musl-dev:arm64 gcc-mingw-w64-x86-64 wine64)
+          musl:arm64 musl-dev:arm64 gcc-mingw-w64-x86-64 wine64 wine)
     if apt-cache show llvm-19 >/dev/null 2>&1; then pkgs+=(llvm-19); else pkgs+=(llvm); fi
 fi
 if command -v dpkg-query >/dev/null 2>&1; then

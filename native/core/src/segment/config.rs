@@ -445,10 +445,25 @@ impl BoundOptions {
 /// directory's `hrts-<rid>`.
 #[cfg(windows)]
 pub fn default_seq_file(segment_name: &str) -> PathBuf {
-    std::env::var_os("LOCALAPPDATA")
+    seq_file_in_local(
+        std::env::var_os("LOCALAPPDATA"),
+        crate::os::euid(),
+        segment_name,
+    )
+}
+
+/// Windows: `<local application data>\hrts\<segment>.seq`, else the
+/// temporary directory's `hrts-<rid>\hrts\<segment>.seq`.
+#[cfg(windows)]
+pub(crate) fn seq_file_in_local(
+    local_app_data: Option<std::ffi::OsString>,
+    euid: u32,
+    segment_name: &str,
+) -> PathBuf {
+    local_app_data
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
-        .unwrap_or_else(|| std::env::temp_dir().join(format!("hrts-{}", crate::os::euid())))
+        .unwrap_or_else(|| std::env::temp_dir().join(format!("hrts-{euid}")))
         .join("hrts")
         .join(format!("{}.seq", segment_name.trim_start_matches('/')))
 }
@@ -464,6 +479,7 @@ pub fn default_seq_file(segment_name: &str) -> PathBuf {
     )
 }
 
+#[cfg_attr(windows, allow(dead_code))]
 pub(crate) fn seq_file_in(
     xdg_state_home: Option<std::ffi::OsString>,
     home: Option<std::ffi::OsString>,

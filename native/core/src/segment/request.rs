@@ -223,7 +223,14 @@ impl Vars<'_> {
             .unwrap_or_else(|| self.fallback_name())
     }
 
+    /// `<local application data>\\hrts\\<segment>.seq` (see [`default_seq_file`]).
+    #[cfg(windows)]
+    fn state_file(&self, segment: &str) -> PathBuf {
+        super::config::seq_file_in_local(self.path("LOCALAPPDATA"), self.euid, segment)
+    }
+
     /// `<state dir>/hrts/<segment>.seq` (see [`default_seq_file`]).
+    #[cfg(not(windows))]
     fn state_file(&self, segment: &str) -> PathBuf {
         seq_file_in(
             self.path("XDG_STATE_HOME"),
@@ -304,7 +311,11 @@ mod tests {
         resolve(req, env).unwrap_or_else(|e| panic!("{env:?}: {}", e.message()))
     }
 
+    #[cfg(not(windows))]
     const STATE: (&str, &str) = ("XDG_STATE_HOME", "/state");
+    // Windows keeps state in the local application data.
+    #[cfg(windows)]
+    const STATE: (&str, &str) = ("LOCALAPPDATA", "/state");
 
     #[test]
     fn the_name_is_the_requests_else_hrts_segment_else_the_users() {
@@ -379,13 +390,21 @@ mod tests {
         );
         assert_eq!(seq(&same, &env_named), own("hrts-4242"));
         // The state directory falls back as default_seq_file's does.
+        #[cfg(not(windows))]
+        {
+            assert_eq!(
+                seq(&OpenRequest::named("/mine"), &[("HOME", "/home/u")]),
+                Path::new("/home/u/.local/state/hrts/mine.seq")
+            );
+            assert_eq!(
+                seq(&OpenRequest::named("/mine"), &[]),
+                Path::new("/var/tmp/hrts-4242/hrts/mine.seq")
+            );
+        }
+        #[cfg(windows)]
         assert_eq!(
             seq(&OpenRequest::named("/mine"), &[("HOME", "/home/u")]),
-            Path::new("/home/u/.local/state/hrts/mine.seq")
-        );
-        assert_eq!(
-            seq(&OpenRequest::named("/mine"), &[]),
-            Path::new("/var/tmp/hrts-4242/hrts/mine.seq")
+            std::env::temp_dir().join("hrts-4242/hrts/mine.seq")
         );
     }
 
