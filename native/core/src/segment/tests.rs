@@ -218,6 +218,66 @@ fn a_live_writer_is_never_robbed() {
     assert!(base.now_ns() >= t0, "readers do not wait for the writer");
 }
 
+/// Set in the child of [`a_killed_holder_of_the_writer_role_is_taken_over`]:
+/// the segment whose writer role it holds until it is killed.
+const ROLE_HOLDER_ENV: &str = "HRTS_TEST_ROLE_HOLDER";
+
+#[test]
+fn a_killed_holder_of_the_writer_role_is_taken_over() {
+    if let Ok(name) = std::env::var(ROLE_HOLDER_ENV) {
+        // The child: this test binary run again for this test alone.
+        let mut cfg = Config::named(&name);
+        cfg.evaluate_reliability = false;
+        let base = SharedBase::open(&cfg).unwrap();
+        base.hold_writer_role_for_test().unwrap();
+        // On a line of its own: libtest has just printed "test NAME ... ".
+        println!("\nrole held");
+        std::io::Write::flush(&mut std::io::stdout()).unwrap();
+        loop {
+            std::thread::sleep(std::time::Duration::from_secs(1));
+        }
+    }
+    let t = TestName::new("killedholder");
+    let base = SharedBase::open(&t.cfg()).unwrap();
+    let mut child = hrts_test_support::process::Reaped(
+        std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "segment::tests::a_killed_holder_of_the_writer_role_is_taken_over",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(ROLE_HOLDER_ENV, &t.0)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let out = std::io::BufReader::new(child.0.stdout.take().unwrap());
+    let held = std::io::BufRead::lines(out).any(|l| l.is_ok_and(|l| l == "role held"));
+    assert!(held, "the child took the writer role");
+    let word = base.header().seq.load(SeqCst);
+    assert_ne!(seq_writer(word), 0, "the child holds the word");
+    assert!(
+        !base.force_move(),
+        "a live holder in another process is not robbed"
+    );
+    let before = base.now_ns();
+    // Killed (SIGKILL, TerminateProcess): it releases nothing itself; the
+    // kernel releases its lock (Linux) or abandons its mutex (Windows).
+    child.0.kill().unwrap();
+    child.0.wait().unwrap();
+    base.next_probe_ns.store(0, SeqCst);
+    base.last_probed.store(0, SeqCst);
+    assert!(base.force_move(), "the killed holder's role is taken over");
+    assert_eq!(
+        seq_writer(base.header().seq.load(SeqCst)),
+        0,
+        "and released"
+    );
+    assert!(base.now_ns() >= before);
+}
+
 #[test]
 fn a_holder_in_another_handle_is_proven_alive_by_its_lock_not_its_pid() {
     // Two handles of one process have two open file descriptions of the name,
