@@ -4,7 +4,8 @@
 # ones are cfg-gated), then `hrts.exe` checks: `now` agrees with Wine's system time
 # within 1 ms, `info` shows the counter source and its calibration, two processes share
 # one segment (unique stamps never repeat across them), and the Linux-only commands say
-# so. Debug builds only: this checks behaviour, not speed.
+# so; then hrts.dll from C (tests/windows/hrts_dll_test.c: stamps, unique stamps,
+# sequence numbers, an invalid name). Debug builds only: this checks behaviour, not speed.
 #
 # Usage: scripts/windows-test.sh
 # Prints the core's cargo test summary, one line per CLI check, and finally
@@ -156,5 +157,33 @@ if [[ "$out" == *"exists only on Linux"* ]]; then
     pass "hrts.exe daemon: $out"
 else
     fail "hrts.exe daemon said: $out"
+fi
+
+# ---- hrts.dll from C: the test program beside the DLL (Windows looks there first).
+echo "== hrts.dll from C ($TARGET, under wine)"
+if ! cargo build -p hrts-capi --target "$TARGET" >"$log" 2>&1; then
+    tail -n 20 "$log"
+    fail "building hrts.dll"
+    finish
+fi
+cp "$target_dir/$TARGET/debug/hrts.dll" "$work/"
+if ! x86_64-w64-mingw32-gcc -std=c11 -Wall -Wextra -Werror -Iinclude \
+    tests/windows/hrts_dll_test.c -o "$work/hrts_dll_test.exe" \
+    -L"$target_dir/$TARGET/debug" -lhrts >"$log" 2>&1; then
+    cat "$log"
+    fail "compiling tests/windows/hrts_dll_test.c"
+    finish
+fi
+# Its sequence file in this run's directory (a Unix path is Z:\... under Wine).
+HRTS_SEGMENT="/hrts-wintest-c-$$" HRTS_SEQ_FILE="$work/c.seq" \
+    wine "$work/hrts_dll_test.exe" >"$work/c.out" 2>&1
+rc=$?
+cat "$work/c.out"
+p=$(grep -c '^ok: ' "$work/c.out")
+f=$(grep -c '^FAILED: ' "$work/c.out")
+passed=$((passed + p))
+failed=$((failed + f))
+if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+    fail "hrts_dll_test.exe exited with $rc"
 fi
 finish

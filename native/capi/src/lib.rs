@@ -35,6 +35,8 @@ mod counter;
 mod handle;
 mod segment_types;
 mod segments;
+// The statistics (hrts_stats_*) live in System V shared memory: Linux only.
+#[cfg(not(windows))]
 mod statistics;
 mod status;
 mod time;
@@ -50,6 +52,7 @@ pub use segment_types::{
     HRTS_OPEN_OPTIONS_VERSION,
 };
 pub use segments::*;
+#[cfg(not(windows))]
 pub use statistics::*;
 pub use status::HrtsStatus;
 pub use time::*;
