@@ -51,7 +51,8 @@ pub fn object_name(name: &str, suffix: &str) -> String {
 
 /// A mapped view of a segment's mapping; unmapped and closed on drop.
 pub struct Page {
-    mapping: Handle,
+    /// Kept open for as long as the view is mapped, then closed.
+    _mapping: Handle,
     ptr: *mut u8,
     size: usize,
 }
@@ -92,7 +93,7 @@ impl Page {
             )
         };
         let page = Page {
-            mapping,
+            _mapping: mapping,
             ptr,
             size: spec.size,
         };
@@ -127,13 +128,12 @@ impl Page {
 impl Drop for Page {
     fn drop(&mut self) {
         // SAFETY: the view was mapped by `map` and is unmapped once; the
-        // mapping handle closes after it (Handle's drop).
+        // mapping handle closes after it (the field's drop).
         unsafe {
             UnmapViewOfFile(MEMORY_MAPPED_VIEW_ADDRESS {
                 Value: self.ptr.cast(),
             })
         };
-        let _ = &self.mapping;
     }
 }
 
