@@ -507,8 +507,7 @@ export HRTS_STATS_SEGMENT="/hrts-stats-test-$$"
 declare -A BESIDE=([host]=fuzz [trace]=fuzz [doc-examples]=junit [packaging]=junit-jdk25
                    [cross]=cargo [msrv]=cargo [windows]=cargo)
 # Whichever of cross, windows and msrv outlasts the cargo stage goes on beside the c
-# stage, and
-# packaging beside the fuzz stage.
+# stage, and packaging beside the fuzz stage.
 declare -A JOIN_AFTER=([doc-examples]=maven-consumer [packaging]=fuzz [cross]=c [windows]=c [msrv]=c)
 declare -A BESIDE_NICE=([cross]=19 [windows]=19 [msrv]=19)
 # What a stage beside another needs built first (two Gradle builds at once would wait
