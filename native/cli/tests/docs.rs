@@ -150,3 +150,187 @@ fn the_help_names_every_environment_variable_the_libraries_read() {
         );
     }
 }
+
+/// `hrts ARGS... --help` (long help: every option with its text).
+fn help_of(path: &[String]) -> String {
+    let out = common::command()
+        .args(path)
+        .arg("--help")
+        .env_remove("COLUMNS")
+        .output()
+        .expect("run hrts ... --help");
+    assert!(
+        out.status.success(),
+        "hrts {} --help failed",
+        path.join(" ")
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The lines of a help section (`Commands:`, `Options:`) up to the next heading.
+fn section<'a>(help: &'a str, heading: &str) -> Vec<&'a str> {
+    help.lines()
+        .skip_while(|l| *l != heading)
+        .skip(1)
+        .take_while(|l| l.is_empty() || l.starts_with(' '))
+        .collect()
+}
+
+/// A command of `hrts` as its help describes it.
+struct Command {
+    path: Vec<String>,
+    subcommands: Vec<String>,
+    /// Long options, `--help` and `--version` left out.
+    options: Vec<String>,
+}
+
+/// Every command of `hrts`, walked from `hrts --help` through each
+/// subcommand's help, so a new command or option is found without a list here.
+fn commands() -> Vec<Command> {
+    let mut found = Vec::new();
+    let mut todo = vec![Vec::<String>::new()];
+    while let Some(path) = todo.pop() {
+        let help = help_of(&path);
+        let subcommands: Vec<String> = section(&help, "Commands:")
+            .iter()
+            // A name is indented by two; its wrapped text by more.
+            .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+            .filter_map(|l| l.split_whitespace().next())
+            // `help` is clap's; `debug` only exists in test builds (the `testing`
+            // feature) and breaks the segment protocol on purpose: not for users.
+            .filter(|name| *name != "help" && *name != "debug")
+            .map(str::to_owned)
+            .collect();
+        let options = section(&help, "Options:")
+            .iter()
+            .filter(|l| {
+                let t = l.trim_start();
+                t.starts_with('-') && l.len() - t.len() <= 6
+            })
+            .filter_map(|l| l.split_whitespace().find(|w| w.starts_with("--")))
+            .map(|w| w.trim_end_matches(',').to_owned())
+            .filter(|o| o != "--help" && o != "--version")
+            .collect();
+        for sub in &subcommands {
+            let mut p = path.clone();
+            p.push(sub.clone());
+            todo.push(p);
+        }
+        found.push(Command {
+            path,
+            subcommands,
+            options,
+        });
+    }
+    found.sort_by(|a, b| a.path.cmp(&b.path));
+    found
+}
+
+/// The first cell of a markdown table row (`\|` is a pipe inside a cell).
+fn first_cell(row: &str) -> &str {
+    let body = &row[1..];
+    let bytes = body.as_bytes();
+    let end = (0..bytes.len())
+        .find(|&i| bytes[i] == b'|' && (i == 0 || bytes[i - 1] != b'\\'))
+        .unwrap_or(body.len());
+    &body[..end]
+}
+
+/// Whether `text` names `option` (not as the start of a longer option).
+fn names_option(text: &str, option: &str) -> bool {
+    text.match_indices(option).any(|(i, _)| {
+        !text[i + option.len()..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '-')
+    })
+}
+
+#[test]
+fn docs_cli_md_names_every_option_of_every_command() {
+    let path = repo().join("docs/cli.md");
+    let doc = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    // The quoted `hrts --help` would name the top-level options by itself.
+    let prose = match (doc.find(BEGIN), doc.find(END)) {
+        (Some(a), Some(b)) => format!("{}{}", &doc[..a], &doc[b..]),
+        _ => doc.clone(),
+    };
+    let commands = commands();
+    assert!(
+        commands.len() > 15,
+        "the walk of `hrts --help` found only {} commands",
+        commands.len()
+    );
+    let top = &commands[0];
+    assert!(top.path.is_empty());
+    let subcommands_of = |path: &[String]| -> &[String] {
+        commands
+            .iter()
+            .find(|c| c.path == path)
+            .map_or(&[], |c| c.subcommands.as_slice())
+    };
+    // Each table row whose first cell shows `hrts COMMAND ...` documents that
+    // command; a cell may show several (`hrts trace info FILE`, `hrts trace dump FILE`).
+    let mut rows: Vec<(Vec<String>, &str)> = Vec::new();
+    for row in prose.lines().filter(|l| l.starts_with("| `hrts")) {
+        for shown in first_cell(row).split("`hrts").skip(1) {
+            let mut p: Vec<String> = Vec::new();
+            for word in shown
+                .split(|c: char| c.is_whitespace() || c == '`')
+                .filter(|w| !w.is_empty())
+            {
+                if subcommands_of(&p).iter().any(|s| s == word) {
+                    p.push(word.to_owned());
+                } else {
+                    break;
+                }
+            }
+            rows.push((p, row));
+        }
+    }
+    let mut missing = Vec::new();
+    for option in &top.options {
+        if !names_option(&prose, option) {
+            missing.push(format!(
+                "`hrts {option}` (an option of every command) is named nowhere in \
+                 docs/cli.md: describe it where the doc says which segment a command uses"
+            ));
+        }
+    }
+    for command in &commands[1..] {
+        let own: Vec<&String> = command
+            .options
+            .iter()
+            .filter(|o| !top.options.contains(o))
+            .collect();
+        // A command that only groups others (`hrts trace`) needs no row of its own.
+        if own.is_empty() && !command.subcommands.is_empty() {
+            continue;
+        }
+        let name = command.path.join(" ");
+        let documented: Vec<&str> = rows
+            .iter()
+            .filter(|(p, _)| *p == command.path)
+            .map(|(_, row)| *row)
+            .collect();
+        if documented.is_empty() {
+            missing.push(format!(
+                "`hrts {name}` has no row in docs/cli.md's command tables: add a row \
+                 `| \\`hrts {name} ...\\` | ... |` naming its options {own:?}"
+            ));
+            continue;
+        }
+        for option in own {
+            if !documented.iter().any(|row| names_option(row, option)) {
+                missing.push(format!(
+                    "`hrts {name} {option}` is not named in the docs/cli.md row of \
+                     `hrts {name}`: add it there as `hrts {name} --help` describes it"
+                ));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "docs/cli.md does not describe every option of every command \
+         (it promises to; `debug` is exempt, a test-build command):\n  {}",
+        missing.join("\n  ")
+    );
+}
