@@ -334,3 +334,155 @@ fn docs_cli_md_names_every_option_of_every_command() {
         missing.join("\n  ")
     );
 }
+
+/// The `"HRTS_..."` string literals of some text (Java and C sources).
+fn quoted_variables(text: &str) -> Vec<String> {
+    text.split("\"HRTS_")
+        .skip(1)
+        .filter_map(|piece| {
+            let tail: String = piece
+                .chars()
+                .take_while(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == '_')
+                .collect();
+            piece[tail.len()..]
+                .starts_with('"')
+                .then(|| format!("HRTS_{tail}"))
+        })
+        .collect()
+}
+
+/// Every file under `dir` whose name ends with `ext`.
+fn files_under(dir: &Path, ext: &str) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.to_string_lossy().ends_with(ext) {
+                found.push(path);
+            }
+        }
+    }
+    found
+}
+
+/// The C constants of include/hrts.h named `HRTS_...` (status codes such as
+/// `HRTS_E_OS`, which the C library's status names quote as strings).
+fn c_constants() -> Vec<String> {
+    let header = std::fs::read_to_string(repo().join("include/hrts.h")).unwrap();
+    header
+        .lines()
+        .filter_map(|l| {
+            let l = l.trim_start();
+            let l = l.strip_prefix("#define ").unwrap_or(l);
+            let name: String = l
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            (name.starts_with("HRTS_") && !name.ends_with("_H")).then_some(name)
+        })
+        .collect()
+}
+
+/// Every `HRTS_*` environment variable the non-test sources read: Rust library
+/// and command code of every crate, the Java library, the C header.
+fn variables_read_anywhere() -> Vec<String> {
+    let mut all = Vec::new();
+    for entry in std::fs::read_dir(repo().join("native")).unwrap() {
+        let krate = entry.unwrap().file_name().to_string_lossy().into_owned();
+        if repo().join("native").join(&krate).join("src").is_dir() {
+            all.extend(variables_read_by(&krate));
+        }
+    }
+    for (dir, ext) in [("java/src/main", ".java"), ("include", ".h")] {
+        for file in files_under(&repo().join(dir), ext) {
+            all.extend(quoted_variables(&std::fs::read_to_string(file).unwrap()));
+        }
+    }
+    // C status names (`HRTS_E_OS`, `"HRTS_E_UNKNOWN_STATUS"` for a value that is none)
+    // are strings of the C library, not variables.
+    let constants = c_constants();
+    all.retain(|v| !constants.contains(v) && !v.starts_with("HRTS_E_"));
+    all.sort();
+    all.dedup();
+    all
+}
+
+/// Hooks of test builds and of `hrts debug` (the `testing` feature), not for users.
+fn test_only(var: &str) -> bool {
+    var.starts_with("HRTS_TEST_") || var.starts_with("HRTS_FUZZ_")
+}
+
+const TESTS_ONLY_HEADING: &str = "\n## Tests only\n";
+
+#[test]
+fn docs_configuration_md_names_every_variable_read_and_only_those() {
+    let path = repo().join("docs/configuration.md");
+    let doc = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    let (users, tests) = match doc.find(TESTS_ONLY_HEADING) {
+        Some(at) => {
+            let rest = &doc[at + TESTS_ONLY_HEADING.len()..];
+            let end = rest.find("\n## ").unwrap_or(rest.len());
+            (
+                format!("{}{}", &doc[..at], &rest[end..]),
+                rest[..end].to_owned(),
+            )
+        }
+        None => (doc.clone(), String::new()),
+    };
+    let read = variables_read_anywhere();
+    for must in [
+        "HRTS_SEGMENT",
+        "HRTS_STATS_PROGRAM",
+        "HRTS_TEST_BOUND",
+        "HRTS_ITC_TICK_NS",
+    ] {
+        assert!(
+            read.iter().any(|v| v == must),
+            "the scan missed {must}: {read:?}"
+        );
+    }
+    let names = |text: &str, var: &str| {
+        text.match_indices(var).any(|(i, _)| {
+            !text[i + var.len()..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+        })
+    };
+    let mut wrong = Vec::new();
+    for var in &read {
+        if test_only(var) {
+            if !names(&tests, var) {
+                wrong.push(format!(
+                    "{var} is read by the sources but not named under docs/configuration.md's \
+                     heading `## Tests only`: describe it there (it is a test build's hook)"
+                ));
+            }
+        } else if !names(&users, var) {
+            wrong.push(format!(
+                "{var} is read by the sources but named nowhere in docs/configuration.md \
+                 outside `## Tests only`: add a row for it to the table of its part"
+            ));
+        }
+    }
+    let mut documented = quoted_variables(&doc.replace('`', "\""));
+    documented.extend(
+        doc.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter(|w| w.starts_with("HRTS_") && w.len() > 5)
+            .map(str::to_owned),
+    );
+    documented.sort();
+    documented.dedup();
+    for var in documented.iter().filter(|v| !read.contains(v)) {
+        wrong.push(format!(
+            "docs/configuration.md names {var}, which no source reads (Rust src, Java \
+             src/main, include/): remove it, or name what reads it"
+        ));
+    }
+    assert!(
+        wrong.is_empty(),
+        "docs/configuration.md does not match the environment variables the sources read:\n  {}",
+        wrong.join("\n  ")
+    );
+}
