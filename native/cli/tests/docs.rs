@@ -486,3 +486,54 @@ fn docs_configuration_md_names_every_variable_read_and_only_those() {
         wrong.join("\n  ")
     );
 }
+
+/// The functions include/hrts.h declares: each name followed by `(` at the
+/// end of a declaration's first line (the header is cbindgen's, one
+/// declaration per statement, return type first).
+fn c_functions() -> Vec<String> {
+    let header = std::fs::read_to_string(repo().join("include/hrts.h")).unwrap();
+    let mut found: Vec<String> = header
+        .lines()
+        .filter(|l| !l.starts_with(' ') && !l.starts_with('#') && !l.starts_with("/*"))
+        .filter_map(|l| {
+            let before = &l[..l.find('(')?];
+            let name = before.rsplit([' ', '*']).next()?;
+            name.starts_with("hrts_").then(|| name.to_owned())
+        })
+        .collect();
+    found.sort();
+    found.dedup();
+    found
+}
+
+#[test]
+fn docs_c_md_names_every_function_of_the_header() {
+    let functions = c_functions();
+    for must in [
+        "hrts_get_epoch_nanoseconds",
+        "hrts_segment_open",
+        "hrts_stats_start",
+    ] {
+        assert!(
+            functions.iter().any(|f| f == must),
+            "the scan of include/hrts.h missed {must}: {functions:?}"
+        );
+    }
+    let doc = std::fs::read_to_string(repo().join("docs/c.md")).unwrap();
+    let missing: Vec<&String> = functions
+        .iter()
+        .filter(|f| {
+            !doc.match_indices(f.as_str()).any(|(i, _)| {
+                !doc[i + f.len()..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+            })
+        })
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "docs/c.md does not name {} of the {} functions include/hrts.h declares: {missing:?}.\n\
+         Name each in full (not as `_ordered` after another) where docs/c.md lists the \
+         functions of its part, with what it does as the header's comment says.",
+        missing.len(),
+        functions.len()
+    );
+}
