@@ -537,3 +537,55 @@ fn docs_c_md_names_every_function_of_the_header() {
         functions.len()
     );
 }
+
+/// The public methods of a Java class: members (indented by four) declared
+/// `public`, whose first line holds the name and its `(`; the constructor left out.
+fn java_public_methods(path: &str, class: &str) -> Vec<String> {
+    let source = std::fs::read_to_string(repo().join(path)).unwrap();
+    let mut found: Vec<String> = source
+        .lines()
+        .filter(|l| l.starts_with("    public ") && !l.starts_with("     "))
+        .filter_map(|l| {
+            let before = &l[..l.find('(')?];
+            if before.contains('=') {
+                return None;
+            }
+            let name = before.rsplit(' ').next()?;
+            (name != class).then(|| name.to_owned())
+        })
+        .collect();
+    found.sort();
+    found.dedup();
+    found
+}
+
+#[test]
+fn docs_java_md_names_every_public_method_of_high_res_timestamp() {
+    let methods = java_public_methods(
+        "java/src/main/java/io/hrts/HighResTimestamp.java",
+        "HighResTimestamp",
+    );
+    for must in ["getEpochNanoseconds", "calcTimeStamp", "commitWait"] {
+        assert!(
+            methods.iter().any(|m| m == must),
+            "the scan of HighResTimestamp.java missed {must}: {methods:?}"
+        );
+    }
+    let doc = std::fs::read_to_string(repo().join("docs/java.md")).unwrap();
+    let missing: Vec<&String> = methods
+        .iter()
+        .filter(|m| {
+            // `name(`, `name` or `HighResTimestamp.name(`, each in code quotes.
+            !doc.contains(&format!("`{m}("))
+                && !doc.contains(&format!("`{m}`"))
+                && !doc.contains(&format!("`HighResTimestamp.{m}("))
+        })
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "docs/java.md does not name {} of the {} public methods of io.hrts.HighResTimestamp: \
+         {missing:?}.\nDescribe each under `## The API` as `name(...)`, from its Javadoc.",
+        missing.len(),
+        methods.len()
+    );
+}

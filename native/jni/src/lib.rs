@@ -4,7 +4,7 @@
 //!
 //! # Layout
 //!
-//! - [`exports`]: the 25 `Java_io_hrts_Native_*` functions, one per native
+//! - [`exports`]: the 28 `Java_io_hrts_Native_*` functions, one per native
 //!   method, and nothing else (a JUnit test checks the library's dynamic
 //!   symbols against the class);
 //! - [`calls`]: what each does in Rust terms, unit-tested without a JVM;
