@@ -589,3 +589,62 @@ fn docs_java_md_names_every_public_method_of_high_res_timestamp() {
         methods.len()
     );
 }
+
+/// The entries of a directory of the repository, as `dir/name`.
+fn entries_of(dir: &str) -> Vec<String> {
+    let mut found: Vec<String> = std::fs::read_dir(repo().join(dir))
+        .unwrap()
+        .map(|e| format!("{dir}/{}", e.unwrap().file_name().to_string_lossy()))
+        .collect();
+    found.sort();
+    found
+}
+
+#[test]
+fn developers_md_names_every_stage_crate_test_directory_and_script() {
+    let doc = std::fs::read_to_string(repo().join("DEVELOPERS.md")).unwrap();
+    let mut missing = Vec::new();
+    let test_sh = std::fs::read_to_string(repo().join("scripts/test.sh")).unwrap();
+    let stages: Vec<&str> = test_sh
+        .lines()
+        .filter_map(|l| l.strip_prefix("describe "))
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert!(
+        stages.len() > 20,
+        "found only the stages {stages:?} in scripts/test.sh"
+    );
+    for stage in stages {
+        if !doc.contains(&format!("| `{stage}` |")) {
+            missing.push(format!(
+                "the stage {stage} of scripts/test.sh has no row `| \\`{stage}\\` | ... |` in \
+                 DEVELOPERS.md's table of stages: add one, as `scripts/test.sh --list` describes it"
+            ));
+        }
+    }
+    // Where things live: every crate, test directory, packaging directory and script.
+    let mut paths = Vec::new();
+    for dir in ["native", "tests", "packaging", "scripts"] {
+        paths.extend(entries_of(dir));
+    }
+    for path in paths.iter().filter(|p| !p.ends_with(".md")) {
+        let name = path.rsplit('/').next().unwrap();
+        // Scripts are named by file in the `scripts/` row; the others by path.
+        let named = if path.starts_with("scripts/") {
+            doc.contains(&format!("`{name}`")) || doc.contains(&format!("`{path}`"))
+        } else {
+            doc.contains(&format!("`{path}`")) || doc.contains(&format!("`{path}/`"))
+        };
+        if !named {
+            missing.push(format!(
+                "{path} is not named in DEVELOPERS.md (as `{path}`): say what it is under \
+                 `## Where things live`"
+            ));
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "DEVELOPERS.md does not describe the repository as it is:\n  {}",
+        missing.join("\n  ")
+    );
+}
