@@ -648,3 +648,35 @@ fn developers_md_names_every_stage_crate_test_directory_and_script() {
         missing.join("\n  ")
     );
 }
+
+#[test]
+fn docs_cli_md_environment_table_names_every_variable_of_the_help() {
+    let help = help();
+    let environment = help
+        .split("\nEnvironment:\n")
+        .nth(1)
+        .expect("an Environment section")
+        .split("\n\n")
+        .next()
+        .unwrap();
+    let doc = std::fs::read_to_string(repo().join("docs/cli.md")).unwrap();
+    let table = doc
+        .split("\n## Environment\n")
+        .nth(1)
+        .expect("docs/cli.md has a section `## Environment`")
+        .split("\n## ")
+        .next()
+        .unwrap();
+    let missing: Vec<&str> = environment
+        .lines()
+        .filter_map(|l| l.strip_prefix("  "))
+        .filter(|l| l.starts_with("HRTS_"))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|var| !table.contains(&format!("`{var}`")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "docs/cli.md's `## Environment` table lacks {missing:?}, which `hrts --help` lists: \
+         add a row for each, as the help and docs/configuration.md describe it"
+    );
+}
