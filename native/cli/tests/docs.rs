@@ -680,3 +680,51 @@ fn docs_cli_md_environment_table_names_every_variable_of_the_help() {
          add a row for each, as the help and docs/configuration.md describe it"
     );
 }
+
+#[test]
+fn every_exit_code_of_the_help_is_in_cli_md_and_operations_md() {
+    let help = help();
+    let codes: Vec<String> = help
+        .split("\nExit status:\n")
+        .nth(1)
+        .expect("an Exit status section")
+        .lines()
+        .filter_map(|l| l.strip_prefix("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|w| w.chars().all(|c| c.is_ascii_digit()))
+        .map(str::to_owned)
+        .collect();
+    assert!(
+        codes.len() >= 5,
+        "found only the exit codes {codes:?} in the help"
+    );
+    let cli = std::fs::read_to_string(repo().join("docs/cli.md")).unwrap();
+    let operations = std::fs::read_to_string(repo().join("docs/operations.md")).unwrap();
+    // operations.md sums them up in one sentence: "Exit codes: 0 ok, 1 ..., 5 ...".
+    let sentence = operations
+        .split("Exit codes:")
+        .nth(1)
+        .expect("docs/operations.md has a sentence `Exit codes: ...`")
+        .split("Errors go")
+        .next()
+        .unwrap()
+        .replace('\n', " ");
+    let mut missing = Vec::new();
+    for code in &codes {
+        if !cli.contains(&format!("\n| {code} |")) {
+            missing.push(format!(
+                "docs/cli.md's Exit status table has no row `| {code} | ... |`"
+            ));
+        }
+        if !sentence.contains(&format!(" {code} ")) {
+            missing.push(format!(
+                "docs/operations.md's `Exit codes: ...` sentence does not give {code}"
+            ));
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "the exit codes `hrts --help` lists ({codes:?}) are not all documented:\n  {}",
+        missing.join("\n  ")
+    );
+}
