@@ -1,6 +1,19 @@
-//! What the documentation says about the `hrts` command matches the command:
-//! docs/cli.md quotes `hrts --help` exactly, and the help names every
-//! environment variable the libraries read.
+//! The docs cannot go stale: what they list is checked against the command and
+//! the sources, so adding a command option, an `HRTS_*` variable, a C function,
+//! a public Java method, a test stage or a directory without its doc fails here.
+//!
+//! - docs/cli.md quotes `hrts --help` exactly, names every option of every
+//!   command (walked from the help), every variable of the help's Environment
+//!   section and every exit code (as docs/operations.md does);
+//! - the help names every environment variable the libraries read;
+//! - docs/configuration.md names every `HRTS_*` variable the Rust, Java and C
+//!   sources read (test hooks under `## Tests only`) and none that nothing reads;
+//! - docs/c.md names every function of include/hrts.h;
+//! - docs/java.md names every public method of `io.hrts.HighResTimestamp`;
+//! - DEVELOPERS.md names every stage of scripts/test.sh and every crate, test
+//!   directory, packaging directory and script.
+//!
+//! Each failure says what is missing, where, and what to write.
 
 use std::path::{Path, PathBuf};
 
