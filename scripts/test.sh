@@ -523,7 +523,14 @@ start_beside() { # STAGE
     built="${!BUILT[*]}"
     echo "($s starts beside ${BESIDE[$s]}; its output follows when both have ended)"
     # In a process group of its own, which the exit trap stops whole if this run ends first.
-    HRTS_TEST_ISOLATED='' HRTS_TEST_BUILT="$built" setsid nice -n "${BESIDE_NICE[$s]:-0}" "$SELF" "$s" \
+    # A new session is a scheduling group of its own where the kernel groups sessions
+    # (sched_autogroup), and a niceness counts only inside its group: the stage sets its
+    # group's niceness too (from inside, once it is the session), or it would take a
+    # full share beside the run.
+    HRTS_TEST_ISOLATED='' HRTS_TEST_BUILT="$built" setsid bash -c '
+        n=$1; shift
+        [ "$n" = 0 ] || { echo "$n" > /proc/self/autogroup; } 2>/dev/null || true
+        exec nice -n "$n" "$@"' beside "${BESIDE_NICE[$s]:-0}" "$SELF" "$s" \
         > "$LOG_DIR/beside.$s.log" 2>&1 &
     BESIDE_PID[$s]=$!
 }
