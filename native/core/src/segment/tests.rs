@@ -239,8 +239,19 @@ fn a_killed_holder_of_the_writer_role_is_taken_over() {
     }
     let t = TestName::new("killedholder");
     let base = SharedBase::open(&t.cfg()).unwrap();
+    // Under an emulator (scripts/cross-test.sh), the child runs under the same one.
+    let runner = std::env::var("HRTS_TEST_SELF_RUNNER").unwrap_or_default();
+    let mut words = runner.split_whitespace();
+    let mut command = match words.next() {
+        Some(emulator) => {
+            let mut c = std::process::Command::new(emulator);
+            c.args(words).arg(std::env::current_exe().unwrap());
+            c
+        }
+        None => std::process::Command::new(std::env::current_exe().unwrap()),
+    };
     let mut child = hrts_test_support::process::Reaped(
-        std::process::Command::new(std::env::current_exe().unwrap())
+        command
             .args([
                 "--exact",
                 "segment::tests::a_killed_holder_of_the_writer_role_is_taken_over",
@@ -349,7 +360,10 @@ fn a_stopped_holder_costs_stamps_nothing_and_its_late_line_stays_above_them() {
             };
             worst = worst.max(off);
         }
-        assert!(count > 1000, "{count} stamps in 200 ms: they waited");
+        // A stamp that waited for the holder would wait out a tie interval (2 ms):
+        // at most 100 in 200 ms. (On an idle machine tens of thousands; 657 under
+        // qemu on a loaded one.)
+        assert!(count > 300, "{count} stamps in 200 ms: they waited");
         assert!(worst < 1_000_000, "a stamp {worst} ns off the calendar");
         let marked = b.header().seq.load(SeqCst);
         assert_eq!(marked & !SEQ_STALE, word, "not robbed, not published");
