@@ -124,16 +124,21 @@ fn variables_read_by(krate: &str) -> Vec<String> {
     found
 }
 
-#[test]
-fn the_help_names_every_environment_variable_the_libraries_read() {
-    let help = help();
-    let environment = help
+/// The Environment section of `hrts --help`.
+fn help_environment() -> String {
+    help()
         .split("\nEnvironment:\n")
         .nth(1)
         .expect("an Environment section")
         .split("\n\n")
         .next()
-        .unwrap();
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn the_help_names_every_environment_variable_the_libraries_read() {
+    let environment = help_environment();
     let mut all = Vec::new();
     for krate in ["core", "stats", "trace"] {
         let vars = variables_read_by(krate);
@@ -664,14 +669,7 @@ fn developers_md_names_every_stage_crate_test_directory_and_script() {
 
 #[test]
 fn docs_cli_md_environment_table_names_every_variable_of_the_help() {
-    let help = help();
-    let environment = help
-        .split("\nEnvironment:\n")
-        .nth(1)
-        .expect("an Environment section")
-        .split("\n\n")
-        .next()
-        .unwrap();
+    let environment = help_environment();
     let doc = std::fs::read_to_string(repo().join("docs/cli.md")).unwrap();
     let table = doc
         .split("\n## Environment\n")
