@@ -510,20 +510,28 @@ mod tests {
             };
             w.fetch_xor(1 << ((rng >> 16) % 64), Relaxed);
             // Every tenth flip is followed by a draw, however the threads are
-            // scheduled (on a loaded machine the drawers may not run at all
-            // between flips that only yield).
-            std::thread::yield_now();
+            // scheduled. The flipper never yields between flips: beside four
+            // spinning drawers each yield gave a drawer a whole time slice, and
+            // 10,000 of them took 100-360 s on a loaded 2-core machine.
             if !rng.is_multiple_of(10) {
                 continue;
             }
             let seen = drawn.load(Relaxed);
             let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+            let mut spins = 0u32;
             while drawn.load(Relaxed) == seen {
                 assert!(
                     std::time::Instant::now() < deadline,
                     "no number drawn for 10 s after a flip"
                 );
-                std::thread::yield_now();
+                // A drawer on the other core draws within microseconds; yield
+                // only when none is running.
+                spins += 1;
+                if spins < 10_000 {
+                    std::hint::spin_loop();
+                } else {
+                    std::thread::yield_now();
+                }
             }
         }
         stop.store(true, Relaxed);
