@@ -266,7 +266,9 @@ def check_shell(run, items):
         script = os.path.join(run.tmp, "run%d.sh" % n)
         with open(script, "w") as f:
             f.write("set -euo pipefail\n" + text)
-        ok, out = run.sh(["bash", script], cwd=ROOT)
+        # A shell block may build (docs/c.md's `cargo cinstall` is a fat-LTO release build
+        # of its own, cold on a fresh clone): the Rust examples' limit, not a run's.
+        ok, out = run.sh(["bash", script], cwd=ROOT, timeout=1800)
         if not ok:
             run.fail("sh", where, "the commands failed", out)
             continue

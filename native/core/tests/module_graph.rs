@@ -435,3 +435,39 @@ fn the_cycle_finder_finds_cycles() {
     assert_eq!(cycle.first(), cycle.last());
     assert_eq!(cycle.len(), 4);
 }
+
+/// Issue 40's ceiling: a source file a reader must hold in their head stays
+/// under 900 lines (`wc -l`); test files and generated code are not counted.
+#[test]
+fn no_source_file_is_over_900_lines() {
+    let mut files = Vec::new();
+    for krate in CRATES {
+        let src = native_dir().join(krate).join("src");
+        let mut rs = Vec::new();
+        rust_files(&src, &mut rs);
+        files.extend(rs.into_iter().filter(|f| module_of(&src, f).is_some()));
+    }
+    fn java_files(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                java_files(&path, out);
+            } else if path.extension().is_some_and(|e| e == "java") {
+                out.push(path);
+            }
+        }
+    }
+    java_files(&native_dir().join("../java/src/main/java"), &mut files);
+    assert!(files.len() > 50, "found only {} source files", files.len());
+    let long: Vec<String> = files
+        .iter()
+        .filter_map(|f| {
+            let lines = std::fs::read_to_string(f).unwrap().lines().count();
+            (lines > 900).then(|| format!("{} ({lines} lines)", f.display()))
+        })
+        .collect();
+    assert!(
+        long.is_empty(),
+        "split these by topic into files under 900 lines: {long:?}"
+    );
+}

@@ -2,6 +2,9 @@ package io.hrts.stats;
 
 import io.hrts.HighResTimestamp;
 import io.hrts.HrtsException;
+import io.hrts.stats.PortableMetricState.CounterState;
+import io.hrts.stats.PortableMetricState.GaugeState;
+import io.hrts.stats.PortableMetricState.TimerState;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -39,7 +42,7 @@ final class PortableStats {
     static final int GAUGE = 2;
     static final int TIMER = 3;
     private static final String[] KIND_NAMES = {null, "counter", "gauge", "timer"};
-    private static final int MAX_NAME_LEN = 255;
+    static final int MAX_NAME_LEN = 255;
     private static final int MAX_METRICS = 65_536;
     private static final String RESERVED_PREFIX = "hrts-stats.";
     private static final String[] INTERNAL = {
@@ -56,7 +59,7 @@ final class PortableStats {
     private static final List<String> NAMES = new ArrayList<>();
     private static final List<Integer> KINDS = new ArrayList<>();
     private static Object[] states = new Object[64];
-    private static Config config = new Config();
+    private static PortableConfig config = new PortableConfig();
     private static final List<Cells> CELLS = new ArrayList<>();
     /** Running shared timer instances: (metric id, instance) to start stamp. */
     private static final Map<Map.Entry<Integer, Long>, Long> SHARED = new HashMap<>();
@@ -100,7 +103,7 @@ final class PortableStats {
     }
 
     static void configureJson(String json) {
-        Config c = Config.parse(Json.parse(json, "statistics configuration is not valid JSON: "));
+        PortableConfig c = PortableConfig.parse(PortableJson.parse(json, "statistics configuration is not valid JSON: "));
         install(c);
     }
 
@@ -113,13 +116,13 @@ final class PortableStats {
                     + "; check the file name and its permissions");
         }
         try {
-            install(Config.parse(Json.parse(text, "statistics configuration is not valid JSON: ")));
+            install(PortableConfig.parse(PortableJson.parse(text, "statistics configuration is not valid JSON: ")));
         } catch (HrtsException e) {
             throw new HrtsException(e.getKind(), path + ": " + e.getMessage());
         }
     }
 
-    private static void install(Config c) {
+    private static void install(PortableConfig c) {
         synchronized (LOCK) {
             if (running) {
                 throw new HrtsException(HrtsException.Kind.INVALID_ARGUMENT,
@@ -265,14 +268,14 @@ final class PortableStats {
                         + "); it starts with \"" + name.substring(0, Math.min(40, name.length())) + "\"");
             }
             if (name.codePoints().anyMatch(Character::isISOControl)) {
-                throw invalid("metric name " + Json.quote(name) + " contains a control character");
+                throw invalid("metric name " + PortableJson.quote(name) + " contains a control character");
             }
             if (name.startsWith(RESERVED_PREFIX)) {
-                throw invalid("metric name " + Json.quote(name) + ": names starting with \"" + RESERVED_PREFIX
+                throw invalid("metric name " + PortableJson.quote(name) + ": names starting with \"" + RESERVED_PREFIX
                         + "\" are the library's own");
             }
             if (NAMES.size() >= MAX_METRICS) {
-                throw invalid("cannot create metric " + Json.quote(name) + ": the limit of " + MAX_METRICS
+                throw invalid("cannot create metric " + PortableJson.quote(name) + ": the limit of " + MAX_METRICS
                         + " metrics is reached (names should not carry unbounded values such as request ids)");
             }
             return create(name, kind);
@@ -301,13 +304,13 @@ final class PortableStats {
     private static int checkKind(String name, int id, int kind) {
         int have = KINDS.get(id);
         if (have != kind) {
-            throw invalid("metric " + Json.quote(name) + " is a " + KIND_NAMES[have] + "; it cannot be used as a "
+            throw invalid("metric " + PortableJson.quote(name) + " is a " + KIND_NAMES[have] + "; it cannot be used as a "
                     + KIND_NAMES[kind] + " (a name has one type)");
         }
         return id;
     }
 
-    private static HrtsException invalid(String message) {
+    static HrtsException invalid(String message) {
         return new HrtsException(HrtsException.Kind.INVALID_ARGUMENT, message);
     }
 
@@ -503,7 +506,7 @@ final class PortableStats {
             if (json.length() > 1) {
                 json.append(',');
             }
-            json.append(Json.quote(e.getKey())).append(':');
+            json.append(PortableJson.quote(e.getKey())).append(':');
             metricJson(json, m);
         }
         json.append('}');
@@ -529,7 +532,7 @@ final class PortableStats {
         if (m.type() == MetricType.COUNTER) {
             b.append(m.counterValue());
         } else {
-            b.append(Json.number(m.value()));
+            b.append(PortableJson.number(m.value()));
         }
         b.append(",\"values\":");
         statsJson(b, m.values());
@@ -538,19 +541,19 @@ final class PortableStats {
 
     private static void statsJson(StringBuilder b, Statistics s) {
         b.append("{\"count\":").append(s.count());
-        b.append(",\"interval-count\":").append(Json.number(s.intervalCount()));
-        b.append(",\"interval-mean\":").append(Json.number(s.intervalMean()));
-        b.append(",\"interval-sum\":").append(Json.number(s.intervalSum()));
-        b.append(",\"max\":").append(Json.number(s.max()));
-        b.append(",\"mean\":").append(Json.number(s.mean()));
-        b.append(",\"min\":").append(Json.number(s.min()));
-        b.append(",\"moving-avg\":").append(Json.number(s.movingAverage()));
-        b.append(",\"p50\":").append(Json.number(s.p50()));
-        b.append(",\"p90\":").append(Json.number(s.p90()));
-        b.append(",\"p99\":").append(Json.number(s.p99()));
-        b.append(",\"p99.9\":").append(Json.number(s.p999()));
-        b.append(",\"rate\":").append(Json.number(s.rate()));
-        b.append(",\"sum\":").append(Json.number(s.sum()));
+        b.append(",\"interval-count\":").append(PortableJson.number(s.intervalCount()));
+        b.append(",\"interval-mean\":").append(PortableJson.number(s.intervalMean()));
+        b.append(",\"interval-sum\":").append(PortableJson.number(s.intervalSum()));
+        b.append(",\"max\":").append(PortableJson.number(s.max()));
+        b.append(",\"mean\":").append(PortableJson.number(s.mean()));
+        b.append(",\"min\":").append(PortableJson.number(s.min()));
+        b.append(",\"moving-avg\":").append(PortableJson.number(s.movingAverage()));
+        b.append(",\"p50\":").append(PortableJson.number(s.p50()));
+        b.append(",\"p90\":").append(PortableJson.number(s.p90()));
+        b.append(",\"p99\":").append(PortableJson.number(s.p99()));
+        b.append(",\"p99.9\":").append(PortableJson.number(s.p999()));
+        b.append(",\"rate\":").append(PortableJson.number(s.rate()));
+        b.append(",\"sum\":").append(PortableJson.number(s.sum()));
         b.append('}');
     }
 
@@ -670,762 +673,5 @@ final class PortableStats {
         double min;
         double max;
         double last;
-    }
-
-    // ------------------------------------------------------------------ per-metric state (native/stats/src/metric.rs)
-
-    private static final class CounterState {
-        long value;
-        long ts;
-        boolean started;
-        final Incremental values = new Incremental();
-        final Incremental incr = new Incremental();
-        final Incremental decr = new Incremental();
-        final Incremental deltas = new Incremental();
-
-        private void start(long t, Config p) {
-            if (!started) {
-                started = true;
-                values.add(value, t, p);
-            }
-            ts = Math.max(ts, t);
-        }
-
-        void init(long v, long t, Config p) {
-            value = v;
-            ts = 0;
-            started = false;
-            values.reset();
-            incr.reset();
-            decr.reset();
-            deltas.reset();
-            start(t, p);
-        }
-
-        void add(long delta, long t, Config p) {
-            start(t, p);
-            value = saturatingAdd(value, delta);
-            values.add(value, t, p);
-            deltas.add(delta, t, p);
-            if (delta > 0) {
-                incr.add(delta, t, p);
-            } else if (delta < 0) {
-                decr.add(-(double) delta, t, p);
-            }
-        }
-
-        void addBatch(long n, long sum, long min, long max, long t, Config p) {
-            start(t, p);
-            long v0 = value;
-            value = saturatingAdd(v0, sum);
-            double nf = n;
-            double v0f = v0;
-            double sumf = sum;
-            double valuesSum = nf * v0f + sumf * (nf + 1.0) / 2.0;
-            double vmin;
-            double vmax;
-            if (min > 0) {
-                vmin = v0f + min;
-                vmax = value;
-            } else if (max < 0) {
-                vmin = value;
-                vmax = v0f + max;
-            } else {
-                vmin = v0f;
-                vmax = v0f;
-            }
-            values.addBatch(n, valuesSum, vmin, vmax, t, p);
-            deltas.addBatch(n, sumf, min, max, t, p);
-            if (min > 0) {
-                incr.addBatch(n, sumf, min, max, t, p);
-            } else if (max < 0) {
-                decr.addBatch(n, -sumf, -(double) max, -(double) min, t, p);
-            }
-        }
-
-        MetricDump dump(String name, long now, Config p) {
-            if (!started) {
-                return null;
-            }
-            return new MetricDump(name, MetricType.COUNTER, ts, value, value, new Statistics[] {
-                values.snapshot(now, p, false), incr.snapshot(now, p, true), decr.snapshot(now, p, true),
-                deltas.snapshot(now, p, true)});
-        }
-    }
-
-    private static long saturatingAdd(long a, long b) {
-        long r = a + b;
-        if (((a ^ r) & (b ^ r)) < 0) {
-            return a < 0 ? Long.MIN_VALUE : Long.MAX_VALUE;
-        }
-        return r;
-    }
-
-    private static final class GaugeState {
-        boolean hasValue;
-        double value;
-        long ts;
-        final Incremental values = new Incremental();
-
-        void set(long n, double sum, double min, double max, double last, long t, Config p) {
-            if (t >= ts || !hasValue) {
-                hasValue = true;
-                value = last;
-                ts = t;
-            }
-            values.addBatch(n, sum, min, max, t, p);
-        }
-
-        MetricDump dump(String name, long now, Config p) {
-            return hasValue ? new MetricDump(name, MetricType.GAUGE, ts, 0, value,
-                    new Statistics[] {values.snapshot(now, p, false)}) : null;
-        }
-    }
-
-    private static final class TimerState {
-        boolean hasLast;
-        long last;
-        long ts;
-        final Incremental durations = new Incremental();
-        /** Running instances: {start, last alive}. */
-        final Map<Long, long[]> instances = new HashMap<>();
-
-        void record(long n, double sum, long min, long max, long lastValue, long t, Config p) {
-            if (t >= ts || !hasLast) {
-                hasLast = true;
-                last = lastValue;
-                ts = t;
-            }
-            durations.addBatch(n, sum, min, max, t, p);
-        }
-
-        /** Drops the instances idle for longer than {@code idle} at {@code now}; how many. */
-        int sweep(long now, long idle) {
-            int before = instances.size();
-            instances.values().removeIf(i -> now - i[1] > idle);
-            return before - instances.size();
-        }
-
-        MetricDump dump(String name, long now, Config p) {
-            return hasLast ? new MetricDump(name, MetricType.TIMER, ts, 0, last,
-                    new Statistics[] {durations.snapshot(now, p, false)}) : null;
-        }
-    }
-
-    // ------------------------------------------------------------------ incremental statistics (incremental.rs)
-
-    private static final class Incremental {
-        long count;
-        double sum;
-        double min;
-        double max;
-        double movingAvg;
-        double intervalCount;
-        double intervalSum;
-        long last;
-        Histogram histogram = new Histogram();
-
-        void reset() {
-            count = 0;
-            sum = 0;
-            histogram = new Histogram();
-        }
-
-        void add(double x, long t, Config p) {
-            addBatch(1, x, x, x, t, p);
-        }
-
-        void addBatch(long n, double batchSum, double bmin, double bmax, long t, Config p) {
-            if (n == 0) {
-                return;
-            }
-            double mean = batchSum / n;
-            double interval = p.intervalMs * 1e6;
-            if (count == 0) {
-                min = bmin;
-                max = bmax;
-                movingAvg = mean;
-                intervalCount = n;
-                intervalSum = batchSum;
-                last = t;
-            } else {
-                min = Math.min(min, bmin);
-                max = Math.max(max, bmax);
-                if (n == 1) {
-                    movingAvg = p.alpha * mean + (1.0 - p.alpha) * movingAvg;
-                } else {
-                    movingAvg = mean + Math.pow(1.0 - p.alpha, n) * (movingAvg - mean);
-                }
-                if (Long.compareUnsigned(t, last) >= 0) {
-                    double e = (t - last) / interval;
-                    if (e >= 1.0) {
-                        intervalCount = n;
-                        intervalSum = batchSum;
-                    } else {
-                        intervalCount = intervalCount * (1.0 - e) + n;
-                        intervalSum = intervalSum * (1.0 - e) + batchSum;
-                    }
-                    last = t;
-                } else {
-                    double e = (last - t) / interval;
-                    if (e < 1.0) {
-                        intervalCount += n * (1.0 - e);
-                        intervalSum += batchSum * (1.0 - e);
-                    }
-                }
-            }
-            count += n;
-            sum += batchSum;
-            if (n == 1) {
-                histogram.record(bmin, 1);
-            } else {
-                histogram.record(bmin, 1);
-                histogram.record(bmax, 1);
-                histogram.record(mean, n - 2);
-            }
-        }
-
-        /** The statistics at {@code now}; the rate of the interval sum if {@code ofSum}, else of the count. */
-        Statistics snapshot(long now, Config p, boolean ofSum) {
-            double[] v = new double[13];
-            if (count == 0) {
-                java.util.Arrays.fill(v, Double.NaN);
-                v[0] = 0; // sum
-                v[5] = 0; // interval count
-                v[6] = 0; // interval sum
-                v[12] = 0; // rate
-                return new Statistics(0, v, 0);
-            }
-            double interval = p.intervalMs * 1e6;
-            double decay = Long.compareUnsigned(now, last) > 0 ? Math.max(0.0, 1.0 - (now - last) / interval) : 1.0;
-            double ic = intervalCount * decay;
-            double is = intervalSum * decay;
-            double seconds = interval / 1e9;
-            double[] q = histogram.quantiles(min, max);
-            v[0] = sum;
-            v[1] = min;
-            v[2] = max;
-            v[3] = sum / count;
-            v[4] = movingAvg;
-            v[5] = ic;
-            v[6] = is;
-            v[7] = ic > 0 ? is / ic : Double.NaN;
-            System.arraycopy(q, 0, v, 8, 4);
-            v[12] = ofSum ? is / seconds : ic / seconds;
-            return new Statistics(count, v, 0);
-        }
-    }
-
-    /** A log-linear histogram with 64 sub-buckets per octave: quantiles within 1 % (histogram.rs). */
-    private static final class Histogram {
-        private static final int SUB_BITS = 6;
-        private static final int SUB = 1 << SUB_BITS;
-        private static final int MIN_EXP = -64;
-        private static final int OCTAVES = 128;
-        private static final double[] QUANTILES = {0.5, 0.9, 0.99, 0.999};
-
-        private long[][] positive;
-        private long[][] negative;
-        private long posOverflow;
-        private long negOverflow;
-        private long zero;
-        private long total;
-
-        void record(double x, long n) {
-            if (x != x || n == 0) {
-                return;
-            }
-            total += n;
-            long bits = Double.doubleToRawLongBits(Math.abs(x));
-            int biased = (int) ((bits >>> 52) & 0x7ff);
-            int exp = biased - 1023;
-            if (biased == 0 || exp < MIN_EXP) {
-                zero += n;
-                return;
-            }
-            boolean pos = x > 0;
-            if (exp >= MIN_EXP + OCTAVES) {
-                if (pos) {
-                    posOverflow += n;
-                } else {
-                    negOverflow += n;
-                }
-                return;
-            }
-            long[][] side;
-            if (pos) {
-                side = positive == null ? (positive = new long[OCTAVES][]) : positive;
-            } else {
-                side = negative == null ? (negative = new long[OCTAVES][]) : negative;
-            }
-            int octave = exp - MIN_EXP;
-            if (side[octave] == null) {
-                side[octave] = new long[SUB];
-            }
-            side[octave][(int) ((bits >>> (52 - SUB_BITS)) & (SUB - 1))] += n;
-        }
-
-        private static double midpoint(int octave, int sub) {
-            return Math.scalb(1.0, octave + MIN_EXP) * (1.0 + (sub + 0.5) / SUB);
-        }
-
-        private long seen;
-        private int next;
-
-        private void visit(long count, double value, long[] ranks, double[] out, double min, double max) {
-            seen += count;
-            while (next < ranks.length && seen >= ranks[next]) {
-                out[next++] = Math.min(Math.max(value, min), max);
-            }
-        }
-
-        double[] quantiles(double min, double max) {
-            double[] out = {Double.NaN, Double.NaN, Double.NaN, Double.NaN};
-            if (total == 0) {
-                return out;
-            }
-            long[] ranks = new long[4];
-            for (int i = 0; i < 4; i++) {
-                ranks[i] = Math.min(Math.max((long) Math.ceil(QUANTILES[i] * total), 1), total);
-            }
-            seen = 0;
-            next = 0;
-            visit(negOverflow, min, ranks, out, min, max);
-            if (negative != null) {
-                for (int o = OCTAVES - 1; o >= 0; o--) {
-                    if (negative[o] != null) {
-                        for (int s = SUB - 1; s >= 0; s--) {
-                            if (negative[o][s] > 0) {
-                                visit(negative[o][s], -midpoint(o, s), ranks, out, min, max);
-                            }
-                        }
-                    }
-                }
-            }
-            visit(zero, 0.0, ranks, out, min, max);
-            if (positive != null) {
-                for (int o = 0; o < OCTAVES; o++) {
-                    if (positive[o] != null) {
-                        for (int s = 0; s < SUB; s++) {
-                            if (positive[o][s] > 0) {
-                                visit(positive[o][s], midpoint(o, s), ranks, out, min, max);
-                            }
-                        }
-                    }
-                }
-            }
-            visit(posOverflow, max, ranks, out, min, max);
-            return out;
-        }
-    }
-
-    // ------------------------------------------------------------------ configuration (config.rs)
-
-    private static final class Config {
-        double alpha = 0.125;
-        long intervalMs = 1000;
-        long idleMs = 10_000;
-        long jsonDumpMs = 500;
-        long metricsDumpMs = 500;
-        String jsonFile;
-        List<String> exactStamps = new ArrayList<>();
-
-        private static final long MAX_MS = 1L << 40;
-
-        boolean exact(String name) {
-            for (String e : exactStamps) {
-                if (e.endsWith("*") ? name.startsWith(e.substring(0, e.length() - 1)) : name.equals(e)) {
-                    return true;
-                }
-            }
-            return false;
-        }
-
-        private static HrtsException invalid(String key, String what, Object got) {
-            return PortableStats.invalid("statistics configuration key " + key + ": expected " + what + ", got "
-                    + Json.text(got));
-        }
-
-        @SuppressWarnings("unchecked")
-        private static Map<String, Object> section(Map<String, Object> root, String name, String full) {
-            Object v = root.get(name);
-            if (v == null && !root.containsKey(name)) {
-                return null;
-            }
-            if (!(v instanceof Map)) {
-                throw invalid(full, "an object", v);
-            }
-            return (Map<String, Object>) v;
-        }
-
-        private static void checkKeys(Map<String, Object> map, String prefix, String... known) {
-            List<String> k = java.util.Arrays.asList(known);
-            for (String key : map.keySet()) {
-                if (!k.contains(key)) {
-                    String full = prefix.isEmpty() ? key : prefix + "." + key;
-                    throw PortableStats.invalid("unknown statistics configuration key " + full + "; known keys in "
-                            + (prefix.isEmpty() ? "the top level" : prefix) + ": " + String.join(", ", known));
-                }
-            }
-        }
-
-        private static long millis(Object v, String key, boolean allowZero) {
-            if (v instanceof Long && (Long) v >= 0 && (Long) v <= MAX_MS && (allowZero || (Long) v > 0)) {
-                return (Long) v;
-            }
-            throw invalid(key, allowZero ? "a whole number of milliseconds, 0 or more"
-                    : "a whole number of milliseconds, more than 0", v);
-        }
-
-        private static boolean validName(String n) {
-            return !n.isEmpty() && n.getBytes(StandardCharsets.UTF_8).length <= MAX_NAME_LEN
-                    && n.codePoints().noneMatch(Character::isISOControl);
-        }
-
-        @SuppressWarnings("unchecked")
-        static Config parse(Object value) {
-            if (!(value instanceof Map)) {
-                throw invalid("(root)", "a JSON object", value);
-            }
-            Map<String, Object> root = (Map<String, Object>) value;
-            String prefix = "";
-            if (root.containsKey("handystats")) {
-                checkKeys(root, "", "handystats");
-                root = section(root, "handystats", "handystats");
-                prefix = "handystats.";
-            }
-            final String p = prefix;
-            checkKeys(root, "", "incremental-statistics", "timer", "json-dump", "metrics-dump", "message-queue",
-                    "shared-memory", "exact-stamps");
-            Config cfg = new Config();
-            if (root.containsKey("exact-stamps")) {
-                Object v = root.get("exact-stamps");
-                String what = "an array of metric names (a trailing * matches every name it begins)";
-                if (!(v instanceof List)) {
-                    throw invalid(p + "exact-stamps", what, v);
-                }
-                for (Object i : (List<Object>) v) {
-                    if (!(i instanceof String)) {
-                        throw invalid(p + "exact-stamps", what, v);
-                    }
-                    String n = (String) i;
-                    String bare = n.endsWith("*") ? n.substring(0, n.length() - 1) : n;
-                    if (!n.equals("*") && !validName(bare)) {
-                        throw invalid(p + "exact-stamps", what, v);
-                    }
-                    cfg.exactStamps.add(n);
-                }
-            }
-            Map<String, Object> m = section(root, "incremental-statistics", p + "incremental-statistics");
-            if (m != null) {
-                String name = p + "incremental-statistics";
-                checkKeys(m, name, "moving-average-alpha", "moving-interval");
-                if (m.containsKey("moving-average-alpha")) {
-                    Object v = m.get("moving-average-alpha");
-                    if (!(v instanceof Number) || !(((Number) v).doubleValue() > 0)
-                            || !(((Number) v).doubleValue() < 1)) {
-                        throw invalid(name + ".moving-average-alpha", "a number between 0 and 1 (exclusive)", v);
-                    }
-                    cfg.alpha = ((Number) v).doubleValue();
-                }
-                if (m.containsKey("moving-interval")) {
-                    cfg.intervalMs = millis(m.get("moving-interval"), name + ".moving-interval", false);
-                }
-            }
-            m = section(root, "timer", p + "timer");
-            if (m != null) {
-                checkKeys(m, p + "timer", "idle-timeout");
-                if (m.containsKey("idle-timeout")) {
-                    cfg.idleMs = millis(m.get("idle-timeout"), p + "timer.idle-timeout", false);
-                }
-            }
-            m = section(root, "json-dump", p + "json-dump");
-            if (m != null) {
-                checkKeys(m, p + "json-dump", "interval", "file");
-                Object f = m.get("file");
-                if (f instanceof String && !((String) f).isEmpty()) {
-                    cfg.jsonFile = (String) f;
-                } else if (f != null) {
-                    throw PortableStats.invalid("statistics configuration key " + p + "json-dump.file: expected a "
-                            + "file name, got " + Json.text(f));
-                }
-                if (m.containsKey("interval")) {
-                    cfg.jsonDumpMs = millis(m.get("interval"), p + "json-dump.interval", true);
-                }
-            }
-            m = section(root, "metrics-dump", p + "metrics-dump");
-            if (m != null) {
-                checkKeys(m, p + "metrics-dump", "interval");
-                if (m.containsKey("interval")) {
-                    cfg.metricsDumpMs = millis(m.get("interval"), p + "metrics-dump.interval", true);
-                }
-            }
-            m = section(root, "message-queue", p + "message-queue");
-            if (m != null) {
-                // Checked as the native library checks them; nothing is queued here.
-                String name = p + "message-queue";
-                checkKeys(m, name, "sleep-on-empty", "capacity");
-                if (m.containsKey("sleep-on-empty")) {
-                    Object v = m.get("sleep-on-empty");
-                    String what = "a non-empty array of whole microseconds, each from 1 to 1000000";
-                    if (!(v instanceof List) || ((List<Object>) v).isEmpty()) {
-                        throw invalid(name + ".sleep-on-empty", what, v);
-                    }
-                    for (Object i : (List<Object>) v) {
-                        if (!(i instanceof Long) || (Long) i < 1 || (Long) i > 1_000_000) {
-                            throw invalid(name + ".sleep-on-empty", what, v);
-                        }
-                    }
-                }
-                if (m.containsKey("capacity")) {
-                    Object v = m.get("capacity");
-                    if (!(v instanceof Long) || (Long) v < 16 || (Long) v > (1 << 20) || Long.bitCount((Long) v) != 1) {
-                        throw invalid(name + ".capacity", "a power of two from 16 to 1048576 (events per thread)", v);
-                    }
-                }
-            }
-            m = section(root, "shared-memory", p + "shared-memory");
-            if (m != null) {
-                // Accepted for the same configuration files; the portable statistics publish nothing.
-                checkKeys(m, p + "shared-memory", "enable", "name", "interval", "grace", "program", "instance-id");
-            }
-            return cfg;
-        }
-    }
-
-    // ------------------------------------------------------------------ a small JSON reader and writer
-
-    /** JSON text to Map (LinkedHashMap), List, String, Long, Double, Boolean or null. */
-    static final class Json {
-        private final String s;
-        private int i;
-
-        private Json(String s) {
-            this.s = s;
-        }
-
-        static Object parse(String text, String prefix) {
-            Json j = new Json(text);
-            try {
-                j.ws();
-                Object v = j.value();
-                j.ws();
-                if (j.i != text.length()) {
-                    throw j.error("trailing characters");
-                }
-                return v;
-            } catch (IllegalArgumentException e) {
-                throw PortableStats.invalid(prefix + e.getMessage());
-            }
-        }
-
-        private IllegalArgumentException error(String what) {
-            return new IllegalArgumentException(what + " at character " + (i + 1));
-        }
-
-        private void ws() {
-            while (i < s.length() && " \t\r\n".indexOf(s.charAt(i)) >= 0) {
-                i++;
-            }
-        }
-
-        private char peek() {
-            if (i >= s.length()) {
-                throw error("EOF while parsing a value");
-            }
-            return s.charAt(i);
-        }
-
-        private void expect(char c) {
-            if (peek() != c) {
-                throw error("expected '" + c + "'");
-            }
-            i++;
-        }
-
-        private Object value() {
-            char c = peek();
-            if (c == '{') {
-                i++;
-                Map<String, Object> m = new LinkedHashMap<>();
-                ws();
-                if (peek() == '}') {
-                    i++;
-                    return m;
-                }
-                while (true) {
-                    ws();
-                    String k = string();
-                    ws();
-                    expect(':');
-                    ws();
-                    m.put(k, value());
-                    ws();
-                    if (peek() == ',') {
-                        i++;
-                        continue;
-                    }
-                    expect('}');
-                    return m;
-                }
-            }
-            if (c == '[') {
-                i++;
-                List<Object> l = new ArrayList<>();
-                ws();
-                if (peek() == ']') {
-                    i++;
-                    return l;
-                }
-                while (true) {
-                    ws();
-                    l.add(value());
-                    ws();
-                    if (peek() == ',') {
-                        i++;
-                        continue;
-                    }
-                    expect(']');
-                    return l;
-                }
-            }
-            if (c == '"') {
-                return string();
-            }
-            for (String w : new String[] {"true", "false", "null"}) {
-                if (s.startsWith(w, i)) {
-                    i += w.length();
-                    return w.equals("null") ? null : Boolean.valueOf(w);
-                }
-            }
-            int start = i;
-            while (i < s.length() && "+-0123456789.eE".indexOf(s.charAt(i)) >= 0) {
-                i++;
-            }
-            String n = s.substring(start, i);
-            if (n.isEmpty()) {
-                throw error("expected a value");
-            }
-            try {
-                if (n.matches("-?(0|[1-9][0-9]*)")) {
-                    try {
-                        return Long.parseLong(n);
-                    } catch (NumberFormatException big) {
-                        return Double.parseDouble(n);
-                    }
-                }
-                if (!n.matches("-?(0|[1-9][0-9]*)(\\.[0-9]+)?([eE][+-]?[0-9]+)?")) {
-                    throw new NumberFormatException();
-                }
-                return Double.parseDouble(n);
-            } catch (NumberFormatException e) {
-                i = start;
-                throw error("invalid number");
-            }
-        }
-
-        private String string() {
-            expect('"');
-            StringBuilder b = new StringBuilder();
-            while (true) {
-                char c = peek();
-                i++;
-                if (c == '"') {
-                    return b.toString();
-                }
-                if (c == '\\') {
-                    char e = peek();
-                    i++;
-                    switch (e) {
-                        case 'n': b.append('\n'); break;
-                        case 't': b.append('\t'); break;
-                        case 'r': b.append('\r'); break;
-                        case 'b': b.append('\b'); break;
-                        case 'f': b.append('\f'); break;
-                        case 'u':
-                            if (i + 4 > s.length()) {
-                                throw error("invalid escape");
-                            }
-                            try {
-                                b.append((char) Integer.parseInt(s.substring(i, i + 4), 16));
-                            } catch (NumberFormatException x) {
-                                throw error("invalid escape");
-                            }
-                            i += 4;
-                            break;
-                        case '"': case '\\': case '/': b.append(e); break;
-                        default: throw error("invalid escape");
-                    }
-                } else if (c < 0x20) {
-                    throw error("control character in a string");
-                } else {
-                    b.append(c);
-                }
-            }
-        }
-
-        /** A value as JSON text (for error messages). */
-        @SuppressWarnings("unchecked")
-        static String text(Object v) {
-            if (v == null) {
-                return "null";
-            }
-            if (v instanceof String) {
-                return quote((String) v);
-            }
-            if (v instanceof Double) {
-                return number((Double) v);
-            }
-            if (v instanceof List) {
-                StringBuilder b = new StringBuilder("[");
-                for (Object o : (List<Object>) v) {
-                    b.append(b.length() > 1 ? "," : "").append(text(o));
-                }
-                return b.append(']').toString();
-            }
-            if (v instanceof Map) {
-                StringBuilder b = new StringBuilder("{");
-                for (Map.Entry<String, Object> e : ((Map<String, Object>) v).entrySet()) {
-                    b.append(b.length() > 1 ? "," : "").append(quote(e.getKey())).append(':').append(text(e.getValue()));
-                }
-                return b.append('}').toString();
-            }
-            return String.valueOf(v);
-        }
-
-        static String quote(String s) {
-            StringBuilder b = new StringBuilder("\"");
-            for (int k = 0; k < s.length(); k++) {
-                char c = s.charAt(k);
-                if (c == '"' || c == '\\') {
-                    b.append('\\').append(c);
-                } else if (c < 0x20) {
-                    b.append(String.format("\\u%04x", (int) c));
-                } else {
-                    b.append(c);
-                }
-            }
-            return b.append('"').toString();
-        }
-
-        /** A number as the native dump writes it: whole values up to 2^53 without a fraction, NaN as null. */
-        static String number(double x) {
-            if (x != x || Double.isInfinite(x)) {
-                return "null";
-            }
-            if (x == Math.rint(x) && Math.abs(x) <= 9007199254740992.0) {
-                return Long.toString((long) x);
-            }
-            String t = Double.toString(x);
-            int e = t.indexOf('E');
-            if (e < 0) {
-                return t;
-            }
-            String mant = t.substring(0, e);
-            if (mant.endsWith(".0")) {
-                mant = mant.substring(0, mant.length() - 2);
-            }
-            return mant + "e" + t.substring(e + 1);
-        }
     }
 }
