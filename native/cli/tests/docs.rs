@@ -10,6 +10,8 @@
 //!   sources read (test hooks under `## Tests only`) and none that nothing reads;
 //! - docs/c.md names every function of include/hrts.h;
 //! - docs/java.md names every public method of `io.hrts.HighResTimestamp`;
+//! - every figure of the README's opening and of docs/benchmarks.md's results
+//!   says the machine (Intel or AMD) and the date it was measured on;
 //! - DEVELOPERS.md names every stage of scripts/test.sh and every crate, test
 //!   directory, packaging directory and script.
 //!
@@ -738,4 +740,91 @@ fn every_exit_code_of_the_help_is_in_cli_md_and_operations_md() {
         "the exit codes `hrts --help` lists ({codes:?}) are not all documented:\n  {}",
         missing.join("\n  ")
     );
+}
+
+/// Whether `text` holds a measured figure: a number with a unit of time or
+/// rate (`12.3 ns`, `25 µs`, `43 M/s`) or a ratio (`1.52 ×`).
+fn has_figure(text: &str) -> bool {
+    let units = ["ns", "µs", "ms", "M/s", "×"];
+    let chars: Vec<char> = text.chars().collect();
+    (0..chars.len()).any(|i| {
+        if !chars[i].is_ascii_digit()
+            || chars
+                .get(i + 1)
+                .is_some_and(|c| c.is_ascii_digit() || *c == '.')
+        {
+            return false;
+        }
+        let rest: String = chars[i + 1..].iter().collect();
+        let rest = rest.strip_prefix(' ').unwrap_or(&rest);
+        units.iter().any(|u| {
+            rest.starts_with(u) && !rest[u.len()..].starts_with(|c: char| c.is_alphanumeric())
+        })
+    })
+}
+
+/// Whether `text` names a measuring machine and a date (`2026-11-28`).
+fn dated_machine(text: &str) -> bool {
+    let b = text.as_bytes();
+    let date = (0..b.len().saturating_sub(9)).any(|i| {
+        let d = &b[i..i + 10];
+        d[..4].iter().all(u8::is_ascii_digit)
+            && d[4] == b'-'
+            && d[5..7].iter().all(u8::is_ascii_digit)
+            && d[7] == b'-'
+            && d[8..].iter().all(u8::is_ascii_digit)
+    });
+    date && (text.contains("Intel") || text.contains("AMD"))
+}
+
+/// The figures of `text` (markdown) that neither say, nor follow a paragraph
+/// that says, their machine and date: a paragraph must say it itself, a table
+/// by the paragraph before it.
+fn undated_figures(text: &str) -> Vec<String> {
+    let mut bad = Vec::new();
+    let mut context = String::new();
+    for block in text.split("\n\n") {
+        let block = block.trim();
+        if block.starts_with('|') {
+            for row in block.lines().filter(|r| has_figure(r)) {
+                if !dated_machine(&context) {
+                    bad.push(row.to_string());
+                }
+            }
+        } else if !block.starts_with('#') && !block.starts_with("```") {
+            if has_figure(block) && !dated_machine(block) {
+                bad.push(block.to_string());
+            }
+            context = block.to_string();
+        }
+    }
+    bad
+}
+
+#[test]
+fn every_figure_of_the_readme_and_the_benchmarks_page_says_its_machine_and_date() {
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    // The opening, up to the first heading: the headline's figures.
+    let opening = &readme[..readme.find("\n## ").unwrap()];
+    let benchmarks = std::fs::read_to_string(repo().join("docs/benchmarks.md")).unwrap();
+    for (file, text) in [
+        ("README.md", opening),
+        ("docs/benchmarks.md", benchmarks.as_str()),
+    ] {
+        let bad = undated_figures(text);
+        assert!(
+            bad.is_empty(),
+            "{file}: these figures say no machine (Intel or AMD) and date (YYYY-MM-DD), \
+             in their paragraph or the one before their table; add them from the report \
+             under the benchmarks: {bad:#?}"
+        );
+    }
+    // The checker itself: a bare figure is found, a dated one passes.
+    assert_eq!(undated_figures("a stamp costs 8.35 ns").len(), 1);
+    assert_eq!(
+        undated_figures("one run\n\n| a | 1.17 × `rdtsc` |").len(),
+        1
+    );
+    assert!(undated_figures("on an Intel guest, 2026-11-28:\n\n| a | 12.3 ns |").is_empty());
+    assert!(undated_figures("see 2 files and 10,000 metrics").is_empty());
 }
