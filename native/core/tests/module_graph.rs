@@ -33,11 +33,15 @@ fn native_dir() -> PathBuf {
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    files_ending(dir, "rs", out);
+}
+
+fn files_ending(dir: &Path, ext: &str, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
+            files_ending(&path, ext, out);
+        } else if path.extension().is_some_and(|e| e == ext) {
             out.push(path);
         }
     }
@@ -447,17 +451,11 @@ fn no_source_file_is_over_900_lines() {
         rust_files(&src, &mut rs);
         files.extend(rs.into_iter().filter(|f| module_of(&src, f).is_some()));
     }
-    fn java_files(dir: &Path, out: &mut Vec<PathBuf>) {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                java_files(&path, out);
-            } else if path.extension().is_some_and(|e| e == "java") {
-                out.push(path);
-            }
-        }
-    }
-    java_files(&native_dir().join("../java/src/main/java"), &mut files);
+    files_ending(
+        &native_dir().join("../java/src/main/java"),
+        "java",
+        &mut files,
+    );
     assert!(files.len() > 50, "found only {} source files", files.len());
     let long: Vec<String> = files
         .iter()
