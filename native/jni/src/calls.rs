@@ -299,8 +299,12 @@ mod tests {
         // others may write, such as the temp directory itself.
         let seq_dir = std::env::temp_dir().join(format!("hrts-jnitest-{}", std::process::id()));
         cfg.seq_file = Some(seq_dir.join("jnitest.seq"));
+        if process::global_if_open().is_none() {
+            crate::downcalls::tests::check(None);
+        }
         process::init_global(&cfg).unwrap();
         let b = base().unwrap();
+        crate::downcalls::tests::check(Some(b));
 
         let ns = epoch_nanos(b);
         // After 2020-01-01 and before 2200-01-01.

@@ -5,8 +5,8 @@
 //! # Layout
 //!
 //! - [`exports`]: the 28 `Java_io_hrts_Native_*` functions, one per native
-//!   method, and nothing else (a JUnit test checks the library's dynamic
-//!   symbols against the class);
+//!   method (a JUnit test checks the library's dynamic symbols against the
+//!   class and `Native.DOWNCALLS`);
 //! - [`calls`]: what each does in Rust terms, unit-tested without a JVM;
 //! - [`objects`]: the Java objects the cold paths return (`BaseInfo`,
 //!   `SegmentInfo`, `TrackingState`), built from typed values through their
@@ -16,6 +16,10 @@
 //!   Java class `io.hrts.stats.RingLayout` is generated (and checked fresh by
 //!   a test).
 //! - [`wtmlib`]: the natives of `io.hrts.Wtmlib` (WTMLIB's operations).
+//! - [`downcalls`]: the hot paths again as plain `extern "C"` functions
+//!   (`hrts_jni_ffm_*`), for the JDK 22+ FFM critical downcalls of the
+//!   multi-release jar; the JUnit tests check the library exports exactly
+//!   these beside the JNI functions.
 //!
 //! # Export pattern
 //!
@@ -31,6 +35,10 @@
 //! cold ones that return a primitive or nothing (mode, offset, validate,
 //! sequence, ITC) need no JNI call and use [`boundary::direct`].
 //!
+//! The [`downcalls`] return a reserved value instead of throwing (they have no
+//! `JNIEnv`, and a critical function must not call back into the JVM), and
+//! catch a panic themselves.
+//!
 //! Every export runs its body inside `catch_unwind`: the cold ones through
 //! `with_env`, the others through [`boundary::direct`] (a `catch_unwind` that is
 //! free unless something panics, without `with_env`'s per-call thread-local
@@ -44,6 +52,7 @@
 
 mod boundary;
 mod calls;
+mod downcalls;
 mod exports;
 mod objects;
 mod ring_layout;
