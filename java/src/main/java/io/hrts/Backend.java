@@ -13,6 +13,13 @@ interface Backend {
     /** Which implementation this is, and why. */
     Implementation implementation();
 
+    /**
+     * How the hot paths reach the implementation now: {@code "ffm-critical"} (JDK 22+ FFM critical
+     * downcalls of the native library), {@code "jni"} (plain static natives; with the reason in
+     * parentheses where FFM could be used but is not, or not yet) or {@code "portable"}.
+     */
+    String hotPath();
+
     /** Opens the segment if not done yet (native); nothing to open (portable). */
     void open();
 

@@ -5,7 +5,8 @@ import java.util.Properties;
 
 /**
  * The JVM's one implementation, chosen when this class is first used (by the first call that
- * needs it): the native library if it loads, else the portable one if {@value
+ * needs it): the native library if it loads (its hot paths by JNI, or on JDK 22+ by FFM
+ * downcalls: {@link Downcalls}), else the portable one if {@value
  * NativeLoader#FALLBACK_PROPERTY} allows it (docs/java.md, "The portable implementation"). The
  * choice is a static final field, so the JIT inlines every call through it.
  *
@@ -32,9 +33,11 @@ final class Backends {
                     + " (platform " + Loader.platform(props) + ")");
         }
         try {
+            // Before loading: on JDK 24+ loading may enable native access after a warning.
+            boolean nativeAccess = Downcalls.nativeAccessEnabled();
             String from = NativeLoader.load();
-            return new NativeBackend(new Implementation(Implementation.Kind.NATIVE, "loaded " + from + " (platform "
-                    + Loader.platform(props) + ")"));
+            return Downcalls.nativeBackend(new Implementation(Implementation.Kind.NATIVE, "loaded " + from
+                    + " (platform " + Loader.platform(props) + ")"), props, nativeAccess);
         } catch (RuntimeException | LinkageError e) {
             return afterFailure(props, policy, e);
         }

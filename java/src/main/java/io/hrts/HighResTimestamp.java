@@ -52,7 +52,9 @@ import java.util.Objects;
  * The hot paths &mdash; {@link #getEpochNanoseconds()}, {@link #getEpochMicroseconds()},
  * {@link #ticks()}, {@link #ticksToNanos(long)}, {@link UniqueStamps#next()} &mdash; are a
  * volatile-boolean check plus one plain static native returning a {@code long}: no JNI callback,
- * no allocation.
+ * no allocation. On JDK 22 and newer, where native access is enabled, that native is an FFM
+ * critical downcall of the same library once the JVM has made some stamps (docs/java.md, "JNI or
+ * FFM"): the same values, without JNI's thread-state transition.
  *
  * <h2>IBMTS compatibility</h2>
  * The methods are static; a public constructor is kept so that IBMTS-style code such as
@@ -135,6 +137,18 @@ public final class HighResTimestamp {
      */
     public static Implementation implementation() {
         return Backends.CURRENT.implementation();
+    }
+
+    /**
+     * How the hot paths reach the implementation now: {@code "ffm-critical"} (JDK 22+: FFM critical
+     * downcalls, taken over from JNI once the JVM has made some stamps), {@code "jni"} (JDK 17, or
+     * FFM not, or not yet, in use: the reason follows in parentheses) or {@code "portable"}. For
+     * the tests and the self-test; docs/java.md, "JNI or FFM".
+     *
+     * @return the hot path's name, and why where it is not the fastest one
+     */
+    static String hotPath() {
+        return Backends.CURRENT.hotPath();
     }
 
     /**

@@ -101,6 +101,16 @@ final class Native {
 
     // ------------------------------------------------------------------ hot paths
 
+    /**
+     * The library's plain C twins of the hot paths (native/jni/src/downcalls.rs), which JDK 22+
+     * call by FFM critical downcalls (the multi-release jar's {@code FfmHandles}), in this order:
+     * {@link #epochNanos()}, {@link #epochNanosOrdered()}, {@link #epochMicros()}, {@link
+     * #ticks()}, {@link #ticksToNanos(long)}, {@link #unique()}. Each returns its twin's value, or
+     * {@link Long#MIN_VALUE} when it has none (the caller then makes the JNI call, which throws).
+     */
+    static final String[] DOWNCALLS = {"hrts_jni_ffm_epoch_nanos", "hrts_jni_ffm_epoch_nanos_ordered",
+        "hrts_jni_ffm_epoch_micros", "hrts_jni_ffm_ticks", "hrts_jni_ffm_ticks_to_nanos", "hrts_jni_ffm_unique"};
+
     static native long epochNanos();
 
     static native long epochNanosOrdered();

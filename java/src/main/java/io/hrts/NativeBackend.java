@@ -4,17 +4,37 @@ import java.lang.ref.Reference;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 
-/** The native library's implementation: every call opens the segment and calls {@link Native}. */
-final class NativeBackend implements Backend {
+/**
+ * The native library's implementation: every call opens the segment and calls {@link Native}. On
+ * JDK 22+ the multi-release jar's {@code FfmBackend} extends it and takes the hot paths by FFM
+ * critical downcalls instead ({@link Downcalls}).
+ */
+class NativeBackend implements Backend {
     private final Implementation implementation;
+    private final String hotPath;
+
+    /**
+     * @param implementation what {@link #implementation()} says
+     * @param hotPath what {@link #hotPath()} says: {@code "jni"}, with the reason in parentheses
+     *     where FFM downcalls could be used but are not
+     */
+    NativeBackend(Implementation implementation, String hotPath) {
+        this.implementation = implementation;
+        this.hotPath = hotPath;
+    }
 
     NativeBackend(Implementation implementation) {
-        this.implementation = implementation;
+        this(implementation, "jni");
     }
 
     @Override
     public Implementation implementation() {
         return implementation;
+    }
+
+    @Override
+    public String hotPath() {
+        return hotPath;
     }
 
     @Override

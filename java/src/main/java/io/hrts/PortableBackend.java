@@ -30,6 +30,11 @@ final class PortableBackend implements Backend {
     }
 
     @Override
+    public String hotPath() {
+        return "portable";
+    }
+
+    @Override
     public void open() {
         // No segment: nothing to open.
     }

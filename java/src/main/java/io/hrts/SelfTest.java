@@ -246,6 +246,7 @@ public final class SelfTest {
                 failures++;
             }
         }
+        out.println("hot path:       " + HighResTimestamp.hotPath());
         // The portable implementation passes the same checks on its own timeline, and says so.
         String on = impl.isPortable() ? " (portable implementation: this JVM's own timeline, not the host's)" : "";
         out.println(failures == 0 ? "self-test: OK" + on : "self-test: FAILED (" + failures + ")" + on);
