@@ -136,6 +136,8 @@ public class NativeLibraryTest {
                 "io.hrts.stats.StatsNative", "io.hrts.stats.JsonDumps"}) {
             natives.addAll(nativesOf(Class.forName(cls)));
         }
+        // And the hot paths' plain C twins, for the JDK 22+ FFM downcalls.
+        natives.addAll(Arrays.asList(Native.DOWNCALLS));
         assertEquals(lib + " exports", natives, exported);
     }
 

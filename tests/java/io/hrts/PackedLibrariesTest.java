@@ -137,6 +137,8 @@ public class PackedLibrariesTest {
     public void eachLibraryExportsExactlyTheJniFunctions() throws Exception {
         Set<String> expected = jniFunctionsOfTheJar();
         assertTrue(expected.toString(), expected.contains("Java_io_hrts_Native_epochNanos"));
+        // And the hot paths' plain C twins, for the JDK 22+ FFM downcalls.
+        expected.addAll(Arrays.asList(Native.DOWNCALLS));
         for (String p : platforms) {
             Set<String> exported = exportedSymbols(lib(p));
             exported.remove("JNI_OnLoad");
@@ -148,6 +150,7 @@ public class PackedLibrariesTest {
     @Test
     public void eachLibraryLoadsOnItsPlatform() throws Exception {
         Set<String> symbols = jniFunctionsOfTheJar();
+        symbols.addAll(Arrays.asList(Native.DOWNCALLS));
         for (String p : platforms) {
             List<String> cmd = new ArrayList<>();
             String runner = ChildJvm.prop("hrts.test.runner." + p).trim();
@@ -170,7 +173,8 @@ public class PackedLibrariesTest {
         try (ZipFile zip = new ZipFile(ChildJvm.prop("hrts.test.jar"))) {
             for (Enumeration<? extends ZipEntry> en = zip.entries(); en.hasMoreElements(); ) {
                 String n = en.nextElement().getName();
-                if (!n.endsWith(".class") || n.endsWith("module-info.class")) {
+                // META-INF/versions/22: the JDK 22+ classes, which declare no natives.
+                if (!n.endsWith(".class") || n.endsWith("module-info.class") || n.startsWith("META-INF/")) {
                     continue;
                 }
                 String className = n.substring(0, n.length() - ".class".length()).replace('/', '.');

@@ -44,15 +44,38 @@ public final class TestMains {
             case "stats-timer-stop":
                 statsTimerStop(Long.parseLong(args[1]));
                 return;
+            case "hot-path":
+                hotPath(Long.parseLong(args[1]));
+                return;
             case "stats-snapshot":
                 System.out.println("processes "
                         + io.hrts.stats.SharedStats.snapshot(args[1]).processes().size());
                 return;
             default:
-                System.err.println("usage: TestMains echo|open-twice|next-sequence|fill-scaling|stamp-for MS|fuzz-read MS|bounded N|mode"
+                System.err.println("usage: TestMains echo|open-twice|next-sequence|fill-scaling|stamp-for MS|fuzz-read MS|bounded N|mode|hot-path MS"
                         + "|stats-record SEED|stats-timer-stop INSTANCE|stats-snapshot SEGMENT");
                 System.exit(2);
         }
+    }
+
+    /**
+     * Stamps until the hot paths are FFM critical downcalls or {@code ms} have passed, then prints
+     * {@code hot path: <HighResTimestamp.hotPath()>} and the last stamp.
+     */
+    static void hotPath(long ms) throws Exception {
+        long end = System.nanoTime() + ms * 1_000_000L;
+        long last = 0;
+        do {
+            for (int i = 0; i < 1000; i++) {
+                last = HighResTimestamp.getEpochNanoseconds();
+            }
+            if (HighResTimestamp.hotPath().equals("ffm-critical")) {
+                break;
+            }
+            Thread.sleep(1);
+        } while (System.nanoTime() < end);
+        System.out.println("hot path: " + HighResTimestamp.hotPath());
+        System.out.println(last);
     }
 
     /** For every stdin line print one ordered stamp: the Java side of `hrts_test drive`. */
