@@ -4,7 +4,7 @@
 #
 # 1. `systemd-analyze verify` on the unit: no error and no warning about it. The one
 #    change to the shipped file is ExecStart's program, /usr/bin/hrts, pointed at the
-#    hrts of `cargo build -p hrts-cli` (verify wants an executable there); the manual
+#    release hrts, the one the package ships (verify wants an executable there); the manual
 #    page its Documentation= names is written from that hrts into a MANPATH of its own.
 #    And the unit asks for what the issue asks for: its user, runtime directory,
 #    restart policy and hardening (the settings are compared, not just found).
@@ -60,9 +60,11 @@ if [ "${#missing[@]}" -gt 0 ]; then
     exit 1
 fi
 
-cargo build -q -p hrts-cli
+# The release build, with the package set every script uses (tests/c/run.sh says why):
+# the hrts the Debian package installs, built already when the c stage ran.
+cargo build --release -q -p hrts-capi -p hrts-cli
 target=${CARGO_TARGET_DIR:-$root/target}
-built="$target/debug/hrts"
+built="$target/release/hrts"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/hrts-daemon-unit.XXXXXX")
 # Searchable by the service user: it runs the copy of hrts and keeps its page in here.

@@ -11,7 +11,9 @@ cd "$root"
 rounds="${1:-100000}"
 seed="${HRTS_FUZZ_SEED:-$(date +%s)}"
 
-cargo build -q -p hrts-cli --features testing
+# The test build's features and targets (--workspace --all-features, as the cargo stage
+# builds): any other selection unifies features differently and rebuilds the crates.
+cargo build -q --workspace --all-features --bin hrts
 target="${CARGO_TARGET_DIR:-$root/target}"
 hrts="$target/debug/hrts"
 ctest="build/c/hrts_test"

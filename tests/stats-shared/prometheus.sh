@@ -33,8 +33,10 @@ if ! command -v prometheus >/dev/null 2>&1; then
   finish
 fi
 
-# The writers are `hrts debug stats-record`, a test-build command.
-cargo build -q -p hrts-cli --features testing
+# The writers are `hrts debug stats-record`, a test-build command (the testing feature).
+# The test build's features and targets (--workspace --all-features, as the cargo stage
+# builds): any other selection unifies features differently and rebuilds the crates.
+cargo build -q --workspace --all-features --bin hrts
 hrts="${CARGO_TARGET_DIR:-$root/target}/debug/hrts"
 
 export HRTS_SEGMENT="/hrts-prom-time-$$"

@@ -10,8 +10,10 @@ cd "$root"
 cargo build --release -q -p hrts-capi -p hrts-cli
 # The scenario only counts and dumps, so a test build does: an example brings the
 # crate's dev-dependencies (criterion and more), which the cargo stage has built for
-# tests already, where a release build of them took 2 CPU-minutes of its own.
-cargo build -q -p hrts-stats --example scenario
+# tests already, where a release build of them took 2 CPU-minutes of its own. With the
+# test build's selection (--workspace --all-features): any other unifies features
+# differently and rebuilds the crates.
+cargo build -q --workspace --all-features --example scenario
 target="${CARGO_TARGET_DIR:-$root/target}"
 lib="$target/release"
 bin="$target/c"

@@ -5,6 +5,7 @@ import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertTrue;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.regex.Matcher;
@@ -41,6 +42,20 @@ public class SelfTestTest {
                 SelfTest.loopHeader(0x0001000000000005L, 10, 0, 1019168390L));
         assertTrue(SelfTest.loopHeader(0xABCDL, 3, 2, 0).startsWith(
                 "hrts High Resolution Timestamp Test: Version=0x000000000000ABCD\n"));
+    }
+
+    /**
+     * The child JVMs run on the JDK these tests run on: the JDK 25 run must not test JDK 17's
+     * self-test (junitOnJdk once inherited the test task's java for its children).
+     */
+    @Test
+    public void childJvmsRunOnTheJdkUnderTest() throws Exception {
+        Procs r = Procs.run(Arrays.asList(ChildJvm.prop("hrts.test.java"), "-XshowSettings:properties", "-version"));
+        assertEquals(r.toString(), 0, r.exit);
+        Matcher m = Pattern.compile("(?m)^\\s*java\\.home = (.+)$").matcher(r.err + r.out);
+        assertTrue("no java.home in the child's settings:\n" + r, m.find());
+        assertEquals(new java.io.File(System.getProperty("java.home")).getCanonicalPath(),
+                new java.io.File(m.group(1).trim()).getCanonicalPath());
     }
 
     @Test

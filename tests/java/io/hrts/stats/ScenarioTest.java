@@ -103,10 +103,10 @@ public class ScenarioTest {
         Path file = Files.createTempFile("hrts-stats-java", ".json");
         try {
             Files.write(file, json.getBytes(StandardCharsets.UTF_8));
-            List<String> example = new ArrayList<>(Arrays.asList(
-                    "cargo", "run", "--release", "-q", "-p", "hrts-stats", "--example", "scenario"));
+            // Built by the scenarioExample task (cargo build -p hrts-stats --example scenario).
+            List<String> example = new ArrayList<>(Arrays.asList(System.getProperty("hrts.test.scenario")));
             String rust = run(example);
-            example.addAll(Arrays.asList("--", "--normalize", file.toString()));
+            example.addAll(Arrays.asList("--normalize", file.toString()));
             String java = run(example);
             assertEquals(rust, java);
         } finally {
