@@ -374,6 +374,11 @@ stage_adapters() {
     [ "$rc" -eq 0 ] || exit "$rc"
 }
 
+# zip_names FILE: the names in a zip (a jar), one a line; nothing if it is not one.
+zip_names() {
+    python3 -c 'import sys, zipfile; print("\n".join(zipfile.ZipFile(sys.argv[1]).namelist()))' "$1" 2>/dev/null || true
+}
+
 stage_consumer() {
     need_published
     # On a segment of its own: the test command neither uses nor changes this user's
@@ -403,6 +408,11 @@ stage_consumer() {
         for tag in '<name>' '<description>' '<licenses>'; do
             grep -q "$tag" "$dir/$a-$version.pom" 2>/dev/null || missing+=("$tag in the POM")
         done
+        # A multi-release jar's JDK 22+ classes come with their sources.
+        if zip_names "$dir/$a-$version.jar" | grep -q '^META-INF/versions/22/.*\.class$' &&
+            ! zip_names "$dir/$a-$version-sources.jar" | grep -q '^META-INF/versions/22/.*\.java$'; then
+            missing+=("the META-INF/versions/22 sources in $a-$version-sources.jar")
+        fi
         if [ "${#missing[@]}" -eq 0 ]; then
             pub_ok=$((pub_ok + 1))
         else
@@ -506,24 +516,46 @@ export HRTS_STATS_SEGMENT="/hrts-stats-test-$$"
 # Gradle at a time: doc-examples (compilers and programs one after another) starts
 # beside junit and packaging (cargo-c, lintian, dpkg) beside junit-jdk25. (host runs in
 # line: beside fuzz, its readers once went 1.8 s without a stamp and failed its bound.)
+# The fuzz stage's length is its fuzzer's, one CPU; its readers take the other at nice
+# 10 inside the stage's scheduling group. The tail (adapters, then the consumers: one
+# Gradle or Maven at a time, BESIDE_AFTER chains them into one background run) takes a
+# group's share beside it, which comes out of the readers' CPU, not the fuzzer's.
 declare -A BESIDE=([trace]=fuzz [doc-examples]=junit [packaging]=junit-jdk25
-                   [msrv]=cargo [windows]=cargo)
+                   [msrv]=cargo [windows]=cargo
+                   [adapters]=fuzz [consumer]=fuzz [maven-consumer]=fuzz)
+# BESIDE_AFTER[X]=W: X runs after W in W's background run (when both are selected).
+declare -A BESIDE_AFTER=([consumer]=adapters [maven-consumer]=consumer)
 # Whichever of windows and msrv outlasts the cargo stage goes on beside the c
-# stage, and packaging beside the fuzz stage.
-declare -A JOIN_AFTER=([doc-examples]=maven-consumer [packaging]=fuzz [windows]=c [msrv]=c)
+# stage, packaging beside the fuzz stage, and the tail, if it outlasts fuzz, beside host.
+declare -A JOIN_AFTER=([doc-examples]=host [adapters]=host [packaging]=fuzz [windows]=c [msrv]=c)
 declare -A BESIDE_NICE=([windows]=19 [msrv]=19)
 # What a stage beside another needs built first (two Gradle builds at once would wait
 # on each other): the jar, JUnit classes and C test program, or nothing.
 declare -A BESIDE_NEEDS=([trace]=test_programs [doc-examples]=test_programs)
 selected() { local x; for x in "${SELECTED[@]}"; do [ "$x" = "$1" ] && return 0; done; return 1; }
-runs_beside() { # STAGE: it runs in the background beside a selected stage
-    [ -n "${BESIDE[$1]:-}" ] && [ "$HRTS_TEST_ISOLATED" = namespaces ] && selected "${BESIDE[$1]}"
+runs_beside() { # STAGE: selected, it runs in the background beside a selected stage
+    [ -n "${BESIDE[$1]:-}" ] && [ "$HRTS_TEST_ISOLATED" = namespaces ] && selected "$1" && selected "${BESIDE[$1]}"
 }
+# chained STAGE: the selected stages BESIDE_AFTER puts after STAGE, in order.
+chained() {
+    local s=$1 c found
+    while :; do
+        found=
+        for c in "${!BESIDE_AFTER[@]}"; do
+            if [ "${BESIDE_AFTER[$c]}" = "$s" ] && selected "$c"; then echo "$c"; s=$c; found=1; break; fi
+        done
+        [ -n "$found" ] || return 0
+    done
+}
+# starts_chain STAGE: it starts a background run (it does not follow a selected stage).
+starts_chain() { [ -z "${BESIDE_AFTER[$1]:-}" ] || ! selected "${BESIDE_AFTER[$1]}"; }
 start_beside() { # STAGE
-    local s=$1 built=""
+    local s=$1 built="" run
     [ -z "${BESIDE_NEEDS[$s]:-}" ] || "need_${BESIDE_NEEDS[$s]}"
     built="${!BUILT[*]}"
-    echo "($s starts beside ${BESIDE[$s]}; its output follows when both have ended)"
+    run=("$s")
+    mapfile -t -O 1 run < <(chained "$s")
+    echo "(${run[*]} starts beside ${BESIDE[$s]}; its output follows when both have ended)"
     # In a process group of its own, which the exit trap stops whole if this run ends first.
     # A new session is a scheduling group of its own where the kernel groups sessions
     # (sched_autogroup), and a niceness counts only inside its group: the stage sets its
@@ -532,7 +564,7 @@ start_beside() { # STAGE
     HRTS_TEST_ISOLATED='' HRTS_TEST_BUILT="$built" setsid bash -c '
         n=$1; shift
         [ "$n" = 0 ] || { echo "$n" > /proc/self/autogroup; } 2>/dev/null || true
-        exec nice -n "$n" "$@"' beside "${BESIDE_NICE[$s]:-0}" "$SELF" "$s" \
+        exec nice -n "$n" "$@"' beside "${BESIDE_NICE[$s]:-0}" "$SELF" "${run[@]}" \
         > "$LOG_DIR/beside.$s.log" 2>&1 &
     BESIDE_PID[$s]=$!
 }
@@ -551,8 +583,17 @@ join_beside() { # STAGE
             add_count "$word" "$p" "$f"
         fi
     done < <(sed -n '/^stage times:/,/^total:/p' "$LOG_DIR/beside.$s.log")
-    line=$(sed -n "s/^stage times: $s /$s (beside ${BESIDE[$s]}) /p" "$LOG_DIR/beside.$s.log")
-    TIMES+=("${line:-$s (beside ${BESIDE[$s]}): no time}")
+    # Each of its stages' times, as "NAME N s (cpu N s)" in its "stage times:" line.
+    line=$(sed -n 's/^stage times: //p' "$LOG_DIR/beside.$s.log")
+    if [ -n "$line" ]; then
+        local IFS=, t
+        for t in $line; do
+            t=${t# }
+            TIMES+=("${t%% *} (beside ${BESIDE[$s]}) ${t#* }")
+        done
+    else
+        TIMES+=("$s (beside ${BESIDE[$s]}): no time")
+    fi
     if [ "$rc" -ne 0 ]; then
         STAGE="$s (beside ${BESIDE[$s]})"
         exit "$rc"
@@ -575,7 +616,7 @@ TIMES=()
 for s in "${SELECTED[@]}"; do
     runs_beside "$s" && continue
     for b in "${!BESIDE[@]}"; do
-        if [ "${BESIDE[$b]}" = "$s" ] && runs_beside "$b"; then start_beside "$b"; fi
+        if [ "${BESIDE[$b]}" = "$s" ] && runs_beside "$b" && starts_chain "$b"; then start_beside "$b"; fi
     done
     stage "$s: ${DESCRIPTION[$s]}"
     stage_start=$SECONDS
