@@ -689,6 +689,65 @@ static int bounded(const char *n_arg, const char *pause_arg) {
   return 0;
 }
 
+/* `bound-check MS`: bounded stamps back to back for MS milliseconds, each between two
+   CLOCK_REALTIME readings, summed up as `hrts debug bound-check` sums up the Rust
+   reader's (DisruptionAcrossLanguagesTest reads the three alike): "bound-check c: samples
+   N misses M unbounded U first-unbounded A last-unbounded B misses-after-unbounded E".
+   A miss is an interval that excludes the whole bracket; an unbounded stamp is one the
+   library refused with HRTS_E_UNSYNCHRONIZED (no interval: unknown, unsynchronized or
+   disrupted); first and last are the clock just after such a stamp, 0 for none. Any
+   other error ends the run (exit 1). */
+static int bound_check(const char *ms_arg) {
+  char *end;
+  long ms = strtol(ms_arg, &end, 10);
+  if (*end != '\0' || ms <= 0) {
+    fprintf(stderr, "hrts_test bound-check: MS must be a positive number\n");
+    return 2;
+  }
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  uint64_t stop = (uint64_t)t0.tv_sec * 1000000000u + (uint64_t)t0.tv_nsec + (uint64_t)ms * 1000000u;
+  uint64_t samples = 0, misses = 0, unbounded = 0, misses_after = 0;
+  uint64_t first_unbounded = 0, last_unbounded = 0;
+  for (;;) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if ((uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec >= stop) break;
+    for (int i = 0; i < 64; i++) {
+      uint64_t earliest = 0, latest = 0;
+      uint32_t status = 0;
+      uint64_t before = realtime_ns();
+      int rc = hrts_get_bounded_epoch_nanoseconds(&earliest, &latest, &status);
+      uint64_t after = realtime_ns();
+      samples++;
+      if (rc == HRTS_E_UNSYNCHRONIZED) {
+        unbounded++;
+        if (first_unbounded == 0) first_unbounded = after;
+        last_unbounded = after;
+        continue;
+      }
+      if (rc != HRTS_SUCCESS) {
+        fprintf(stderr, "hrts_test bound-check: %s: %s\n", hrts_status_name(rc), hrts_last_error());
+        return 1;
+      }
+      if (earliest > after || latest < before) {
+        misses++;
+        if (first_unbounded != 0) misses_after++;
+        if (misses <= 5)
+          fprintf(stderr, "hrts_test bound-check: miss: [%llu, %llu], clock in [%llu, %llu]\n",
+                  (unsigned long long)earliest, (unsigned long long)latest,
+                  (unsigned long long)before, (unsigned long long)after);
+      }
+    }
+  }
+  printf("bound-check c: samples %llu misses %llu unbounded %llu first-unbounded %llu "
+         "last-unbounded %llu misses-after-unbounded %llu\n",
+         (unsigned long long)samples, (unsigned long long)misses, (unsigned long long)unbounded,
+         (unsigned long long)first_unbounded, (unsigned long long)last_unbounded,
+         (unsigned long long)misses_after);
+  return 0;
+}
+
 /* `seq NAME N`: opens a handle on the segment NAME (as hrts_segment_open resolves it, so
    its sequence file is the one `hrts --segment NAME` and -Dhrts.segment=NAME use) and prints
    N of its sequence numbers, one a line: "seq c: N". */
@@ -1377,6 +1436,7 @@ int main(int argc, char **argv) {
   if (argc == 3 && strcmp(argv[1], "fuzz-read") == 0) return fuzz_read(argv[2]);
   if ((argc == 3 || argc == 4) && strcmp(argv[1], "bounded") == 0)
     return bounded(argv[2], argc == 4 ? argv[3] : NULL);
+  if (argc == 3 && strcmp(argv[1], "bound-check") == 0) return bound_check(argv[2]);
   if (argc == 3 && strcmp(argv[1], "damage") == 0) return damage(argv[2]);
   if (argc == 4 && strcmp(argv[1], "seq") == 0) return seq_numbers(argv[2], argv[3]);
   if (argc >= 2 && strcmp(argv[1], "unlink") == 0) {
@@ -1387,7 +1447,8 @@ int main(int argc, char **argv) {
   if (argc != 1) {
     fprintf(stderr,
             "usage: hrts_test [stamp-events FILE COUNT | drive N CMD [ARG...] | set-base NAME | "
-            "stamp-for MS | fuzz-read MS | bounded N [PAUSE_US] | damage NAME | seq NAME N | "
+            "stamp-for MS | fuzz-read MS | bounded N [PAUSE_US] | bound-check MS | damage NAME | "
+            "seq NAME N | "
             "unlink NAME...]\n");
     return 2;
   }

@@ -40,17 +40,21 @@ final class Procs {
 
     /**
      * The hrts CLI with the {@code testing} feature ({@code hrts debug ...}), built once per test
-     * JVM as tests/fuzz/run.sh builds it (target/debug/hrts).
+     * JVM as tests/fuzz/run.sh builds it (target/debug/hrts): with the cargo stage's selection
+     * ({@code --workspace --all-features}), whose build it reuses; another selection unifies
+     * features differently and rebuilds the crates. Beside it in target/debug: the testing
+     * builds of libhrts.so and libhrts_jni.so ({@code --lib}), for readers that must share the
+     * daemon's test hooks.
      */
     static synchronized String testingCli() throws Exception {
         if (testingCli == null) {
             String root = ChildJvm.prop("hrts.test.repoRoot");
-            ProcessBuilder pb = new ProcessBuilder("cargo", "build", "-q", "-p", "hrts-cli", "--features", "testing")
+            ProcessBuilder pb = new ProcessBuilder("cargo", "build", "-q", "--workspace", "--all-features", "--lib", "--bin", "hrts")
                     .directory(new File(root)).redirectErrorStream(true);
             Process p = pb.start();
             String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             assertTrue("cargo build of the testing CLI ended", p.waitFor(900, TimeUnit.SECONDS));
-            assertEquals("cargo build -p hrts-cli --features testing: " + out, 0, p.exitValue());
+            assertEquals("cargo build --workspace --all-features --lib --bin hrts: " + out, 0, p.exitValue());
             String target = System.getenv().getOrDefault("CARGO_TARGET_DIR", root + "/target");
             testingCli = Paths.get(target, "debug", "hrts").toString();
         }

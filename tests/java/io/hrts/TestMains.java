@@ -35,6 +35,9 @@ public final class TestMains {
             case "bounded":
                 bounded(Integer.parseInt(args[1]), args.length > 2 ? Long.parseLong(args[2]) : 0);
                 return;
+            case "bound-check":
+                boundCheck(Long.parseLong(args[1]));
+                return;
             case "mode":
                 mode();
                 return;
@@ -52,7 +55,7 @@ public final class TestMains {
                         + io.hrts.stats.SharedStats.snapshot(args[1]).processes().size());
                 return;
             default:
-                System.err.println("usage: TestMains echo|open-twice|next-sequence|fill-scaling|stamp-for MS|fuzz-read MS|bounded N|mode|hot-path MS"
+                System.err.println("usage: TestMains echo|open-twice|next-sequence|fill-scaling|stamp-for MS|fuzz-read MS|bounded N|bound-check MS|mode|hot-path MS"
                         + "|stats-record SEED|stats-timer-stop INSTANCE|stats-snapshot SEGMENT");
                 System.exit(2);
         }
@@ -108,6 +111,55 @@ public final class TestMains {
                     + status.name().toLowerCase(java.util.Locale.ROOT).replace('_', '-') + " before " + before
                     + " after " + after);
         }
+    }
+
+    /**
+     * Bounded stamps back to back for {@code ms} milliseconds, each between two CLOCK_REALTIME
+     * readings, summed up as {@code hrts_test bound-check} and {@code hrts debug bound-check} sum up
+     * theirs ("bound-check java: samples N misses M unbounded U first-unbounded A last-unbounded B
+     * misses-after-unbounded E"): a miss is an interval that excludes the whole bracket, an
+     * unbounded stamp one refused with {@code UNSYNCHRONIZED}; any other exception ends the run.
+     */
+    static void boundCheck(long ms) {
+        long[] out = new long[2];
+        long stop = System.nanoTime() + ms * 1_000_000L;
+        long samples = 0, misses = 0, unbounded = 0, missesAfter = 0, firstUnbounded = 0, lastUnbounded = 0;
+        while (System.nanoTime() < stop) {
+            for (int i = 0; i < 64; i++) {
+                long before = realtimeNanos();
+                boolean got;
+                try {
+                    HighResTimestamp.getBoundedEpochNanoseconds(out);
+                    got = true;
+                } catch (HrtsException e) {
+                    if (e.getKind() != HrtsException.Kind.UNSYNCHRONIZED) {
+                        throw e;
+                    }
+                    got = false;
+                }
+                long after = realtimeNanos();
+                samples++;
+                if (!got) {
+                    unbounded++;
+                    if (firstUnbounded == 0) {
+                        firstUnbounded = after;
+                    }
+                    lastUnbounded = after;
+                } else if (out[0] > after || out[1] < before) {
+                    misses++;
+                    if (firstUnbounded != 0) {
+                        missesAfter++;
+                    }
+                    if (misses <= 5) {
+                        System.err.println("bound-check java: miss: [" + out[0] + ", " + out[1] + "], clock in ["
+                                + before + ", " + after + "]");
+                    }
+                }
+            }
+        }
+        System.out.println("bound-check java: samples " + samples + " misses " + misses + " unbounded " + unbounded
+                + " first-unbounded " + firstUnbounded + " last-unbounded " + lastUnbounded
+                + " misses-after-unbounded " + missesAfter);
     }
 
     /** CLOCK_REALTIME in epoch ns, as precise as the JDK gives it. */

@@ -1,0 +1,216 @@
+package io.hrts;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertTrue;
+
+import java.io.File;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.Test;
+
+/**
+ * Issue 36, "Done when" 1 in all three languages: the counter disrupted under a running daemon
+ * (jumps forward 5 ms, jumps back 5 ms, stops for 2 s, runs 300 ppm fast), while a C reader
+ * ({@code hrts_test bound-check}), a child JVM ({@link TestMains} {@code bound-check}) and the Rust
+ * reader ({@code hrts debug bound-check}) take bounded stamps back to back from its host page. The
+ * Rust half alone is native/cli/tests/disruption.rs.
+ *
+ * <p>The event is the test build's counter hook ({@code HRTS_TEST_COUNTER}): it must act in every
+ * process, as a hypervisor's would, so each reader runs a {@code testing}-feature build of its
+ * library (target/debug: libhrts.so by {@code LD_LIBRARY_PATH}, libhrts_jni.so by
+ * {@code -Dhrts.native.library}), as the daemon runs the testing hrts. For each event and each
+ * reader: it gets no interval ({@code UNSYNCHRONIZED}: the page says {@code disrupted}, or its own
+ * check refuses) from the event on, never before it; no interval that misses {@code
+ * CLOCK_REALTIME} in the whole run; intervals again before it ends, once the line is learned
+ * again; and the page is synchronized at the end.
+ */
+public class DisruptionAcrossLanguagesTest {
+    /** The daemon's event this long after its start: its page is synchronized well before. */
+    private static final long EVENT_AFTER_NS = 10_000_000_000L;
+    /** The readers stamp from this long before the event ... */
+    private static final long LEAD_NS = 2_000_000_000L;
+    /** ... for this long. */
+    private static final long READ_MS = 8_000;
+
+    @Test
+    public void everyReaderGetsNoIntervalFromACounterDisruptionUntilTheLineIsLearnedAgain() throws Exception {
+        String[][] events = {
+            {"jump:+5ms", "counter ahead"},
+            {"back:5ms", "counter behind"},
+            // A stop that began inside a round reads as a counter that fell behind.
+            {"stop:2s", "counter stopped|counter behind"},
+            {"rate:+300ppm", "counter ahead"},
+        };
+        String cli = Procs.testingCli();
+        // Every host reader opens this user's per-user segment too (its unique stamps and
+        // sequence numbers keep their state there): removed at the end if the test made it.
+        String own = "/hrts-" + Files.getAttribute(Path.of("/proc/self"), "unix:uid");
+        boolean hadOwn = Files.exists(Path.of("/dev/shm" + own));
+        // Two events at a time, each with its daemon and three readers (as disruption.rs runs them).
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try {
+            List<Future<String>> runs = new ArrayList<>();
+            for (String[] e : events) {
+                runs.add(pool.submit(() -> run(cli, e[0], e[1])));
+            }
+            for (Future<String> f : runs) {
+                try {
+                    System.out.println(f.get(180, TimeUnit.SECONDS));
+                } catch (ExecutionException e) {
+                    // The event's own failure (an AssertionError), not the pool's wrapper.
+                    if (e.getCause() instanceof Error) {
+                        throw (Error) e.getCause();
+                    }
+                    throw e.getCause() instanceof Exception ? (Exception) e.getCause() : e;
+                }
+            }
+        } finally {
+            pool.shutdownNow();
+            if (!hadOwn && Files.exists(Path.of("/dev/shm" + own))) {
+                Procs.run(List.of(cli, "--segment", own, "unlink"));
+            }
+        }
+    }
+
+    /** One event: its daemon, its three readers; returns what they measured. */
+    private static String run(String cli, String kind, String expect) throws Exception {
+        Path dir = Files.createTempDirectory("hrts-disruption-languages");
+        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
+        long at = TestMains.realtimeNanos() + EVENT_AFTER_NS;
+        String event = kind + "@" + at;
+        Map<String, String> env = new HashMap<>();
+        env.put("HRTS_HOST", "on");
+        env.put("HRTS_HOST_USER", Files.getAttribute(Path.of("/proc/self"), "unix:uid").toString());
+        env.put("HRTS_HOST_DIR", dir.toString());
+        // The host page, not the build's per-user segment (a named segment wins).
+        env.put("HRTS_SEGMENT", null);
+        env.put("HRTS_TEST_COUNTER", event);
+        env.put("HRTS_BOUND_DRIFT_PPM", null);
+        env.put("HRTS_BOUND_VOID_S", null);
+        ProcessBuilder daemonPb = new ProcessBuilder(cli, "daemon", "--foreground", "--dir", dir.toString())
+                .redirectErrorStream(true).redirectOutput(dir.resolve("daemon.log").toFile());
+        Procs.withEnv(daemonPb, env);
+        daemonPb.environment().put("HRTS_TIE_INTERVAL_MS", "100");
+        // The clock's own bound fixed at 50 µs: this machine's kernel may say its clock is
+        // unsynchronized, which gives no interval at all.
+        daemonPb.environment().put("HRTS_TEST_BOUND", "synchronized,50000");
+        Process daemon = daemonPb.start();
+        List<Process> readers = new ArrayList<>();
+        try {
+            Map<String, String> info = new LinkedHashMap<>();
+            long waitUntil = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (!"synchronized".equals(info.get("bound status")) && System.nanoTime() < waitUntil) {
+                Thread.sleep(100);
+                info = Procs.keyValues(Procs.run(List.of(cli, "info"), env).out);
+            }
+            assertEquals(event + ": the daemon's page: " + info + "\n" + Files.readString(dir.resolve("daemon.log")),
+                    "synchronized", info.get("bound status"));
+            long now = TestMains.realtimeNanos();
+            assertTrue(event + ": the daemon was synchronized " + (at - now) / 1_000_000 + " ms before the event, "
+                    + "not " + LEAD_NS / 1_000_000, now < at - LEAD_NS);
+            Thread.sleep((at - LEAD_NS - now) / 1_000_000);
+
+            String debugDir = new File(cli).getParent();
+            Map<String, String> cEnv = new HashMap<>(env);
+            // hrts_test's run path names the release library; LD_LIBRARY_PATH comes first.
+            cEnv.put("LD_LIBRARY_PATH", debugDir);
+            List<String> java = Procs.javaMain("bound-check", Long.toString(READ_MS));
+            java.add(1, "-D" + io.hrts.internal.loader.Loader.LIBRARY_PROPERTY + "="
+                    + new File(debugDir, io.hrts.internal.loader.Loader.LIBRARY_FILE).getAbsolutePath());
+            java.add(1, "-Dhrts.fallback=deny");
+            Map<String, File> outs = new LinkedHashMap<>();
+            outs.put("c", dir.resolve("c.out").toFile());
+            outs.put("java", dir.resolve("java.out").toFile());
+            outs.put("rust", dir.resolve("rust.out").toFile());
+            readers.add(start(List.of(Procs.cTest(), "bound-check", Long.toString(READ_MS)), cEnv, outs.get("c")));
+            readers.add(start(java, env, outs.get("java")));
+            readers.add(start(List.of(cli, "debug", "bound-check", Long.toString(READ_MS)), env, outs.get("rust")));
+            StringBuilder report = new StringBuilder();
+            int i = 0;
+            for (Map.Entry<String, File> r : outs.entrySet()) {
+                Process p = readers.get(i++);
+                assertTrue(event + ": the " + r.getKey() + " reader ended", p.waitFor(60, TimeUnit.SECONDS));
+                String text = Files.readString(r.getValue().toPath());
+                assertEquals(event + ": the " + r.getKey() + " reader's exit: " + text, 0, p.exitValue());
+                report.append(check(event, at, r.getKey(), text)).append('\n');
+            }
+            info = Procs.keyValues(Procs.run(List.of(cli, "info"), env).out);
+            assertEquals(event + ": disruptions counted: " + info, "1", info.get("disruptions"));
+            boolean named = false;
+            for (String e : expect.split("\\|")) {
+                named |= info.values().stream().anyMatch(v -> v.contains(e));
+            }
+            assertTrue(event + ": hrts info names it as one of " + expect + ": " + info, named);
+            assertEquals(event + ": synchronized again: " + info, "synchronized", info.get("bound status"));
+            return report.toString().trim();
+        } finally {
+            for (Process p : readers) {
+                p.destroyForcibly();
+            }
+            daemon.destroy();
+            daemon.waitFor(10, TimeUnit.SECONDS);
+            daemon.destroyForcibly();
+            try (var files = Files.walk(dir)) {
+                files.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+            }
+        }
+    }
+
+    private static Process start(List<String> cmd, Map<String, String> env, File out) throws Exception {
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(out);
+        Procs.withEnv(pb, env);
+        return pb.start();
+    }
+
+    /** One reader's summary line checked; returns it with the times relative to the event. */
+    private static String check(String event, long at, String lang, String text) {
+        String line = null;
+        for (String l : text.split("\n")) {
+            if (l.startsWith("bound-check")) {
+                line = l;
+            }
+        }
+        assertTrue(event + ": no summary from the " + lang + " reader:\n" + text, line != null);
+        Map<String, Long> f = fields(line);
+        String what = event + ", " + lang + " reader: " + text.trim();
+        assertTrue(what + ": too few stamps", f.get("samples") > 10_000);
+        assertEquals(what + ": intervals that missed the clock", 0L, (long) f.get("misses"));
+        long first = f.get("first-unbounded");
+        long lastUnbounded = f.get("last-unbounded");
+        assertTrue(what + ": never got no interval", first > 0);
+        assertTrue(what + ": no interval before the event", first >= at - 1_000_000);
+        // Every stamp after the last refused one had an interval: the reader ran on to
+        // at + (READ_MS - LEAD) and must have had some of them.
+        long end = at - LEAD_NS + READ_MS * 1_000_000L;
+        assertTrue(what + ": no interval again before the reader's end", lastUnbounded < end - 200_000_000L);
+        return String.format("%s, %s reader: %d stamps, 0 misses, no interval from %.1f to %.1f ms after the event",
+                event, lang, f.get("samples"), (first - at) / 1e6, (lastUnbounded - at) / 1e6);
+    }
+
+    /** "word value" pairs after the "bound-check X:" prefix; numeric values only. */
+    private static Map<String, Long> fields(String line) {
+        Map<String, Long> out = new HashMap<>();
+        String[] w = line.substring(line.indexOf(':') + 1).trim().split(" ");
+        for (int i = 0; i + 1 < w.length; i++) {
+            try {
+                out.put(w[i], Long.parseLong(w[i + 1]));
+                i++;
+            } catch (NumberFormatException e) {
+                // "offset p99 A": the word before the number is the key.
+            }
+        }
+        return out;
+    }
+}
