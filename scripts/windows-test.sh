@@ -169,7 +169,7 @@ fi
 cp "$target_dir/$TARGET/debug/hrts.dll" "$work/"
 if ! x86_64-w64-mingw32-gcc -std=c11 -Wall -Wextra -Werror -Iinclude \
     tests/windows/hrts_dll_test.c -o "$work/hrts_dll_test.exe" \
-    -L"$target_dir/$TARGET/debug" -lhrts >"$log" 2>&1; then
+    -L"$target_dir/$TARGET/debug" -lhrts -ladvapi32 >"$log" 2>&1; then
     cat "$log"
     fail "compiling tests/windows/hrts_dll_test.c"
     finish

@@ -22,7 +22,8 @@ import org.junit.Test;
 
 /**
  * Issue 36, "Done when" 1 in all three languages: the counter disrupted under a running daemon
- * (jumps forward 5 ms, jumps back 5 ms, stops for 2 s, runs 300 ppm fast), while a C reader
+ * (jumps forward 5 ms, jumps back 5 ms, stops for 2 s, runs 300 ppm fast), and done-when 2's
+ * VMClock disruption marker bumped under another (its page a file with the kernel's layout), while a C reader
  * ({@code hrts_test bound-check}), a child JVM ({@link TestMains} {@code bound-check}) and the Rust
  * reader ({@code hrts debug bound-check}) take bounded stamps back to back from its host page. The
  * Rust half alone is native/cli/tests/disruption.rs.
@@ -47,6 +48,9 @@ public class DisruptionAcrossLanguagesTest {
     /** ... for this long. */
     private static final long READ_MS = 8_000;
 
+    /** The event that bumps the VMClock page's disruption marker (no counter hook). */
+    private static final String VMCLOCK = "vmclock";
+
     @Test
     public void everyReaderGetsNoIntervalFromACounterDisruptionUntilTheLineIsLearnedAgain() throws Exception {
         String[][] events = {
@@ -55,6 +59,9 @@ public class DisruptionAcrossLanguagesTest {
             // A stop that began inside a round reads as a counter that fell behind.
             {"stop:2s", "counter stopped|counter behind"},
             {"rate:+300ppm", "counter ahead"},
+            // Done-when 2's marker: the hypervisor's VMClock page (a file with the kernel's
+            // layout) announces a disruption the counter does not show.
+            {VMCLOCK, "VMClock disruption marker changed"},
         };
         String cli = Procs.testingCli();
         // Every host reader opens this user's per-user segment too (its unique stamps and
@@ -99,7 +106,13 @@ public class DisruptionAcrossLanguagesTest {
         env.put("HRTS_HOST_DIR", dir.toString());
         // The host page, not the build's per-user segment (a named segment wins).
         env.put("HRTS_SEGMENT", null);
-        env.put("HRTS_TEST_COUNTER", event);
+        VmclockPage vmclock = null;
+        if (kind.equals(VMCLOCK)) {
+            vmclock = new VmclockPage(dir.resolve("vmclock0"));
+            vmclock.update();
+        } else {
+            env.put("HRTS_TEST_COUNTER", event);
+        }
         env.put("HRTS_BOUND_DRIFT_PPM", null);
         env.put("HRTS_BOUND_VOID_S", null);
         ProcessBuilder daemonPb = new ProcessBuilder(cli, "daemon", "--foreground", "--dir", dir.toString())
@@ -109,6 +122,9 @@ public class DisruptionAcrossLanguagesTest {
         // The clock's own bound fixed at 50 µs: this machine's kernel may say its clock is
         // unsynchronized, which gives no interval at all.
         daemonPb.environment().put("HRTS_TEST_BOUND", "synchronized,50000");
+        if (vmclock != null) {
+            daemonPb.environment().put("HRTS_VMCLOCK", vmclock.file.toString());
+        }
         Process daemon = daemonPb.start();
         List<Process> readers = new ArrayList<>();
         try {
@@ -140,6 +156,12 @@ public class DisruptionAcrossLanguagesTest {
             readers.add(start(List.of(Procs.cTest(), "bound-check", Long.toString(READ_MS)), cEnv, outs.get("c")));
             readers.add(start(java, env, outs.get("java")));
             readers.add(start(List.of(cli, "debug", "bound-check", Long.toString(READ_MS)), env, outs.get("rust")));
+            if (vmclock != null) {
+                // The hypervisor's update, at the event's time.
+                Thread.sleep(Math.max(0, (at - TestMains.realtimeNanos()) / 1_000_000));
+                vmclock.marker++;
+                vmclock.update();
+            }
             StringBuilder report = new StringBuilder(String.format(
                     "%s: the daemon synchronized %.1f s before the event%n", event, (at - now) / 1e9));
             int i = 0;
@@ -168,6 +190,45 @@ public class DisruptionAcrossLanguagesTest {
             daemon.destroyForcibly();
             try (var files = Files.walk(dir)) {
                 files.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+            }
+        }
+    }
+
+    /**
+     * The VMClock page as the kernel's ABI lays it out (include/uapi/linux/vmclock-abi.h: 104
+     * bytes, little-endian; native/cli/tests/vmclock.rs writes the same), updated as a
+     * hypervisor updates it: {@code seq_count} odd, the fields, {@code seq_count} even.
+     */
+    private static final class VmclockPage {
+        final Path file;
+        int seq;
+        long marker = 0x1234_5678L;
+
+        VmclockPage(Path file) {
+            this.file = file;
+        }
+
+        void update() throws java.io.IOException {
+            java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(104).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+            b.putInt(0, 0x4b4c_4356); // magic "VCLK"
+            b.putInt(4, 4096); // size
+            b.putShort(8, (short) 1); // version
+            b.put(10, (byte) 1); // counter_id: x86 TSC
+            b.put(11, (byte) 0); // time_type: UTC
+            b.putLong(16, marker); // disruption_marker
+            b.putLong(24, 0); // flags: no max error
+            b.put(34, (byte) 2); // clock_status: synchronized
+            try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(file,
+                    java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.WRITE)) {
+                java.nio.ByteBuffer odd = java.nio.ByteBuffer.allocate(4).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+                if (seq > 0) {
+                    ch.write(odd.putInt(0, seq + 1), 12);
+                }
+                seq += 2;
+                b.putInt(12, seq);
+                ch.write(b.duplicate().position(0).limit(12), 0);
+                ch.write(b.duplicate().position(16).limit(104), 16);
+                ch.write(b.duplicate().position(12).limit(16), 12);
             }
         }
     }
