@@ -122,8 +122,8 @@ public class BoundAcrossLanguagesTest {
             // process per interval, meanwhile.
             File cOut = dir.resolve("c.out").toFile();
             File javaOut = dir.resolve("java.out").toFile();
-            readers.add(reader(List.of(Procs.cTest(), "bounded", "400", "5000"), env, cOut));
-            readers.add(reader(Procs.javaMain("bounded", "400", "5000"), env, javaOut));
+            readers.add(Procs.startTo(List.of(Procs.cTest(), "bounded", "400", "5000"), env, cOut));
+            readers.add(Procs.startTo(Procs.javaMain("bounded", "400", "5000"), env, javaOut));
             StringBuilder cli = new StringBuilder();
             long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
             while (System.nanoTime() < until) {
@@ -147,22 +147,8 @@ public class BoundAcrossLanguagesTest {
             checkEach(all);
             checkOneLinePerWord(all, Double.parseDouble(info.get("bound drift ppm")));
         } finally {
-            for (Process p : readers) {
-                p.destroyForcibly();
-            }
-            daemon.destroy();
-            daemon.waitFor(10, TimeUnit.SECONDS);
-            daemon.destroyForcibly();
-            try (var files = Files.walk(dir)) {
-                files.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
-            }
+            Procs.stopAll(readers, daemon, dir);
         }
-    }
-
-    private static Process reader(List<String> cmd, Map<String, String> env, File out) throws Exception {
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(out);
-        Procs.withEnv(pb, env);
-        return pb.start();
     }
 
     /** Synchronized, holding the clock read around it, at least the word wide. */

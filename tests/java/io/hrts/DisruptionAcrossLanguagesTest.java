@@ -8,7 +8,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -153,9 +152,9 @@ public class DisruptionAcrossLanguagesTest {
             outs.put("c", dir.resolve("c.out").toFile());
             outs.put("java", dir.resolve("java.out").toFile());
             outs.put("rust", dir.resolve("rust.out").toFile());
-            readers.add(start(List.of(Procs.cTest(), "bound-check", Long.toString(READ_MS)), cEnv, outs.get("c")));
-            readers.add(start(java, env, outs.get("java")));
-            readers.add(start(List.of(cli, "debug", "bound-check", Long.toString(READ_MS)), env, outs.get("rust")));
+            readers.add(Procs.startTo(List.of(Procs.cTest(), "bound-check", Long.toString(READ_MS)), cEnv, outs.get("c")));
+            readers.add(Procs.startTo(java, env, outs.get("java")));
+            readers.add(Procs.startTo(List.of(cli, "debug", "bound-check", Long.toString(READ_MS)), env, outs.get("rust")));
             if (vmclock != null) {
                 // The hypervisor's update, at the event's time.
                 Thread.sleep(Math.max(0, (at - TestMains.realtimeNanos()) / 1_000_000));
@@ -182,15 +181,7 @@ public class DisruptionAcrossLanguagesTest {
             assertEquals(event + ": synchronized again: " + info, "synchronized", info.get("bound status"));
             return report.toString().trim();
         } finally {
-            for (Process p : readers) {
-                p.destroyForcibly();
-            }
-            daemon.destroy();
-            daemon.waitFor(10, TimeUnit.SECONDS);
-            daemon.destroyForcibly();
-            try (var files = Files.walk(dir)) {
-                files.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
-            }
+            Procs.stopAll(readers, daemon, dir);
         }
     }
 
@@ -231,12 +222,6 @@ public class DisruptionAcrossLanguagesTest {
                 ch.write(b.duplicate().position(12).limit(16), 12);
             }
         }
-    }
-
-    private static Process start(List<String> cmd, Map<String, String> env, File out) throws Exception {
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(out);
-        Procs.withEnv(pb, env);
-        return pb.start();
     }
 
     /** One reader's summary line checked; returns it with the times relative to the event. */

@@ -112,6 +112,27 @@ final class Procs {
         return pb;
     }
 
+    /** Starts {@code cmd} with these variables (as {@link #withEnv}), its output and errors to {@code out}. */
+    static Process startTo(List<String> cmd, Map<String, String> env, File out) throws Exception {
+        return withEnv(new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(out), env).start();
+    }
+
+    /**
+     * The end of a test that ran a daemon in {@code dir}: its readers killed, the daemon stopped
+     * (SIGTERM, then SIGKILL after 10 s), and the directory removed.
+     */
+    static void stopAll(List<Process> readers, Process daemon, java.nio.file.Path dir) throws Exception {
+        for (Process p : readers) {
+            p.destroyForcibly();
+        }
+        daemon.destroy();
+        daemon.waitFor(10, TimeUnit.SECONDS);
+        daemon.destroyForcibly();
+        try (var files = java.nio.file.Files.walk(dir)) {
+            files.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+        }
+    }
+
     static Procs run(String... cmd) throws Exception {
         return run(Arrays.asList(cmd));
     }
