@@ -65,7 +65,22 @@ static uint64_t realtime_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+static uint64_t monotonic_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static uint64_t absdiff(uint64_t a, uint64_t b) { return a > b ? a - b : b - a; }
+
+/* A mode's count or length argument: 1 and *out set if `arg` is a whole positive number. */
+static int positive_arg(const char *arg, long *out) {
+  char *end;
+  long v = strtol(arg, &end, 10);
+  if (*end != '\0' || v <= 0) return 0;
+  *out = v;
+  return 1;
+}
 
 static void check_version(void) {
   uint64_t v = hrts_get_version();
@@ -612,9 +627,8 @@ static void check_base_set_elsewhere(hrts_segment *seg, const char *name) {
    after printing "attached": the C reader of the resize tests. Prints
    "stamps N backwards B"; exit 0 if no stamp went backwards and none failed. */
 static int stamp_for(const char *ms_arg) {
-  char *end;
-  long ms = strtol(ms_arg, &end, 10);
-  if (*end != '\0' || ms <= 0) {
+  long ms;
+  if (!positive_arg(ms_arg, &ms)) {
     fprintf(stderr, "hrts_test stamp-for: MS must be a positive number of milliseconds\n");
     return 2;
   }
@@ -625,8 +639,7 @@ static int stamp_for(const char *ms_arg) {
   }
   printf("attached\n");
   fflush(stdout);
-  struct timespec start, now;
-  clock_gettime(CLOCK_MONOTONIC, &start);
+  uint64_t stop = monotonic_ns() + (uint64_t)ms * 1000000u;
   do {
     for (int i = 0; i < 1000; i++) {
       if (hrts_get_epoch_nanoseconds(&ns) != HRTS_SUCCESS) errors++;
@@ -634,33 +647,23 @@ static int stamp_for(const char *ms_arg) {
       last = ns;
       count++;
     }
-    clock_gettime(CLOCK_MONOTONIC, &now);
-  } while ((now.tv_sec - start.tv_sec) * 1000L + (now.tv_nsec - start.tv_nsec) / 1000000L < ms);
+  } while (monotonic_ns() < stop);
   printf("stamps %llu backwards %llu errors %llu\n", (unsigned long long)count,
          (unsigned long long)backwards, (unsigned long long)errors);
   return backwards == 0 && errors == 0 ? 0 : 1;
 }
 
-/* The C reader of the fuzz stage: stamps the default segment for MS milliseconds
-   while another process damages it, and counts stamps more than 1 ms away from
-   CLOCK_REALTIME (read right before and after each stamp), stamps that went
-   backwards, failed calls, and stamps that used over 1 ms of the thread's CPU time (one
-   that waited for a writer would; a preempted one does not). Prints "attached (timeline: T)" first,
-   then "reader c: stamps N off M backwards B errors E slow S longest L" (L: the longest
-   wall-clock bracket, ns, preemption included). Exit 0 unless it could not start.
-   It also stops early once the file HRTS_FUZZ_STOP names exists (looked for every
-   65536 stamps): the fuzz stage ends its readers when its damages end. */
 /* `bounded N [PAUSE_US]`: N bounded stamps, each between two CLOCK_REALTIME readings,
    PAUSE_US microseconds apart (default 0), one line each: "bounded c: earliest E latest
    L status S before B after A" (BoundAcrossLanguagesTest compares them with Java's and
    the command line's). */
 static int bounded(const char *n_arg, const char *pause_arg) {
-  char *end;
-  long n = strtol(n_arg, &end, 10);
-  if (*end != '\0' || n <= 0) {
+  long n;
+  if (!positive_arg(n_arg, &n)) {
     fprintf(stderr, "hrts_test bounded: N must be a positive number\n");
     return 2;
   }
+  char *end;
   long pause_us = pause_arg ? strtol(pause_arg, &end, 10) : 0;
   if ((pause_arg && *end != '\0') || pause_us < 0 || pause_us > 1000000) {
     fprintf(stderr, "hrts_test bounded: PAUSE_US must be 0 to 1000000\n");
@@ -698,21 +701,15 @@ static int bounded(const char *n_arg, const char *pause_arg) {
    disrupted); first and last are the clock just after such a stamp, 0 for none. Any
    other error ends the run (exit 1). */
 static int bound_check(const char *ms_arg) {
-  char *end;
-  long ms = strtol(ms_arg, &end, 10);
-  if (*end != '\0' || ms <= 0) {
+  long ms;
+  if (!positive_arg(ms_arg, &ms)) {
     fprintf(stderr, "hrts_test bound-check: MS must be a positive number\n");
     return 2;
   }
-  struct timespec t0;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  uint64_t stop = (uint64_t)t0.tv_sec * 1000000000u + (uint64_t)t0.tv_nsec + (uint64_t)ms * 1000000u;
+  uint64_t stop = monotonic_ns() + (uint64_t)ms * 1000000u;
   uint64_t samples = 0, misses = 0, unbounded = 0, misses_after = 0;
   uint64_t first_unbounded = 0, last_unbounded = 0;
-  for (;;) {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    if ((uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec >= stop) break;
+  while (monotonic_ns() < stop) {
     for (int i = 0; i < 64; i++) {
       uint64_t earliest = 0, latest = 0;
       uint32_t status = 0;
@@ -752,9 +749,8 @@ static int bound_check(const char *ms_arg) {
    its sequence file is the one `hrts --segment NAME` and -Dhrts.segment=NAME use) and prints
    N of its sequence numbers, one a line: "seq c: N". */
 static int seq_numbers(const char *name, const char *n_arg) {
-  char *end;
-  long n = strtol(n_arg, &end, 10);
-  if (*end != '\0' || n <= 0) {
+  long n;
+  if (!positive_arg(n_arg, &n)) {
     fprintf(stderr, "hrts_test seq: N must be a positive number\n");
     return 2;
   }
@@ -778,10 +774,18 @@ static int seq_numbers(const char *name, const char *n_arg) {
   return 0;
 }
 
+/* The C reader of the fuzz stage: stamps the default segment for MS milliseconds
+   while another process damages it, and counts stamps more than 1 ms away from
+   CLOCK_REALTIME (read right before and after each stamp), stamps that went
+   backwards, failed calls, and stamps that used over 1 ms of the thread's CPU time (one
+   that waited for a writer would; a preempted one does not). Prints "attached (timeline: T)" first,
+   then "reader c: stamps N off M backwards B errors E slow S longest L" (L: the longest
+   wall-clock bracket, ns, preemption included). Exit 0 unless it could not start.
+   It also stops early once the file HRTS_FUZZ_STOP names exists (looked for every
+   65536 stamps): the fuzz stage ends its readers when its damages end. */
 static int fuzz_read(const char *ms_arg) {
-  char *end;
-  long ms = strtol(ms_arg, &end, 10);
-  if (*end != '\0' || ms <= 0) {
+  long ms;
+  if (!positive_arg(ms_arg, &ms)) {
     fprintf(stderr, "hrts_test fuzz-read: MS must be a positive number of milliseconds\n");
     return 2;
   }
@@ -1253,8 +1257,8 @@ static int read_line(FILE *f, char *buf, size_t size) {
 
 static int drive(const char *rounds_arg, char **cmd) {
   char *end;
-  long rounds = strtol(rounds_arg, &end, 10);
-  if (*end != '\0' || rounds <= 0) {
+  long rounds;
+  if (!positive_arg(rounds_arg, &rounds)) {
     fprintf(stderr, "hrts_test: N must be a positive integer, not %s\n", rounds_arg);
     return 2;
   }
