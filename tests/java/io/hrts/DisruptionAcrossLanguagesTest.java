@@ -39,7 +39,7 @@ import org.junit.Test;
 public class DisruptionAcrossLanguagesTest {
     /**
      * The daemon's event this long after its start: its page must be synchronized LEAD_NS before
-     * (0.3 s after the start with the four daemons at once on an idle 2-vCPU machine).
+     * (0.3 s after the start with the five daemons at once on an idle 2-vCPU machine).
      */
     private static final long EVENT_AFTER_NS = 7_000_000_000L;
     /** The readers stamp from this long before the event ... */
@@ -67,7 +67,7 @@ public class DisruptionAcrossLanguagesTest {
         // sequence numbers keep their state there): removed at the end if the test made it.
         String own = "/hrts-" + Files.getAttribute(Path.of("/proc/self"), "unix:uid");
         boolean hadOwn = Files.exists(Path.of("/dev/shm" + own));
-        // The four events at once, each with its daemon and three readers.
+        // The events at once, each with its daemon and three readers.
         ExecutorService pool = Executors.newFixedThreadPool(events.length);
         try {
             List<Future<String>> runs = new ArrayList<>();
