@@ -114,6 +114,28 @@ fn client(seg: &Segment, addr: &str, key: Option<&str>) -> std::process::Output 
     c.output().unwrap()
 }
 
+/// The datagrams the kernel dropped on their way to the UDP socket bound to
+/// `addr` (an IPv4 `address:port`) because its receive buffer was full: the
+/// last column of its row in `/proc/net/udp`.
+fn kernel_drops(addr: &str) -> u64 {
+    let addr: std::net::SocketAddrV4 = addr.parse().expect("an IPv4 address:port");
+    // /proc/net/udp prints the address's network-order bytes read as a
+    // host-order word.
+    let ip = u32::from_ne_bytes(addr.ip().octets());
+    let local = format!("{ip:08X}:{:04X}", addr.port());
+    let table = std::fs::read_to_string("/proc/net/udp").unwrap();
+    table
+        .lines()
+        .skip(1)
+        .map(|row| row.split_whitespace().collect::<Vec<_>>())
+        .find(|cols| cols.get(1) == Some(&local.as_str()))
+        .unwrap_or_else(|| panic!("no socket {local} in /proc/net/udp:\n{table}"))
+        .last()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
 /// xorshift64*: reproducible noise.
 struct Rng(u64);
 impl Rng {
@@ -199,6 +221,7 @@ fn only_the_runs_requests_get_answers_never_longer_than_they_are() {
         .map(|_| socket("127.0.0.1:0", &master.addr))
         .collect();
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut sent = 0u64;
     let during = std::thread::scope(|scope| {
         let real = scope.spawn(|| {
             std::thread::sleep(Duration::from_millis(200));
@@ -220,8 +243,11 @@ fn only_the_runs_requests_get_answers_never_longer_than_they_are() {
                 buf[..8].copy_from_slice(&[b'H', b'R', b'S', b'Q', 2, (i % 4) as u8, 0, 0]);
                 buf[32..len].fill(0);
             }
-            // A full receive buffer drops datagrams: that is the kernel's business.
-            let _ = flood[i as usize % 8].send(&buf[..len]);
+            // A full receive buffer drops datagrams: the kernel counts
+            // them, and the count is checked below.
+            if flood[i as usize % 8].send(&buf[..len]).is_ok() {
+                sent += 1;
+            }
         }
         real.join().unwrap()
     });
@@ -239,6 +265,9 @@ fn only_the_runs_requests_get_answers_never_longer_than_they_are() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // The last client's answers came after every flood datagram was read (one
+    // queue, in order), so the drop count is final.
+    let dropped = kernel_drops(&master.addr);
     drop(s);
     let summary = master.finish();
     // 2 by hand + 3 client rounds of 20.
@@ -248,8 +277,13 @@ fn only_the_runs_requests_get_answers_never_longer_than_they_are() {
     let ignored = value(&summary, "ignored:");
     assert!(refused >= 3, "{summary}");
     assert!(ignored >= 5, "{summary}");
-    // Most of the flood arrives on loopback; whatever arrived was turned away.
-    assert!(refused + ignored > 50_000, "{summary}");
+    // Every flood datagram was either turned away or dropped by the kernel
+    // before it arrived; how many arrive depends on the machine's load.
+    assert!(sent > 0);
+    assert!(
+        refused + ignored + dropped >= sent,
+        "{sent} sent, {dropped} dropped by the kernel\n{summary}"
+    );
 }
 
 #[test]
