@@ -25,7 +25,7 @@ if ! command -v cargo >/dev/null 2>&1 && [ -x "$HOME/.cargo/bin/cargo" ]; then
     export PATH="$HOME/.cargo/bin:$PATH"
 fi
 
-ALL_STAGES=(bootstrap version fmt clippy msrv docs cargo cross windows c musl packaging daemon-unit c-stats
+ALL_STAGES=(bootstrap version fmt clippy msrv docs cargo cross windows c musl windows-jvm packaging daemon-unit c-stats
             prometheus junit junit-jdk25 trace fuzz host adapters consumer maven-consumer doc-examples)
 declare -A DESCRIPTION
 describe() { DESCRIPTION[$1]=$2; }
@@ -40,6 +40,7 @@ describe cross          "aarch64 and ppc64le under qemu-user (scripts/cross-test
 describe windows        "x86_64-pc-windows-gnu under Wine: the core's unit tests, hrts.exe (now, info, unique across two processes) and hrts.dll from C (scripts/windows-test.sh)"
 describe c              "the C ABI through include/hrts.h (tests/c/run.sh)"
 describe musl           "libhrts.so for musl: a musl-gcc program stamps in order with a glibc process on one segment and resets its base; on aarch64 (qemu-user) two musl processes stamp one segment (tests/c/musl.sh)"
+describe windows-jvm    "the jar in a Windows JVM under Wine: java -jar's self-test loads the jar's windows-x86_64 hrts_jni.dll and passes (tests/windows/jvm.sh)"
 describe packaging      "cargo cinstall into a temporary prefix (SONAME, stripped, pkg-config) and the .deb: its fields and files, extracted and used, lintian, and (root) installed with dpkg -i, used and removed without a trace (tests/packaging/run.sh)"
 describe daemon-unit    "the systemd unit: systemd-analyze verify, and (root) its ExecStart run as systemd would, as its user in a runtime directory of its own: starts, serves, refuses a second daemon, stops on SIGTERM, adopts the page on restart (tests/daemon-unit/run.sh)"
 describe c-stats        "C statistics: the ABI, the macros, shared snapshots and timers (tests/c/stats/run.sh)"
@@ -210,6 +211,7 @@ aarch64-unknown-linux-gnu aarch64-linux-gnu-gcc
 powerpc64le-unknown-linux-gnu powerpc64le-linux-gnu-gcc
 x86_64-unknown-linux-musl $ROOT/native/musl/linker.sh -p hrts-capi
 aarch64-unknown-linux-musl $ROOT/native/musl/aarch64-linker.sh -p hrts-capi
+x86_64-pc-windows-gnu x86_64-w64-mingw32-gcc
 LIST
     ' > "$LOG_DIR/prebuild-jni.log" 2>&1 &
     PREBUILD_PID=$!
@@ -278,6 +280,7 @@ stage_windows()    { run_counted scripts/windows-test.sh; }
 stage_c()          { prebuild_jni; run_counted tests/c/run.sh; }
 # After the jar, whose build makes the musl libhrts.so the stage links (no second musl build).
 stage_musl()       { need_jar; run_counted tests/c/musl.sh; }
+stage_windows-jvm() { need_jar; run_counted tests/windows/jvm.sh; }
 stage_packaging()  { run_counted tests/packaging/run.sh; }
 stage_daemon-unit() { run_counted tests/daemon-unit/run.sh; }
 stage_c-stats()    { run_counted tests/c/stats/run.sh; }
@@ -514,7 +517,9 @@ export HRTS_STATS_SEGMENT="/hrts-stats-test-$$"
 # runs in line: starved under qemu beside it, its 1 ms tolerances failed.)
 # The JUnit stages keep one JVM busy and the tail (adapters and the consumers) one
 # Gradle at a time: doc-examples (compilers and programs one after another) starts
-# beside junit and packaging (cargo-c, lintian, dpkg) beside junit-jdk25. (host runs in
+# beside junit and packaging (cargo-c, lintian, dpkg) beside junit-jdk25. (windows-jvm
+# runs in line: in a /tmp of its own, its wineserver would share the Wine prefix with the
+# JUnit stages' own, unaware of each other.) (host runs in
 # line: beside fuzz, its readers once went 1.8 s without a stamp and failed its bound.)
 # The fuzz stage's length is its fuzzer's, one CPU; its readers take the other at nice
 # 10 inside the stage's scheduling group. The tail (adapters, then the consumers: one

@@ -11,16 +11,13 @@
 # Prints the core's cargo test summary, one line per CLI check, and finally
 # `windows: N passed, N failed`; exits non-zero if anything failed.
 #
-# Wine: the prefix is $HRTS_WINEPREFIX (default ~/.cache/hrts/wine), made on first use
-# (some seconds) and reused after. Wine releases before 9.0 (Debian 12 has 8.0) lack
-# bcryptprimitives.dll, without which no program of Rust 1.78 or later starts: a
-# stand-in (scripts/windows/bcryptprimitives.c) is built into the prefix, never shipped.
+# Wine: the prefix and its bcryptprimitives.dll stand-in are scripts/windows/wine.sh's.
 set -u
 cd "$(dirname "$0")/.."
 
 TARGET=x86_64-pc-windows-gnu
-export WINEPREFIX="${HRTS_WINEPREFIX:-$HOME/.cache/hrts/wine}"
-export WINEDEBUG=-all
+# shellcheck source=windows/wine.sh
+. scripts/windows/wine.sh
 export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER=wine
 # A segment of this run's own (Wine passes the environment to Windows programs).
 export HRTS_SEGMENT="/hrts-wintest-$$"
@@ -35,26 +32,8 @@ finish() {
     exit
 }
 
-for tool in wine x86_64-w64-mingw32-gcc; do
-    if ! command -v "$tool" >/dev/null 2>&1; then
-        echo "windows: $tool not found: run scripts/bootstrap.sh (gcc-mingw-w64-x86-64, wine64)"
-        fail "tools"
-        finish
-    fi
-done
-
 # ---- The Wine prefix, with the bcryptprimitives.dll stand-in.
-mkdir -p "$WINEPREFIX"
-if [ ! -f "$WINEPREFIX/system.reg" ]; then
-    echo "== making the Wine prefix $WINEPREFIX (once)"
-    wine cmd /c exit >/dev/null 2>&1
-fi
-shim_src=scripts/windows/bcryptprimitives.c
-shim="$WINEPREFIX/drive_c/windows/system32/bcryptprimitives.dll"
-if [ ! -f "$shim" ] || [ "$shim_src" -nt "$shim" ]; then
-    x86_64-w64-mingw32-gcc -O2 -shared -o "$shim" "$shim_src" -ladvapi32 \
-        || { fail "building $shim_src"; finish; }
-fi
+hrts_wine_prefix || { fail "the Wine prefix (scripts/windows/wine.sh)"; finish; }
 
 # ---- The core's unit tests under Wine.
 echo "== hrts-core unit tests ($TARGET, under wine)"

@@ -76,3 +76,16 @@ pub fn thread_cpu_ns() -> u64 {
 pub fn still_running(pid: u32, start_time: u64) -> bool {
     crate::os::process_still_running(pid, start_time)
 }
+
+/// The calling process's effective user id (on Windows the account's relative
+/// id): what per-user names carry.
+pub fn euid() -> u32 {
+    crate::os::euid()
+}
+
+/// Nanoseconds since boot, counting time suspended (`CLOCK_BOOTTIME`; on
+/// Windows the performance counter): one count for every process of the host
+/// that no clock correction moves.
+pub fn boottime_ns() -> u64 {
+    crate::os::boottime_ns()
+}

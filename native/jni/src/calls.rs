@@ -120,6 +120,7 @@ pub(crate) fn logic_version() -> jlong {
 /// descriptor of the file (a test or a program reading the library's own file
 /// would drop it), while this one lives with its descriptor, which stays open
 /// on purpose until the process ends. Returns 0 or the errno.
+#[cfg(unix)]
 pub(crate) fn hold_copy(path: &[u8]) -> jint {
     use std::os::unix::ffi::OsStrExt;
     use std::os::unix::fs::OpenOptionsExt;
@@ -151,6 +152,14 @@ pub(crate) fn hold_copy(path: &[u8]) -> jint {
         unsafe { libc::close(fd) };
         return err;
     }
+    0
+}
+
+/// On Windows the loader's own mapping of the copy already keeps other
+/// processes from deleting or replacing it (an image in use cannot be), so
+/// there is nothing to take.
+#[cfg(windows)]
+pub(crate) fn hold_copy(_path: &[u8]) -> jint {
     0
 }
 

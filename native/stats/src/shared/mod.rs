@@ -36,6 +36,10 @@ mod aggregate;
 mod cells;
 mod codec;
 mod expose;
+#[cfg(unix)]
+mod file;
+#[cfg(windows)]
+#[path = "file_windows.rs"]
 mod file;
 mod layout;
 mod processes;
@@ -152,8 +156,7 @@ pub const CAPACITY: (usize, usize, usize) =
 
 /// The default statistics segment name of the calling user.
 pub fn default_name() -> String {
-    // SAFETY: geteuid cannot fail and has no preconditions.
-    format!("/hrts-stats-{}", unsafe { libc::geteuid() })
+    format!("/hrts-stats-{}", hrts_core::process::euid())
 }
 
 /// The segment name the environment gives (`HRTS_STATS_SEGMENT`), else the default.

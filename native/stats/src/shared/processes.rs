@@ -328,11 +328,5 @@ pub fn reclaim(seg: &StatsSegment, grace_ns: u64, now: u64) -> usize {
 /// Nanoseconds since boot (`CLOCK_BOOTTIME`), for the grace period only: one
 /// count for every process of the host, which no clock correction moves.
 pub fn now_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec; CLOCK_BOOTTIME always exists on Linux.
-    unsafe { libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    hrts_core::process::boottime_ns()
 }

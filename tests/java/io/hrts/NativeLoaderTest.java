@@ -154,6 +154,11 @@ public class NativeLoaderTest {
         assertEquals("linux-musl-aarch64", Loader.platform("Linux", "aarch64", "musl"));
         assertEquals("linux-x86_64", Loader.platform("Linux", "amd64", "glibc"));
         assertEquals("macosx-aarch64", Loader.platform("Mac OS X", "aarch64", "musl"));
+        // Every Windows release is one platform, its DLL named as Windows names libraries.
+        assertEquals("windows-x86_64", Loader.platform("Windows 11", "amd64", null));
+        assertEquals("windows-x86_64", Loader.platform("Windows Server 2022", "amd64", "musl"));
+        assertEquals("hrts_jni.dll", NativeLoader.libraryFile("windows-x86_64"));
+        assertEquals("libhrts_jni.so", NativeLoader.libraryFile("linux-musl-x86_64"));
     }
 
     /** 64 bytes of ELF header, 56 of program header, then the interpreter's path, as linkers lay it out. */

@@ -61,18 +61,23 @@ public class PackedLibrariesTest {
         extracted = TMP.newFolder("packed").toPath();
         try (ZipFile zip = new ZipFile(ChildJvm.prop("hrts.test.jar"))) {
             for (String p : platforms) {
-                ZipEntry e = zip.getEntry("native/" + p + "/" + NativeLoader.LIBRARY_FILE);
-                assertTrue("jar has native/" + p + "/" + NativeLoader.LIBRARY_FILE, e != null);
+                String name = NativeLoader.libraryFile(p);
+                ZipEntry e = zip.getEntry("native/" + p + "/" + name);
+                assertTrue("jar has native/" + p + "/" + name, e != null);
                 Path dir = Files.createDirectories(extracted.resolve(p));
                 try (InputStream in = zip.getInputStream(e)) {
-                    Files.copy(in, dir.resolve(NativeLoader.LIBRARY_FILE));
+                    Files.copy(in, dir.resolve(name));
                 }
             }
         }
     }
 
     private static Path lib(String platform) {
-        return extracted.resolve(platform).resolve(NativeLoader.LIBRARY_FILE);
+        return extracted.resolve(platform).resolve(NativeLoader.libraryFile(platform));
+    }
+
+    private static boolean windows(String platform) {
+        return platform.startsWith("windows-");
     }
 
     @Test
@@ -83,14 +88,14 @@ public class PackedLibrariesTest {
         try (ZipFile zip = new ZipFile(ChildJvm.prop("hrts.test.jar"))) {
             for (Enumeration<? extends ZipEntry> en = zip.entries(); en.hasMoreElements(); ) {
                 String n = en.nextElement().getName();
-                if (n.startsWith("native/") && n.endsWith(".so")) {
+                if (n.startsWith("native/") && (n.endsWith(".so") || n.endsWith(".dll"))) {
                     inJar.add(n);
                 }
             }
         }
         Set<String> expected = new TreeSet<>();
         for (String p : platforms) {
-            expected.add("native/" + p + "/" + NativeLoader.LIBRARY_FILE);
+            expected.add("native/" + p + "/" + NativeLoader.libraryFile(p));
         }
         assertEquals(expected, inJar);
     }
@@ -105,6 +110,10 @@ public class PackedLibrariesTest {
     @Test
     public void eachLibraryIsBuiltForItsMachine() throws Exception {
         for (String p : platforms) {
+            if (windows(p)) {
+                assertPeDll(p);
+                continue;
+            }
             ByteBuffer h = ByteBuffer.wrap(Arrays.copyOf(Files.readAllBytes(lib(p)), 64))
                     .order(ByteOrder.LITTLE_ENDIAN);
             byte[] magic = new byte[4];
@@ -121,11 +130,24 @@ public class PackedLibrariesTest {
         }
     }
 
+    /** A PE image (MZ stub, "PE" signature) for the COFF machine the build names, a DLL. */
+    private static void assertPeDll(String p) throws Exception {
+        ByteBuffer h = ByteBuffer.wrap(Files.readAllBytes(lib(p))).order(ByteOrder.LITTLE_ENDIAN);
+        assertEquals(p + ": MZ", 0x5a4d, h.getShort(0) & 0xffff);
+        int pe = h.getInt(0x3c);
+        assertEquals(p + ": PE signature", 0x00004550, h.getInt(pe));
+        assertEquals(p + ": COFF machine", Integer.parseInt(ChildJvm.prop("hrts.test.elfMachine." + p)),
+                h.getShort(pe + 4) & 0xffff);
+        int imageFileDll = 0x2000;
+        assertTrue(p + ": a DLL (COFF characteristics)", (h.getShort(pe + 22) & imageFileDll) != 0);
+        assertEquals(p + ": PE32+ (64-bit)", 0x20b, h.getShort(pe + 24) & 0xffff);
+    }
+
     @Test
     public void eachLibraryIsStripped() throws Exception {
         for (String p : platforms) {
-            List<String> sections = sections(lib(p));
-            assertTrue(p + ": " + sections, sections.contains(".dynsym"));
+            List<String> sections = sections(p);
+            assertTrue(p + ": " + sections, sections.contains(windows(p) ? ".edata" : ".dynsym"));
             assertTrue(p + ": debug info kept aside, linked by .gnu_debuglink", sections.contains(".gnu_debuglink"));
             for (String s : sections) {
                 assertFalse(p + " has " + s, s.startsWith(".debug") || s.equals(".symtab"));
@@ -140,7 +162,7 @@ public class PackedLibrariesTest {
         // And the hot paths' plain C twins, for the JDK 22+ FFM downcalls.
         expected.addAll(Arrays.asList(Native.DOWNCALLS));
         for (String p : platforms) {
-            Set<String> exported = exportedSymbols(lib(p));
+            Set<String> exported = windows(p) ? peExports(lib(p)) : exportedSymbols(lib(p));
             exported.remove("JNI_OnLoad");
             exported.remove("JNI_OnUnload");
             assertEquals(p + " exports", expected, exported);
@@ -213,8 +235,15 @@ public class PackedLibrariesTest {
         return b.toString();
     }
 
-    /** Section names, by readelf (binutils reads every ELF machine). */
-    private static List<String> sections(Path lib) throws Exception {
+    /** mingw-w64's objdump, which reads PE images (Debian's binutils-mingw-w64-x86-64). */
+    private static final String PE_OBJDUMP = "x86_64-w64-mingw32-objdump";
+
+    /** Section names, by readelf (binutils reads every ELF machine), of a DLL by objdump. */
+    private static List<String> sections(String platform) throws Exception {
+        if (windows(platform)) {
+            return peSections(lib(platform));
+        }
+        Path lib = lib(platform);
         Procs r = Procs.run("readelf", "-S", "-W", lib.toString());
         assertEquals(r.toString(), 0, r.exit);
         List<String> names = new ArrayList<>();
@@ -226,6 +255,41 @@ public class PackedLibrariesTest {
                 if (f.length > 0 && !f[0].isEmpty()) {
                     names.add(f[0]);
                 }
+            }
+        }
+        return names;
+    }
+
+    /** "  0 .text   000b97c8  ...": index, name, size. */
+    private static final Pattern PE_SECTION = Pattern.compile("^\\s*\\d+\\s+(\\S+)\\s+[0-9a-f]{8}\\s");
+
+    private static List<String> peSections(Path lib) throws Exception {
+        Procs r = Procs.run(PE_OBJDUMP, "-h", lib.toString());
+        assertEquals(r.toString(), 0, r.exit);
+        List<String> names = new ArrayList<>();
+        for (String line : r.out.split("\n")) {
+            Matcher m = PE_SECTION.matcher(line);
+            if (m.find()) {
+                names.add(m.group(1));
+            }
+        }
+        return names;
+    }
+
+    /** The names in the DLL's export table, by objdump's "[Ordinal/Name Pointer] Table". */
+    private static Set<String> peExports(Path lib) throws Exception {
+        Procs r = Procs.run(PE_OBJDUMP, "-p", lib.toString());
+        assertEquals(r.toString(), 0, r.exit);
+        Set<String> names = new TreeSet<>();
+        boolean inTable = false;
+        for (String line : r.out.split("\n")) {
+            if (line.startsWith("[Ordinal/Name Pointer] Table")) {
+                inTable = true;
+            } else if (inTable && line.trim().isEmpty()) {
+                break;
+            } else if (inTable) {
+                // "\t[   0] Java_io_hrts_Native_basePointer"
+                names.add(line.substring(line.indexOf(']') + 1).trim());
             }
         }
         return names;

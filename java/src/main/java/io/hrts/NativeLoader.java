@@ -47,7 +47,7 @@ public final class NativeLoader {
     public static final String DIR_PROPERTY = Loader.DIR_PROPERTY;
     /** The name for {@link System#loadLibrary(String)}. */
     public static final String LIBRARY_NAME = Loader.LIBRARY_NAME;
-    /** The file name of the library. */
+    /** The file name of the library on Linux; {@link #libraryFile(String)} names every platform's. */
     public static final String LIBRARY_FILE = Loader.LIBRARY_FILE;
 
     /**
@@ -113,6 +113,16 @@ public final class NativeLoader {
      */
     public static String cLibrary() {
         return Loader.cLibrary();
+    }
+
+    /**
+     * The file name of a platform's library.
+     *
+     * @param platform as {@link #platform()} names it
+     * @return {@code hrts_jni.dll} on Windows, else {@code libhrts_jni.so}
+     */
+    public static String libraryFile(String platform) {
+        return Loader.libraryFile(platform);
     }
 
     /**

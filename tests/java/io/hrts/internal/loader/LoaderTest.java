@@ -30,7 +30,7 @@ public class LoaderTest {
         for (String platform : Loader.packagedPlatforms()) {
             byte[] packed;
             try (InputStream in = Loader.class.getResourceAsStream(
-                    "/native/" + platform + "/libhrts_jni.so")) {
+                    "/" + Loader.resourcePath(platform))) {
                 packed = in.readAllBytes();
             }
             StringBuilder hex = new StringBuilder();

@@ -34,7 +34,7 @@ import java.util.regex.Pattern;
  */
 final class ExtractedCopies {
     private static final Pattern COPY = Pattern.compile(
-            Pattern.quote("lib" + Loader.LIBRARY_NAME + "-") + "[0-9a-f]{16}\\.so");
+            "(lib)?" + Pattern.quote(Loader.LIBRARY_NAME + "-") + "[0-9a-f]{16}\\.(so|dll)");
     private static final Pattern TEMP = Pattern.compile(
             Pattern.quote(".lib" + Loader.LIBRARY_NAME + "-") + "[A-Za-z0-9]*\\.tmp");
     private static final Pattern VERSION = Pattern.compile("[0-9]+(\\.[0-9]+)*([-+][A-Za-z0-9.+-]*)?");

@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * What only a JVM that does not find its copy of the library does: create the private directory,
@@ -41,10 +42,12 @@ final class Extraction {
         }
         Path dir = copy.getParent();
         Files.createDirectories(dir);
-        Path tmp = Files.createTempFile(dir, ".lib" + Loader.LIBRARY_NAME + "-", ".tmp");
+        Path tmp = Files.createFile(dir.resolve(uniqueName(".lib" + Loader.LIBRARY_NAME + "-")));
         try {
             Files.write(tmp, bytes);
-            Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("rwxr-xr-x"));
+            if (LibraryCopy.posix(dir)) {
+                Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("rwxr-xr-x"));
+            }
             try {
                 Files.move(tmp, copy, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             } catch (AtomicMoveNotSupportedException e) {
@@ -55,11 +58,31 @@ final class Extraction {
         }
     }
 
-    /** Creates {@code dir} (and its parents) mode 0700; one a concurrent JVM made is fine. */
+    /**
+     * A file name of this process's own, {@code prefix<pid>x<count>.tmp}. Not {@link
+     * Files#createTempFile}: its names come from {@code SecureRandom}, whose seeding lists the
+     * network interfaces, which crashes a Windows JVM under Wine 8 before the library loads.
+     */
+    static String uniqueName(String prefix) {
+        return prefix + ProcessHandle.current().pid() + "x" + Long.toHexString(NAMES.incrementAndGet())
+                + ".tmp";
+    }
+
+    private static final AtomicLong NAMES = new AtomicLong(System.nanoTime());
+
+    /**
+     * Creates {@code dir} (and its parents) mode 0700 (on Windows with the ACL it inherits from
+     * the user's own temporary directory); one a concurrent JVM made is fine.
+     */
     static void createPrivateDir(Path dir) throws IOException {
         try {
             Files.createDirectories(dir.getParent());
-            Files.createDirectory(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+            if (LibraryCopy.posix(dir.getParent())) {
+                Files.createDirectory(dir,
+                        PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+            } else {
+                Files.createDirectory(dir);
+            }
         } catch (FileAlreadyExistsException e) {
             // made by a concurrent JVM: the caller checks it
         }

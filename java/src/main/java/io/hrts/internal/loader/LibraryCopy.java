@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.attribute.UserPrincipal;
 import java.util.Map;
 
 /**
@@ -33,6 +34,10 @@ final class LibraryCopy {
         if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
             Extraction.createPrivateDir(dir);
         }
+        if (!posix(dir)) {
+            checkOwnedDir(dir);
+            return;
+        }
         Map<String, Object> attrs = Files.readAttributes(dir, "unix:uid,mode,isDirectory",
                 LinkOption.NOFOLLOW_LINKS);
         if (!Boolean.TRUE.equals(attrs.get("isDirectory"))) {
@@ -48,6 +53,33 @@ final class LibraryCopy {
         if ((mode & 0022) != 0) {
             throw new IOException(dir + " is writable by other users (mode "
                     + Integer.toOctalString(mode & 07777) + ")");
+        }
+    }
+
+    /** Whether {@code p}'s file system has Unix owners and modes (not on Windows). */
+    static boolean posix(Path p) {
+        return p.getFileSystem().supportedFileAttributeViews().contains("unix");
+    }
+
+    /**
+     * Windows: {@code dir} is a real directory owned by the owner of the files this user creates.
+     * The default directory is under the user's own temporary directory, which only the user (and
+     * administrators) may write, and inherits its access list.
+     */
+    private static void checkOwnedDir(Path dir) throws IOException {
+        if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
+            throw new IOException(dir + " is not a directory (or is a link)");
+        }
+        Path probe = Files.createFile(dir.resolve(Extraction.uniqueName(".owner-")));
+        try {
+            UserPrincipal owner = Files.getOwner(dir, LinkOption.NOFOLLOW_LINKS);
+            UserPrincipal self = Files.getOwner(probe, LinkOption.NOFOLLOW_LINKS);
+            if (!owner.equals(self)) {
+                throw new IOException(dir + " is owned by " + owner.getName() + ", not by this user ("
+                        + self.getName() + ")");
+            }
+        } finally {
+            Files.deleteIfExists(probe);
         }
     }
 

@@ -35,7 +35,7 @@ final class LoadFailure {
         String osArch = props.getProperty("os.arch", "?");
         String plat = Loader.platform(props);
         String cLibrary = Loader.isLinux(osName) ? Loader.cLibrary() : "the OS's own";
-        String lib = Loader.LIBRARY_FILE;
+        String lib = Loader.libraryFile(plat);
         String policy;
         String fallback;
         try {

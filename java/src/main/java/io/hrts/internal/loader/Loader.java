@@ -33,8 +33,10 @@ public final class Loader {
     public static final String DIR_PROPERTY = "hrts.native.dir";
     /** The name for {@link System#loadLibrary(String)}. */
     public static final String LIBRARY_NAME = "hrts_jni";
-    /** The file name of the library. */
+    /** The file name of the library on Linux; {@link #libraryFile(String)} names every platform's. */
     public static final String LIBRARY_FILE = "lib" + LIBRARY_NAME + ".so";
+    /** The file name of the library on Windows. */
+    public static final String WINDOWS_LIBRARY_FILE = LIBRARY_NAME + ".dll";
 
     /**
      * System property: may the API fall back to its portable implementation (pure Java, this JVM's
@@ -111,6 +113,7 @@ public final class Loader {
     public static String platform(String osName, String osArch, String cLibrary) {
         String os = osName.toLowerCase(Locale.ROOT);
         os = os.startsWith("linux") ? ("musl".equals(cLibrary) ? "linux-musl" : "linux")
+                : os.startsWith("windows") ? "windows" // "Windows 11", "Windows Server 2022", ...
                 : os.replaceAll("[^a-z0-9]+", "");
         String arch = osArch.toLowerCase(Locale.ROOT);
         switch (arch) {
@@ -253,7 +256,21 @@ public final class Loader {
 
     /** The path of {@code platform}'s library inside the jar. */
     static String resourcePath(String platform) {
-        return "native/" + platform + "/" + LIBRARY_FILE;
+        return "native/" + platform + "/" + libraryFile(platform);
+    }
+
+    /**
+     * The file name of {@code platform}'s library.
+     *
+     * @param platform as {@link #platform()} names it
+     * @return {@code hrts_jni.dll} on Windows, else {@code libhrts_jni.so}
+     */
+    public static String libraryFile(String platform) {
+        return isWindows(platform) ? WINDOWS_LIBRARY_FILE : LIBRARY_FILE;
+    }
+
+    static boolean isWindows(String platform) {
+        return platform.startsWith("windows-");
     }
 
     /**
@@ -291,7 +308,9 @@ public final class Loader {
 
     /** The file name of the extracted copy: the content's hash keeps different builds apart. */
     static String copyName(int packed) {
-        return "lib" + LIBRARY_NAME + "-" + BuildInfo.SHA256[packed].substring(0, 16) + ".so";
+        String hash = BuildInfo.SHA256[packed].substring(0, 16);
+        return isWindows(BuildInfo.PLATFORMS[packed]) ? LIBRARY_NAME + "-" + hash + ".dll"
+                : "lib" + LIBRARY_NAME + "-" + hash + ".so";
     }
 
     /**
