@@ -237,7 +237,7 @@ impl SharedBase {
     /// `None` when the area holds no word of that line (a repair or reset
     /// published it, or its writer did not name lines).
     pub(crate) fn tie_word(&self, count: u64) -> Option<(u64, u64, u64)> {
-        let p = self.published()?;
+        let p = self.published_to_writer()?;
         (p.line_count == Some(count as u32)).then_some((p.as_of, p.line_error_ns, p.drift_ppb))
     }
 
@@ -248,7 +248,7 @@ impl SharedBase {
     /// word of that line, or one whose status gives its numbers no meaning
     /// (unsynchronized, unknown).
     pub(crate) fn half_width_on(&self, count: u64, at: u64, slope_diff: u64) -> Option<u64> {
-        let p = self.published()?;
+        let p = self.published_to_writer()?;
         let meaningful = p.status.bounded() || p.status == BoundStatus::Disrupted;
         if p.line_count != Some(count as u32) || !meaningful {
             return None;
@@ -276,17 +276,32 @@ impl SharedBase {
         bound::learn()
     }
 
+    /// The area as the writer sees it, in a tie: only the writer role's
+    /// holder (or the host daemon) publishes, so a word it finds half written
+    /// was left by a writer that died there (or by damage), and the tie's own
+    /// publication replaces it: `None` at once, without the readers' wait.
+    fn published_to_writer(&self) -> Option<Published> {
+        self.published_waiting(0)
+    }
+
     /// The area, read whole; `None` while (or after) a writer is in the
     /// middle of it, or on a page without it.
     #[inline(always)]
     fn published(&self) -> Option<Published> {
+        // A writer is in the middle of it for a few stores, unless it was
+        // preempted or stopped there: look again for up to 5 ms (yielding),
+        // then say "no bound" rather than wait on a writer that may be gone.
+        self.published_waiting(5_000_000)
+    }
+
+    /// `published`, looking again for up to `wait_ns` while a writer is in
+    /// the middle of the area.
+    #[inline(always)]
+    fn published_waiting(&self, wait_ns: u64) -> Option<Published> {
         if self.minor_area().layout_minor.load(Relaxed) < 3 {
             return None;
         }
         let a = self.bound_area();
-        // A writer is in the middle of it for a few stores, unless it was
-        // preempted or stopped there: look again for up to 5 ms (yielding),
-        // then say "no bound" rather than wait on a writer that may be gone.
         let mut deadline = None;
         loop {
             let v = a.version.load(Acquire);
@@ -295,7 +310,7 @@ impl SharedBase {
             }
             if v & 1 == 1 {
                 let now = crate::os::monotonic_ns();
-                if now > *deadline.get_or_insert(now + 5_000_000) {
+                if now >= *deadline.get_or_insert(now + wait_ns) {
                     return None;
                 }
                 std::thread::yield_now();

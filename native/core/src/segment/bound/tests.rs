@@ -272,6 +272,25 @@ fn a_tie_learns_the_frequency_from_the_sample_its_predecessors_word_names() {
 }
 
 #[test]
+fn a_tie_replaces_a_word_a_dead_writer_left_half_written() {
+    let t = TestName::new("boundtorn");
+    let base = SharedBase::open(&t.cfg()).unwrap();
+    assert!(base.force_move());
+    let count = || seq_count(base.header().seq.load(Acquire));
+    assert!(base.tie_word(count()).is_some());
+    // The holder died between its first and last store: the version is odd.
+    let a = base.bound_area();
+    a.version.fetch_add(1, Relaxed);
+    // The next holder takes it for no word (nobody else can be writing it)
+    // and its tie publishes a whole one for its own line.
+    assert_eq!(base.tie_word(count()), None);
+    assert!(base.force_move());
+    assert_eq!(a.version.load(Relaxed) & 1, 0);
+    let (as_of, ..) = base.tie_word(count()).expect("the tie's word, whole again");
+    assert!(as_of <= base.active_line().0.counter);
+}
+
+#[test]
 fn commit_wait_returns_once_the_earliest_is_past() {
     let t = TestName::new("boundwait");
     let base = SharedBase::open(&t.cfg()).unwrap();
