@@ -166,9 +166,10 @@ fn info_fields_parse() {
     }
     // The creator was that `hrts info` process, which has exited since.
     assert_ne!(num(&first, "creator pid"), std::process::id() as u64);
-    // SAFETY: geteuid cannot fail.
-    assert_eq!(num(&first, "creator uid"), unsafe { libc::geteuid() }
-        as u64);
+    assert_eq!(
+        num(&first, "creator uid"),
+        hrts_core::process::euid() as u64
+    );
     let created = num(&first, "created epoch ns");
     assert!(created.abs_diff(realtime_ns()) < 60_000_000_000);
     assert!(num(&first, "base ns") >= created);

@@ -30,8 +30,7 @@ use std::time::{Duration, Instant};
 mod common;
 
 fn euid() -> u32 {
-    // SAFETY: geteuid cannot fail.
-    unsafe { libc::geteuid() }
+    hrts_core::process::euid()
 }
 
 /// `hrts` on the host page in `dir`, trusting this user, with the event.

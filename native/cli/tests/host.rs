@@ -53,8 +53,7 @@ fn hrts() -> &'static str {
 }
 
 fn euid() -> u32 {
-    // SAFETY: geteuid cannot fail.
-    unsafe { libc::geteuid() }
+    hrts_core::process::euid()
 }
 
 /// Whether this run is root; says what is skipped otherwise.

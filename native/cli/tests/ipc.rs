@@ -18,8 +18,7 @@ use common::Segment;
 const NOBODY: u32 = 65534;
 
 fn is_root() -> bool {
-    // SAFETY: geteuid cannot fail.
-    unsafe { libc::geteuid() == 0 }
+    hrts_core::process::euid() == 0
 }
 
 /// Whether this process may make IPC namespaces; says why not otherwise.

@@ -19,8 +19,7 @@ use common::Segment;
 const NOBODY: u32 = 65534;
 
 fn is_root() -> bool {
-    // SAFETY: geteuid cannot fail.
-    unsafe { libc::geteuid() == 0 }
+    hrts_core::process::euid() == 0
 }
 
 /// A directory of this test, removed on drop.

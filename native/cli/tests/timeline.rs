@@ -135,8 +135,7 @@ fn unshared(seg: &Segment) -> Command {
 
 /// Whether this run may make pid namespaces (root, with `unshare`).
 fn can_unshare() -> bool {
-    // SAFETY: geteuid cannot fail.
-    let root = unsafe { libc::geteuid() } == 0;
+    let root = hrts_core::process::euid() == 0;
     let ok = root
         && Command::new("unshare")
             .args(["--pid", "--fork", "--mount-proc", "true"])

@@ -327,7 +327,7 @@ fn main() -> ExitCode {
         std::env::set_var("HRTS_HOST", "on");
         std::env::set_var("HRTS_HOST_DIR", &args.host_dir);
         if std::env::var_os("HRTS_HOST_USER").is_none() {
-            std::env::set_var("HRTS_HOST_USER", libc::geteuid().to_string());
+            std::env::set_var("HRTS_HOST_USER", hrts_core::process::euid().to_string());
         }
     }
     let hrts = match SharedBase::open_default() {

@@ -476,10 +476,7 @@ fn the_name_record_and_the_page_hold_what_the_document_says() {
 
     // The storage tag: FNV-1a of the owner's uid (4 bytes, little-endian) and
     // the name; its low 32 bits are the page's System V key.
-    let uid = {
-        // SAFETY: geteuid cannot fail.
-        unsafe { libc::geteuid() }
-    };
+    let uid = hrts_core::process::euid();
     let hash = fnv1a(&[&uid.to_le_bytes()[..], s.name.as_bytes()].concat());
     assert_eq!(u64_at(&bytes, place(&doc, PAGE, "tag")), hash);
     let key = match hash as u32 as libc::key_t {

@@ -8,8 +8,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 fn euid() -> u32 {
-    // SAFETY: geteuid cannot fail.
-    unsafe { libc::geteuid() }
+    hrts_core::process::euid()
 }
 
 /// `hrts` on the host page in `dir`, trusting this user.

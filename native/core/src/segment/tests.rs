@@ -633,8 +633,7 @@ fn another_users_segment_is_refused() {
         eprintln!("skipped: changing a file's owner needs root");
         return;
     }
-    // SAFETY: geteuid cannot fail.
-    let err = if unsafe { libc::geteuid() } == 0 {
+    let err = if crate::os::euid() == 0 {
         expect_err(&t.cfg(), ErrorKind::Permission, "belongs to uid 65534")
     } else {
         expect_err(&t.cfg(), ErrorKind::Permission, "another user")

@@ -233,8 +233,7 @@ impl DaemonLock {
 /// and made anew, so that a descriptor somebody opened on it earlier no longer
 /// names the daemon's lock.
 fn open_lock_file(dir: &Path, path: &Path) -> Result<File> {
-    // SAFETY: geteuid cannot fail.
-    let me = unsafe { libc::geteuid() };
+    let me = crate::os::euid();
     for _ in 0..3 {
         match OpenOptions::new()
             .read(true)
@@ -349,8 +348,7 @@ pub fn open_writer(dir: &Path, spec: &Spec) -> Result<std::result::Result<HostPa
         }
         Err(e) => return Ok(Err(format!("it could not be opened ({e})"))),
     };
-    // SAFETY: geteuid cannot fail.
-    let me = unsafe { libc::geteuid() };
+    let me = crate::os::euid();
     if let Err((_, why)) = check_file(&path, &file, &[me], spec) {
         return Ok(Err(why));
     }

@@ -170,8 +170,7 @@ mod tests {
     }
 
     fn me() -> u32 {
-        // SAFETY: geteuid cannot fail.
-        unsafe { libc::geteuid() }
+        hrts_core::process::euid()
     }
 
     #[test]

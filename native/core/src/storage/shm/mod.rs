@@ -74,8 +74,7 @@ pub struct Stat {
 
 /// What is wrong with an object's owner and mode for `sharing`, if anything.
 fn owner_and_mode_problem(spec: &Spec, st: &Stat, sharing: Sharing) -> Option<String> {
-    // SAFETY: geteuid cannot fail.
-    let euid = unsafe { libc::geteuid() };
+    let euid = crate::os::euid();
     if st.mode & 0o007 != 0 {
         return Some(format!(
             "its mode {:04o} gives access to every user",

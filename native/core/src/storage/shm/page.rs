@@ -97,8 +97,7 @@ fn name_hash(uid: u32, name: &str) -> u64 {
 }
 
 fn euid() -> u32 {
-    // SAFETY: geteuid cannot fail.
-    unsafe { libc::geteuid() }
+    crate::os::euid()
 }
 
 /// The System V key of a name's page made by this user: never IPC_PRIVATE (0).
