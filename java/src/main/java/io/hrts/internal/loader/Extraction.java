@@ -18,6 +18,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * copy loads none of it (nor the exceptions its catch clauses name).
  */
 final class Extraction {
+    /** The count in {@link #uniqueName}'s names. */
+    private static final AtomicLong NAMES = new AtomicLong(System.nanoTime());
+
     private Extraction() {}
 
     /** {@link Loader#extractTo}: the copy in {@code dir}, written if missing. */
@@ -67,8 +70,6 @@ final class Extraction {
         return prefix + ProcessHandle.current().pid() + "x" + Long.toHexString(NAMES.incrementAndGet())
                 + ".tmp";
     }
-
-    private static final AtomicLong NAMES = new AtomicLong(System.nanoTime());
 
     /**
      * Creates {@code dir} (and its parents) mode 0700 (on Windows with the ACL it inherits from

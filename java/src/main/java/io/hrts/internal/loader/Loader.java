@@ -308,9 +308,9 @@ public final class Loader {
 
     /** The file name of the extracted copy: the content's hash keeps different builds apart. */
     static String copyName(int packed) {
-        String hash = BuildInfo.SHA256[packed].substring(0, 16);
-        return isWindows(BuildInfo.PLATFORMS[packed]) ? LIBRARY_NAME + "-" + hash + ".dll"
-                : "lib" + LIBRARY_NAME + "-" + hash + ".so";
+        String file = libraryFile(BuildInfo.PLATFORMS[packed]);
+        int dot = file.lastIndexOf('.');
+        return file.substring(0, dot) + "-" + BuildInfo.SHA256[packed].substring(0, 16) + file.substring(dot);
     }
 
     /**
