@@ -122,7 +122,7 @@ public class PackedLibrariesTest {
             assertEquals(p + ": 64-bit", 2, h.get(4));
             assertEquals(p + ": little-endian", 1, h.get(5));
             assertEquals(p + ": shared object", ET_DYN, h.getShort(16));
-            assertEquals(p + ": e_machine", Integer.parseInt(ChildJvm.prop("hrts.test.elfMachine." + p)),
+            assertEquals(p + ": e_machine", Integer.parseInt(ChildJvm.prop("hrts.test.machine." + p)),
                     h.getShort(18) & 0xffff);
             if (p.endsWith("ppc64le")) {
                 assertEquals(p + ": ELFv2 ABI (e_flags)", 2, h.getInt(48) & 3);
@@ -136,7 +136,7 @@ public class PackedLibrariesTest {
         assertEquals(p + ": MZ", 0x5a4d, h.getShort(0) & 0xffff);
         int pe = h.getInt(0x3c);
         assertEquals(p + ": PE signature", 0x00004550, h.getInt(pe));
-        assertEquals(p + ": COFF machine", Integer.parseInt(ChildJvm.prop("hrts.test.elfMachine." + p)),
+        assertEquals(p + ": COFF machine", Integer.parseInt(ChildJvm.prop("hrts.test.machine." + p)),
                 h.getShort(pe + 4) & 0xffff);
         int imageFileDll = 0x2000;
         assertTrue(p + ": a DLL (COFF characteristics)", (h.getShort(pe + 22) & imageFileDll) != 0);
