@@ -1,15 +1,74 @@
 //! The Linux room of the platform layer: thin, panic-free wrappers over the few
 //! OS facts every layer needs.
 
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+
+// The process and thread ids are kept: a tie names its writer by both, and
+// `getpid` and `gettid` are system calls (90 ns each on a KVM guest,
+// 2026-11-28), three of them in every tie. A fork child must not go on with
+// its parent's: the fork handler forgets the process id and counts the fork,
+// which makes every thread's kept id stale.
+static PID: AtomicU32 = AtomicU32::new(0);
+static FORKS: AtomicU32 = AtomicU32::new(0);
+
+thread_local! {
+    /// (`FORKS` when it was kept, the id; 0 for none yet).
+    static TID: Cell<(u32, u32)> = const { Cell::new((0, 0)) };
+}
+
+fn watch_forks() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: `forked` is an extern "C" fn without arguments that only
+        // stores to atomics, which is async-signal-safe as a fork child
+        // handler must be.
+        unsafe { libc::pthread_atfork(None, None, Some(forked)) };
+    });
+}
+
+extern "C" fn forked() {
+    PID.store(0, Relaxed);
+    FORKS.fetch_add(1, Relaxed);
+}
+
 /// The calling process's id.
+#[inline]
 pub fn pid() -> u32 {
-    std::process::id()
+    match PID.load(Relaxed) {
+        0 => pid_uncached(),
+        p => p,
+    }
+}
+
+#[cold]
+fn pid_uncached() -> u32 {
+    // The handler first: a fork after this read is then always seen.
+    watch_forks();
+    let p = std::process::id();
+    PID.store(p, Relaxed);
+    p
 }
 
 /// The calling thread's Linux thread id (`gettid`), distinct for every thread.
+#[inline]
 pub fn thread_id() -> u32 {
+    let forks = FORKS.load(Relaxed);
+    // A thread that is being torn down has no kept id: it asks the kernel.
+    match TID.try_with(|t| t.get()) {
+        Ok((f, id)) if id != 0 && f == forks => id,
+        _ => thread_id_uncached(),
+    }
+}
+
+#[cold]
+fn thread_id_uncached() -> u32 {
+    watch_forks();
+    let forks = FORKS.load(Relaxed);
     // SAFETY: gettid takes no arguments, cannot fail and touches no memory.
-    unsafe { libc::gettid() as u32 }
+    let id = unsafe { libc::gettid() as u32 };
+    let _ = TID.try_with(|t| t.set((forks, id)));
+    id
 }
 
 fn clock_ns(clock: libc::clockid_t) -> u64 {
@@ -199,6 +258,41 @@ pub fn process_still_running(pid: u32, start_time: u64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_kept_ids_are_the_kernels_and_a_fork_child_gets_its_own() {
+        // SAFETY: getpid and gettid take no arguments and cannot fail.
+        let (kernel_pid, kernel_tid) = unsafe { (libc::getpid() as u32, libc::gettid() as u32) };
+        assert_eq!((pid(), thread_id()), (kernel_pid, kernel_tid));
+        assert_eq!((pid(), thread_id()), (kernel_pid, kernel_tid), "kept");
+        let other = std::thread::spawn(thread_id).join().unwrap();
+        assert_ne!(other, kernel_tid);
+        // SAFETY: the child only reads ids (atomics, its thread-local and two
+        // system calls) and leaves with _exit, which a child of a
+        // multi-threaded process may do.
+        let child = unsafe { libc::fork() };
+        assert!(child >= 0, "fork failed");
+        if child == 0 {
+            // SAFETY: as above.
+            let (p, t) = unsafe { (libc::getpid() as u32, libc::gettid() as u32) };
+            let ok = pid() == p && thread_id() == t && p != kernel_pid;
+            // SAFETY: _exit ends the child without running the parent's
+            // atexit handlers or destructors.
+            unsafe { libc::_exit(if ok { 0 } else { 1 }) };
+        }
+        let mut status = 0;
+        // SAFETY: `child` is our own child and `status` a valid int.
+        assert_eq!(unsafe { libc::waitpid(child, &mut status, 0) }, child);
+        assert!(
+            libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+            "the fork child saw its parent's ids (status {status})"
+        );
+        assert_eq!(
+            (pid(), thread_id()),
+            (kernel_pid, kernel_tid),
+            "the parent keeps its own"
+        );
+    }
 
     #[test]
     fn own_process_is_alive_and_has_a_start_time() {

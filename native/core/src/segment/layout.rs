@@ -505,15 +505,18 @@ pub fn immutable_words(h: &Header) -> [Word<'_>; 24] {
 /// The checksum of the header's immutable fields and reason, as `initialise`
 /// leaves them.
 pub fn header_check(h: &Header) -> u64 {
-    let words = immutable_words(h).map(Word::load);
-    // The reason's bytes eight to a word: ties and moves check this, so it
-    // should cost tens of nanoseconds, not hundreds.
-    let reason = h.reason.chunks(8).map(|chunk| {
-        chunk.iter().fold(0u64, |w, b| {
-            (w << 8) | b.load(std::sync::atomic::Ordering::Relaxed) as u64
-        })
-    });
-    checksum(HEADER_SALT, words.into_iter().chain(reason))
+    let reason: [u8; REASON_LEN] =
+        std::array::from_fn(|i| h.reason[i].load(std::sync::atomic::Ordering::Relaxed));
+    header_check_of(&immutable_words(h).map(Word::load), &reason)
+}
+
+/// `header_check` of the immutable fields' values and the reason's bytes.
+pub fn header_check_of(words: &[u64], reason: &[u8]) -> u64 {
+    // The reason's bytes eight to a word.
+    let reason = reason
+        .chunks(8)
+        .map(|chunk| chunk.iter().fold(0u64, |w, &b| (w << 8) | b as u64));
+    checksum(HEADER_SALT, words.iter().copied().chain(reason))
 }
 
 #[cfg(test)]

@@ -60,9 +60,7 @@ impl Drop for Guard<'_> {
 }
 
 fn me() -> u64 {
-    // SAFETY: getpid cannot fail.
-    let pid = unsafe { libc::getpid() } as u64;
-    (pid << 32) | crate::os::thread_id() as u64
+    ((crate::os::pid() as u64) << 32) | crate::os::thread_id() as u64
 }
 
 fn ofd_lock(fd: i32, kind: libc::c_short) -> std::io::Result<()> {
