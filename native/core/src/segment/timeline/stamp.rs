@@ -84,8 +84,10 @@ impl SharedBase {
     /// The ordered stamp a bounded stamp starts from, with the counter it read
     /// and how far its line's slope is from the learned frequency (`mult`
     /// units): one seqlock read, so the slope is that of the line that made
-    /// the stamp. The last value is the seqlock count of the stamp's line, or
-    /// of the one before it (the slow path: the count before it stamped).
+    /// the stamp. Then the seqlock count of the stamp's line, or of the one
+    /// before it (the slow path: the count before it stamped), and the first
+    /// counter value read: the same value but on the slow path, which reads
+    /// the counter again (a tie, a stamp again) and returns the last read.
     ///
     /// Anything but the plain case (a writer mid-tie, a line that fails its
     /// quick check, a counter past the threshold) takes the full stamp, which
@@ -95,7 +97,7 @@ impl SharedBase {
     /// two lines' errors; the largest a valid line may have when the first
     /// read gave none.
     #[inline(always)]
-    pub(crate) fn stamp_for_bound(&self) -> (u64, u64, u64, u64) {
+    pub(crate) fn stamp_for_bound(&self) -> (u64, u64, u64, u64, u64) {
         let how = self.ordered;
         // `move`: a closure holding `how` by reference kept it in memory on
         // the hot path, a load and a compare before the read (+0.27 ns).
@@ -110,6 +112,7 @@ impl SharedBase {
                     line.counter,
                     line.base.mult.abs_diff(line.also),
                     seq_count(line.seen),
+                    line.counter,
                 );
             }
         }
@@ -120,21 +123,31 @@ impl SharedBase {
     /// error of the line first read, if it was whole.
     #[cold]
     #[inline(never)]
-    fn stamp_for_bound_slow(&self, first: Option<(u64, u64)>) -> (u64, u64, u64, u64) {
+    fn stamp_for_bound_slow(&self, first: Option<(u64, u64)>) -> (u64, u64, u64, u64, u64) {
         let how = self.ordered;
         let (count, first_diff) = first.unwrap_or_else(|| {
             let (lo, hi) = self.rules.mult_range();
             (seq_count(self.header().seq.load(Acquire)), hi - lo)
         });
-        let last = std::cell::Cell::new(0);
+        let (earliest, last) = (std::cell::Cell::new(None), std::cell::Cell::new(0));
         let stamp = self.stamp_with(|s| {
             let c = source::read_ordered_by(s, how);
+            if earliest.get().is_none() {
+                earliest.set(Some(c));
+            }
             last.set(c);
             c
         });
         let (line, ..) = self.active_line();
         let slope_diff = first_diff.max(line.mult.abs_diff(line.freq_mult));
-        (stamp, last.get(), slope_diff, count)
+        let last = last.get();
+        (
+            stamp,
+            last,
+            slope_diff,
+            count,
+            earliest.get().unwrap_or(last),
+        )
     }
 
     /// A raw counter read of the segment's source.
