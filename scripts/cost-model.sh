@@ -40,16 +40,27 @@ target=${CARGO_TARGET_DIR:-target}
 out=$target/cost-model
 mkdir -p "$out"
 
-echo "cost-model: building the stamp loops (cargo bench --no-run, bench profile)" >&2
-binary=$(cargo bench -p hrts-core --features testing --bench cost_model --no-run \
-    --message-format=json 2>"$out/build.log" \
-    | python3 -c 'import json,sys
+# Built twice (bench profile): as shipped, for the plain stamps, and with the
+# testing feature for the bounded ones (native/core/benches/cost_model.rs).
+build() { # FEATURES...
+    cargo bench -p hrts-core "$@" --bench cost_model --no-run \
+        --message-format=json 2>"$out/build.log" \
+        | python3 -c 'import json,sys
 for l in sys.stdin:
     m = json.loads(l)
     if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "cost_model" and m.get("executable"):
-        print(m["executable"])') \
-    || { cat "$out/build.log" >&2; die "the build failed"; }
+        print(m["executable"])' \
+        || { cat "$out/build.log" >&2; die "the build failed"; }
+}
+echo "cost-model: building the stamp loops (cargo bench --no-run, bench profile), as shipped" >&2
+binary=$(build)
 [ -n "$binary" ] || { cat "$out/build.log" >&2; die "the build gave no cost_model binary"; }
+# Cargo names both builds alike: the first is kept under a name of its own.
+cp "$binary" "$out/cost_model-shipped"
+binary=$out/cost_model-shipped
+echo "cost-model: and with the testing feature, for the bounded stamps" >&2
+bounded_binary=$(build --features testing)
+[ -n "$bounded_binary" ] || { cat "$out/build.log" >&2; die "the build gave no cost_model binary"; }
 
 # A segment of its own, made (and calibrated) before the counted runs, which
 # then only attach; every tie learns a fixed bound so bounded stamps have one.
@@ -58,10 +69,16 @@ export HRTS_SEGMENT=/hrts-cost-model-$$
 export HRTS_TEST_BOUND=synchronized,50000
 HRTS_COST_MODEL_HOST_DIR=$(mktemp -d "${TMPDIR:-/tmp}/hrts-cost-model.XXXXXX")
 export HRTS_COST_MODEL_HOST_DIR
-trap '"$binary" --unlink; rm -rf "$HRTS_COST_MODEL_HOST_DIR"' EXIT
+# The bounded stamps on a segment of their own, whose ties are all the testing
+# build's (cost_model.py names it): ties of the shipped build would publish the
+# kernel's word, which may say unsynchronized.
+trap '"$binary" --unlink; HRTS_SEGMENT=$HRTS_SEGMENT-bounded "$binary" --unlink
+      rm -rf "$HRTS_COST_MODEL_HOST_DIR"' EXIT
 "$binary" now_ns 1 >/dev/null
 "$binary" now_ns_host 1 >/dev/null
+HRTS_SEGMENT=$HRTS_SEGMENT-bounded "$bounded_binary" now_bounded 1 >/dev/null
 
-python3 scripts/cost_model.py --binary "$binary" --llvm-mca "$llvm_bin/llvm-mca" \
+python3 scripts/cost_model.py --binary "$binary" --bounded-binary "$bounded_binary" \
+    --llvm-mca "$llvm_bin/llvm-mca" \
     --objdump "$llvm_bin/llvm-objdump" --out "$out" --kinds "${1:-}"
 echo "cost-model: $(date -u '+%Y-%m-%d %H:%M UTC'), at $(git rev-parse --short HEAD)$(git diff --quiet -- native || echo ' with local changes'), on $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"

@@ -212,7 +212,9 @@ def mca(llvm_mca, cpu, asm_file):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--binary", required=True)
+    ap.add_argument("--binary", required=True, help="the plain stamps' build (as shipped)")
+    ap.add_argument("--bounded-binary", required=True,
+                    help="the bounded stamps' build (the testing feature)")
     ap.add_argument("--llvm-mca", required=True)
     ap.add_argument("--objdump", required=True)
     ap.add_argument("--out", required=True)
@@ -221,7 +223,9 @@ def main():
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     env = dict(os.environ)
-    kinds = run([a.binary, "--list"]).split()
+    # Each kind from the build that counts it (cost_model.rs says which).
+    binary_of = {k: b for b in (a.binary, a.bounded_binary) for k in run([b, "--list"]).split()}
+    kinds = list(binary_of)
     if a.kinds:
         kinds = [k for k in kinds if k in a.kinds.split(",")]
     # Lists the CPUs it knows (and exits non-zero, as there is no input).
@@ -230,19 +234,25 @@ def main():
     known = h.stdout + h.stderr
     cpus = [(c, d) for c, d in CPUS if re.search(rf"^\s+{c}\s", known, re.M)]
     missing = [c for c, _ in CPUS if c not in dict(cpus)]
-    insns, nxt, symbols = disassemble(a.objdump, a.binary)
-    fns = json.loads(run([a.binary, "--functions"]))
+    disassembled, fns = {}, {}
+    for b in set(binary_of.values()):
+        disassembled[b] = disassemble(a.objdump, b)
+        fns.update(json.loads(run([b, "--functions"])))
     rows = {}
     for kind in kinds:
+        binary = binary_of[kind]
+        insns, nxt, symbols = disassembled[binary]
         fn = fns[kind]
         sym = [s for s in symbols if re.search(rf"3x86{len(fn)}{fn}17h[0-9a-f]{{16}}E$", s)]
         if len(sym) != 1:
-            die(f"{kind}: no single symbol for {fn} in {a.binary} ({sym})")
+            die(f"{kind}: no single symbol for {fn} in {binary} ({sym})")
         n = a.calls
+        # The bounded stamps' segment of their own (cost-model.sh made it).
+        run_env = env if binary == a.binary else dict(env, HRTS_SEGMENT=env["HRTS_SEGMENT"] + "-bounded")
         for attempt in range(3):
-            t1, _, _ = callgrind(a.binary, kind, f"*x86::{fn}", n, f"{a.out}/{kind}.1.cg", env)
-            t2, counts, taken = callgrind(a.binary, kind, f"*x86::{fn}", 2 * n,
-                                          f"{a.out}/{kind}.2.cg", env)
+            t1, _, _ = callgrind(binary, kind, f"*x86::{fn}", n, f"{a.out}/{kind}.1.cg", run_env)
+            t2, counts, taken = callgrind(binary, kind, f"*x86::{fn}", 2 * n,
+                                          f"{a.out}/{kind}.2.cg", run_env)
             per_call = (t2 - t1) / n
             # Every call runs the same instructions: a fraction means one run
             # did something the other did not (a tie, when valgrind's slowness

@@ -8,7 +8,11 @@
 //! `cost_model KIND N`: takes N stamps of KIND in the loop the model reads, on
 //! a tracking per-user segment (or the host page of a daemon running in a
 //! thread), and prints how many calls were made. `cost_model --list` names the
-//! kinds. Each loop is its own `#[inline(never)]` function (`loop_KIND`), so
+//! kinds this build counts: the plain stamps without the `testing` feature,
+//! whose hooks (a test counter checked at every counter read) would be counted
+//! as part of them, and the bounded ones only with it, whose fixed bound
+//! (`HRTS_TEST_BOUND`) gives them an interval on any machine. Each loop is its
+//! own `#[inline(never)]` function (`loop_KIND`), so
 //! callgrind can count that function alone and every loop keeps its result
 //! alive the way the timing benchmarks do (`black_box`).
 
@@ -90,6 +94,11 @@ mod x86 {
         ("next_unique", loop_next_unique, "loop_next_unique", false),
     ];
 
+    /// The kinds this build counts (see the top of the file).
+    fn counted(kind: &str) -> bool {
+        kind.starts_with("now_bounded") == cfg!(feature = "testing")
+    }
+
     /// The loops must run the stamp's ordinary path: a bounded stamp needs a
     /// bound (`HRTS_TEST_BOUND`, which the `testing` feature reads at ties).
     fn check(kind: &str, base: &SharedBase) {
@@ -115,10 +124,16 @@ mod x86 {
     pub fn main() {
         let args: Vec<String> = std::env::args().skip(1).collect();
         match args.first().map(String::as_str) {
-            Some("--list") => return KINDS.iter().for_each(|(name, ..)| println!("{name}")),
+            Some("--list") => {
+                return KINDS
+                    .iter()
+                    .filter(|(name, ..)| counted(name))
+                    .for_each(|(name, ..)| println!("{name}"))
+            }
             Some("--functions") => {
                 let pairs: Vec<String> = KINDS
                     .iter()
+                    .filter(|(name, ..)| counted(name))
                     .map(|(name, _, f, _)| format!("\"{name}\": \"{f}\""))
                     .collect();
                 return println!("{{{}}}", pairs.join(", "));
@@ -139,8 +154,11 @@ mod x86 {
             eprintln!("cost_model: this CPU (or its hypervisor) has no RDTSCP");
             std::process::exit(1);
         }
-        let Some(&(_, run, _, host)) = KINDS.iter().find(|(name, ..)| name == kind) else {
-            eprintln!("cost_model: no kind {kind}; cost_model --list names them");
+        let Some(&(_, run, _, host)) = KINDS
+            .iter()
+            .find(|(name, ..)| name == kind && counted(name))
+        else {
+            eprintln!("cost_model: no kind {kind} in this build; cost_model --list names them");
             std::process::exit(2);
         };
         // The segment the script made before the counted runs (attaching to an
