@@ -63,8 +63,9 @@ bounded_binary=$(build --features testing)
 [ -n "$bounded_binary" ] || { cat "$out/build.log" >&2; die "the build gave no cost_model binary"; }
 
 # A segment of its own, made (and calibrated) before the counted runs, which
-# then only attach; every tie learns a fixed bound so bounded stamps have one.
-# The host page (a daemon in a thread of each run) likewise.
+# then only attach; the testing build's ties learn a fixed bound (below), so
+# bounded stamps have one. The host page (a daemon in a thread of each run)
+# likewise.
 export HRTS_SEGMENT=/hrts-cost-model-$$
 export HRTS_TEST_BOUND=synchronized,50000
 HRTS_COST_MODEL_HOST_DIR=$(mktemp -d "${TMPDIR:-/tmp}/hrts-cost-model.XXXXXX")

@@ -248,7 +248,8 @@ def main():
             die(f"{kind}: no single symbol for {fn} in {binary} ({sym})")
         n = a.calls
         # The bounded stamps' segment of their own (cost-model.sh made it).
-        run_env = env if binary == a.binary else dict(env, HRTS_SEGMENT=env["HRTS_SEGMENT"] + "-bounded")
+        run_env = (env if binary == a.binary
+                   else dict(env, HRTS_SEGMENT=env["HRTS_SEGMENT"] + "-bounded"))
         for attempt in range(3):
             t1, _, _ = callgrind(binary, kind, f"*x86::{fn}", n, f"{a.out}/{kind}.1.cg", run_env)
             t2, counts, taken = callgrind(binary, kind, f"*x86::{fn}", 2 * n,

@@ -441,7 +441,7 @@ impl SharedBase {
     /// The bound as it stands now (`hrts info`).
     pub fn bound_state(&self) -> Option<BoundState> {
         let p = self.published()?;
-        let (stamp, counter, ..) = self.stamp_for_bound();
+        let stamp = self.stamp_for_bound();
         let (line, ..) = self.active_line();
         let tracking = self.mode == Mode::Tracking;
         let slope_diff = if tracking {
@@ -449,9 +449,9 @@ impl SharedBase {
         } else {
             0
         };
-        let (status, age_ns, mut half_width_ns) = self.aged(&p, counter, slope_diff);
+        let (status, age_ns, mut half_width_ns) = self.aged(&p, stamp.counter, slope_diff);
         if status.bounded() {
-            half_width_ns = half_width_ns.saturating_add(leap_widening(&p, stamp, age_ns));
+            half_width_ns = half_width_ns.saturating_add(leap_widening(&p, stamp.ns, age_ns));
         }
         Some(BoundState {
             status,
@@ -493,18 +493,18 @@ impl SharedBase {
     /// excludes the whole bracket is refused as `disrupted`: the line and the
     /// clock it is tied to disagree by more than the whole bound, so one of
     /// them was disrupted. The bracket is one read of the clock after the
-    /// stamp and that reading less the counter's ticks from the stamp's first
-    /// counter read to a read after the clock's (a second read of the clock cost 22 ns on the Intel
-    /// guest, the counter 8; 2026-11-28): it holds the clock's reading at
-    /// the stamp unless the counter ran slower than its calibrated rate,
-    /// which only narrows it (more refusals, never a wrong interval). A
-    /// reader preempted in between only widens it.
+    /// stamp and that reading less the counter's ticks from the stamp's
+    /// first counter read to a read after the clock's (a second read of the
+    /// clock cost 22 ns on the Intel guest, the counter 8; 2026-11-28): it
+    /// holds the clock's reading at the stamp unless the counter ran slower
+    /// than its calibrated rate, which only narrows it (more refusals, never
+    /// a wrong interval). A reader preempted in between only widens it.
     #[inline(always)]
     pub fn now_bounded(&self) -> Result<Bounded> {
         loop {
-            let (stamp, counter, slope_diff, count, first_counter) = self.stamp_for_bound();
+            let stamp = self.stamp_for_bound();
             let after = (self.calendar)();
-            let since = self.ticks().wrapping_sub(first_counter);
+            let since = self.ticks().wrapping_sub(stamp.first_counter);
             // A read behind the stamp's (another CPU's counter): no ticks.
             let before = after.saturating_sub(if (since as i64) > 0 {
                 self.ticks_ns(since)
@@ -514,19 +514,19 @@ impl SharedBase {
             let Some(p) = self.published() else {
                 return Err(self.no_bound(None));
             };
-            if !p.holds_for(count) {
+            if !p.holds_for(stamp.count) {
                 continue;
             }
-            return match self.aged(&p, counter, slope_diff) {
+            return match self.aged(&p, stamp.counter, stamp.slope_diff) {
                 (status, age_ns, half) if status.bounded() => {
                     let half = if p.leap == Leap::None {
                         half
                     } else {
-                        half.saturating_add(leap_widening(&p, stamp, age_ns))
+                        half.saturating_add(leap_widening(&p, stamp.ns, age_ns))
                     };
                     let b = Bounded {
-                        earliest: stamp.saturating_sub(half),
-                        latest: stamp.saturating_add(half),
+                        earliest: stamp.ns.saturating_sub(half),
+                        latest: stamp.ns.saturating_add(half),
                         status,
                     };
                     if b.earliest > after || b.latest < before {

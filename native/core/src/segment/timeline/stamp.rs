@@ -28,6 +28,21 @@ struct LineRead<T> {
     also: T,
 }
 
+/// What a bounded stamp starts from (`stamp_for_bound`).
+pub(crate) struct BoundStamp {
+    /// The ordered stamp, ns.
+    pub ns: u64,
+    /// The counter value the stamp came from (on the slow path the last read).
+    pub counter: u64,
+    /// The first counter value read: `counter` but on the slow path, which
+    /// reads the counter again (a tie, a stamp again).
+    pub first_counter: u64,
+    /// How far the stamp's line's slope is from the learned frequency, `mult` units.
+    pub slope_diff: u64,
+    /// The seqlock count of the stamp's line, or of the one before it.
+    pub count: u64,
+}
+
 impl<T> LineRead<T> {
     /// The stamp on this line if the counter is within `threshold` ticks of
     /// its base; `None` when the base must move or tie first.
@@ -82,12 +97,10 @@ impl SharedBase {
     }
 
     /// The ordered stamp a bounded stamp starts from, with the counter it read
-    /// and how far its line's slope is from the learned frequency (`mult`
-    /// units): one seqlock read, so the slope is that of the line that made
-    /// the stamp. Then the seqlock count of the stamp's line, or of the one
-    /// before it (the slow path: the count before it stamped), and the first
-    /// counter value read: the same value but on the slow path, which reads
-    /// the counter again (a tie, a stamp again) and returns the last read.
+    /// and how far its line's slope is from the learned frequency: one seqlock
+    /// read, so the slope is that of the line that made the stamp. The count
+    /// is that of the stamp's line, or of the one before it (the slow path:
+    /// the count before it stamped).
     ///
     /// Anything but the plain case (a writer mid-tie, a line that fails its
     /// quick check, a counter past the threshold) takes the full stamp, which
@@ -97,7 +110,7 @@ impl SharedBase {
     /// two lines' errors; the largest a valid line may have when the first
     /// read gave none.
     #[inline(always)]
-    pub(crate) fn stamp_for_bound(&self) -> (u64, u64, u64, u64, u64) {
+    pub(crate) fn stamp_for_bound(&self) -> BoundStamp {
         let how = self.ordered;
         // `move`: a closure holding `how` by reference kept it in memory on
         // the hot path, a load and a compare before the read (+0.27 ns).
@@ -107,13 +120,13 @@ impl SharedBase {
             .filter(|l| l.quick_ok);
         if let Some(line) = &line {
             if let Some(stamp) = line.stamp_within(self.threshold) {
-                return (
-                    stamp,
-                    line.counter,
-                    line.base.mult.abs_diff(line.also),
-                    seq_count(line.seen),
-                    line.counter,
-                );
+                return BoundStamp {
+                    ns: stamp,
+                    counter: line.counter,
+                    first_counter: line.counter,
+                    slope_diff: line.base.mult.abs_diff(line.also),
+                    count: seq_count(line.seen),
+                };
             }
         }
         self.stamp_for_bound_slow(line.map(|l| (seq_count(l.seen), l.base.mult.abs_diff(l.also))))
@@ -123,7 +136,7 @@ impl SharedBase {
     /// error of the line first read, if it was whole.
     #[cold]
     #[inline(never)]
-    fn stamp_for_bound_slow(&self, first: Option<(u64, u64)>) -> (u64, u64, u64, u64, u64) {
+    fn stamp_for_bound_slow(&self, first: Option<(u64, u64)>) -> BoundStamp {
         let how = self.ordered;
         let (count, first_diff) = first.unwrap_or_else(|| {
             let (lo, hi) = self.rules.mult_range();
@@ -139,15 +152,13 @@ impl SharedBase {
             c
         });
         let (line, ..) = self.active_line();
-        let slope_diff = first_diff.max(line.mult.abs_diff(line.freq_mult));
-        let last = last.get();
-        (
-            stamp,
-            last,
-            slope_diff,
+        BoundStamp {
+            ns: stamp,
+            counter: last.get(),
+            first_counter: earliest.get().unwrap_or(last.get()),
+            slope_diff: first_diff.max(line.mult.abs_diff(line.freq_mult)),
             count,
-            earliest.get().unwrap_or(last),
-        )
+        }
     }
 
     /// A raw counter read of the segment's source.
