@@ -29,16 +29,12 @@ use std::time::{Duration, Instant};
 
 mod common;
 
-fn euid() -> u32 {
-    hrts_core::process::euid()
-}
-
 /// `hrts` on the host page in `dir`, trusting this user, with the event.
 fn on_host(dir: &Path, event: &str) -> Command {
     let mut c = common::command();
     c.env("HRTS_HOST", "on")
         .env("HRTS_HOST_DIR", dir)
-        .env("HRTS_HOST_USER", euid().to_string())
+        .env("HRTS_HOST_USER", hrts_core::process::euid().to_string())
         .env("HRTS_TEST_COUNTER", event)
         .env_remove("HRTS_BOUND_DRIFT_PPM")
         .env_remove("HRTS_BOUND_VOID_S")

@@ -52,13 +52,9 @@ fn hrts() -> &'static str {
     env!("CARGO_BIN_EXE_hrts")
 }
 
-fn euid() -> u32 {
-    hrts_core::process::euid()
-}
-
 /// Whether this run is root; says what is skipped otherwise.
 fn root_or_skip(what: &str) -> bool {
-    let root = euid() == 0;
+    let root = hrts_core::process::euid() == 0;
     if !root {
         eprintln!("skipped: {what}: needs root (CI runs as root)");
     }
@@ -102,7 +98,7 @@ fn on_host(c: &mut Command, dir: &Path) {
     }
     c.env("HRTS_HOST", "on")
         .env("HRTS_HOST_DIR", dir)
-        .env("HRTS_HOST_USER", euid().to_string());
+        .env("HRTS_HOST_USER", hrts_core::process::euid().to_string());
 }
 
 /// A directory of the test's own under the temp directory, mode 0755 (every
@@ -143,7 +139,7 @@ impl HostDir {
     fn open(&self) -> SharedBase {
         let cfg = Config::named(&hrts_core::default_segment_name()).with_host_page(HostConfig {
             dir: self.dir.clone(),
-            user: euid().to_string(),
+            user: hrts_core::process::euid().to_string(),
         });
         SharedBase::open(&cfg).unwrap()
     }

@@ -7,16 +7,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn euid() -> u32 {
-    hrts_core::process::euid()
-}
-
 /// `hrts` on the host page in `dir`, trusting this user.
 pub fn on_host(dir: &Path) -> Command {
     let mut c = super::command();
     c.env("HRTS_HOST", "on")
         .env("HRTS_HOST_DIR", dir)
-        .env("HRTS_HOST_USER", euid().to_string())
+        .env("HRTS_HOST_USER", hrts_core::process::euid().to_string())
         .env_remove("HRTS_TEST_BOUND")
         .env_remove("HRTS_TEST_COUNTER");
     c

@@ -38,10 +38,6 @@ pub struct CheckedDir {
     ino: u64,
 }
 
-fn euid() -> u32 {
-    crate::os::euid()
-}
-
 fn c_name(name: &OsStr) -> io::Result<CString> {
     CString::new(name.as_bytes()).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))
 }
@@ -103,7 +99,7 @@ fn trusted_link_at(
     {
         return Ok(None);
     }
-    let me = euid();
+    let me = crate::os::euid();
     if st.st_uid != me && st.st_uid != 0 {
         return Err(Error::new(
             ErrorKind::Permission,
@@ -266,7 +262,7 @@ impl CheckedDir {
 
 /// Checks one directory of the path; returns its (device, inode).
 fn check(meta: &std::fs::Metadata, path: &Path, file: &Path, last: bool) -> Result<(u64, u64)> {
-    let me = euid();
+    let me = crate::os::euid();
     let mode = meta.mode() & 0o7777;
     let sticky = mode & 0o1000 != 0; // S_ISVTX
     let refuse = |why: String, fix: String| {
@@ -327,7 +323,7 @@ pub fn check_file(f: &File, path: &Path) -> Result<()> {
     let meta = f
         .metadata()
         .map_err(|e| Error::from_io(format!("fstat of {}", path.display()), &e, ""))?;
-    let me = euid();
+    let me = crate::os::euid();
     if !meta.file_type().is_file() {
         return Err(Error::new(
             ErrorKind::Persist,

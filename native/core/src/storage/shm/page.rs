@@ -96,13 +96,9 @@ fn name_hash(uid: u32, name: &str) -> u64 {
         })
 }
 
-fn euid() -> u32 {
-    crate::os::euid()
-}
-
 /// The System V key of a name's page made by this user: never IPC_PRIVATE (0).
 fn page_key(name: &str) -> libc::key_t {
-    match name_hash(euid(), name) as u32 as libc::key_t {
+    match name_hash(crate::os::euid(), name) as u32 as libc::key_t {
         0 => 1,
         k => k,
     }
@@ -162,7 +158,7 @@ pub(super) fn key_holder(name: &str, spec: &Spec) -> Result<Option<(i32, libc::s
         Err(e) if no_such_page(&e) => return Ok(None),
         Err(e) => return Err(unreachable_page(name, spec, shmid, &e)),
     };
-    if ds.shm_segsz != spec.size || ds.shm_perm.cuid != euid() {
+    if ds.shm_segsz != spec.size || ds.shm_perm.cuid != crate::os::euid() {
         return Ok(None);
     }
     Ok(Some((shmid, ds)))
@@ -293,7 +289,8 @@ impl Page {
             .inspect_err(|_| {
                 remove_page(shmid);
             })?;
-        page.tag().store(name_hash(euid(), name), Relaxed);
+        page.tag()
+            .store(name_hash(crate::os::euid(), name), Relaxed);
         if let Sharing::Group(gid) = sharing {
             let mut ds = ipc_stat(shmid).map_err(|e| {
                 remove_page(shmid);
@@ -332,7 +329,8 @@ impl Page {
         // A page never changes its size or its creator (IPC_SET changes the
         // owner, never `cuid`): another size, or (private) another creator,
         // is another segment that got the id after ours was removed.
-        if ds.shm_segsz != spec.size || (sharing == Sharing::Private && ds.shm_perm.cuid != euid())
+        if ds.shm_segsz != spec.size
+            || (sharing == Sharing::Private && ds.shm_perm.cuid != crate::os::euid())
         {
             return Ok(None);
         }
@@ -363,7 +361,7 @@ impl Page {
         });
         check_page_owner_and_mode(name, spec, shmid, &ds, sharing)?;
         let page = Page::attach_id(name, shmid, spec.size, IpcNamespace::current()?)?;
-        Ok((page.tag().load(Relaxed) == name_hash(euid(), name)).then_some(page))
+        Ok((page.tag().load(Relaxed) == name_hash(crate::os::euid(), name)).then_some(page))
     }
 
     fn tag(&self) -> &AtomicU64 {
@@ -501,7 +499,7 @@ pub fn remove_gone(name: &str, spec: &Spec, recorded: PageId, sharing: Sharing) 
     if recorded.shmid > 0 && reachable {
         let stat = ipc_stat(recorded.shmid).ok();
         if let Some(ds) = stat.filter(|ds| ds.shm_segsz == spec.size) {
-            let mine = sharing != Sharing::Private || ds.shm_perm.cuid == euid();
+            let mine = sharing != Sharing::Private || ds.shm_perm.cuid == crate::os::euid();
             let holds_key = keyed.as_ref().is_some_and(|(id, _)| *id == recorded.shmid);
             let exact = PageId::of(recorded.shmid, &ds, recorded.ns) == recorded;
             let lost_tag = tag_value(recorded.shmid, spec.size)
