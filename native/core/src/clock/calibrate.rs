@@ -495,7 +495,12 @@ mod tests {
             (100_000, 2_000_000)
         };
         assert!(ppb(a.hz, b.hz) <= agree_ppb, "{a:?} vs {b:?}");
-        assert!(a.elapsed_ns <= 150_000_000, "{a:?}");
+        // The real clock's elapsed time, in ns, spans the budget's baseline.
+        // Its upper end is the machine's scheduling, not hrts's: a test at
+        // nice 19 under Wine beside two busy stages took 155 ms of a 100 ms
+        // budget. `budget_bounds_the_time_and_the_baseline` holds the budget
+        // to 0.2 ms on a simulated clock.
+        assert!(a.elapsed_ns >= 90_000_000, "{a:?}");
         assert!(a.brackets_used >= 2 * MIN_KEPT as u32, "{a:?}");
         if let Some(nominal) = source::nominal_frequency(id) {
             assert!(
