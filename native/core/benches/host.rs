@@ -69,9 +69,18 @@ mod x86 {
         assert_eq!(host.access(), Access::HostReader);
         let user = SharedBase::open(&Config::named(&segment)).expect("per-user segment");
         println!("{} vs {}", host.timeline(), user.timeline());
+        // A refusal is no measure of an interval's cost: where either
+        // segment gives none, the bounded stamps are left out.
+        let bounded = match (user.now_bounded(), host.now_bounded()) {
+            (Ok(_), Ok(_)) => true,
+            (Err(e), _) | (_, Err(e)) => {
+                println!("bounded stamps not timed: {e}");
+                false
+            }
+        };
 
-        interleaved(&host, &user);
-        criterion(&host, &user);
+        interleaved(&host, &user, bounded);
+        criterion(&host, &user, bounded);
 
         stop.store(true, Ordering::Relaxed);
         rounds.join().unwrap();
@@ -83,18 +92,10 @@ mod x86 {
 
     /// Each contender's fastest batch over rounds that run all of them in
     /// turn (see shared.rs): the cost when nothing interfered.
-    fn interleaved(host: &SharedBase, user: &SharedBase) {
+    /// `with_bounded`: whether the bounded stamps (the last two rows) are timed.
+    fn interleaved(host: &SharedBase, user: &SharedBase, with_bounded: bool) {
         const ROUNDS: usize = 400;
         let bounded = |b: &SharedBase| b.now_bounded().map_or(0, |i| i.earliest ^ i.latest);
-        // A refusal is no measure of the interval's cost: without one, the
-        // bounded rows are left out (the last two).
-        let timed = match (user.now_bounded(), host.now_bounded()) {
-            (Ok(_), Ok(_)) => 7,
-            (Err(e), _) | (_, Err(e)) => {
-                println!("bounded stamps not timed: {e}");
-                5
-            }
-        };
         let mut contenders: [(&str, &mut dyn FnMut(u64)); 7] = [
             // SAFETY: rdtsc only reads the time-stamp counter.
             (
@@ -111,6 +112,7 @@ mod x86 {
             ("per-user now_bounded", &mut looped(|| bounded(user))),
             ("host page now_bounded", &mut looped(|| bounded(host))),
         ];
+        let timed = contenders.len() - if with_bounded { 0 } else { 2 };
         let mut best = [f64::INFINITY; 7];
         for _ in 0..ROUNDS {
             for (i, (_, f)) in contenders[..timed].iter_mut().enumerate() {
@@ -130,7 +132,7 @@ mod x86 {
             best[2] / best[0],
             best[2] / best[3]
         );
-        if timed < 7 {
+        if !with_bounded {
             return;
         }
         println!(
@@ -143,7 +145,7 @@ mod x86 {
         );
     }
 
-    fn criterion(host: &SharedBase, user: &SharedBase) {
+    fn criterion(host: &SharedBase, user: &SharedBase, with_bounded: bool) {
         let mut c = Criterion::default()
             .warm_up_time(Duration::from_millis(500))
             .measurement_time(Duration::from_secs(3))
@@ -166,7 +168,7 @@ mod x86 {
         // that measures the harness, not the call.
         let ends =
             |r: hrts_core::Result<hrts_core::Bounded>| r.map_or(0, |i| i.earliest ^ i.latest);
-        if user.now_bounded().is_ok() && host.now_bounded().is_ok() {
+        if with_bounded {
             g.bench_function("per_user_now_bounded", |b| {
                 b.iter(|| ends(user.now_bounded()))
             });

@@ -38,9 +38,8 @@ fn quiet(t: &TestName) -> crate::Config {
 #[test]
 fn the_writer_publishes_its_own_drift_and_void_after() {
     let t = TestName::new("bound-settings");
-    let mut cfg = t.cfg();
     // Ties a minute apart: none but the test's own publishes a word.
-    cfg.tracking.interval = std::time::Duration::from_secs(60);
+    let mut cfg = quiet(&t);
     cfg.bound = BoundConfig {
         drift_ppm: 123,
         void_after: std::time::Duration::from_secs(2),
