@@ -24,6 +24,15 @@ impl TestName {
         cfg.seq_file = Some(self.seq_file());
         cfg
     }
+    /// `cfg` with ties a minute apart, for a test whose segment must not tie
+    /// between two of its steps: at the default second, a test slowed past it
+    /// (under Wine beside the cargo stage, 2026-11-28) had a stamp tie, which
+    /// publishes a new line and the host's own bound word.
+    pub fn quiet_cfg(&self) -> Config {
+        let mut cfg = self.cfg();
+        cfg.tracking.interval = std::time::Duration::from_secs(60);
+        cfg
+    }
     /// A persist file private to this test.
     pub fn seq_file(&self) -> std::path::PathBuf {
         // A directory of this test's own (the sequence module wants one nobody

@@ -25,21 +25,11 @@ fn ticks_of(base: &SharedBase, ns: u64) -> u64 {
     (ns as u128 * base.frequency() as u128 / 1_000_000_000) as u64
 }
 
-/// A segment whose ties are a minute apart, for a test that publishes a word
-/// and reads it back: at the default second, a test slowed past it (under Wine
-/// beside the cargo stage, 2026-11-28) had its stamp tie and publish the
-/// host's own word (Windows: unknown) over the test's.
-fn quiet(t: &TestName) -> crate::Config {
-    let mut cfg = t.cfg();
-    cfg.tracking.interval = std::time::Duration::from_secs(60);
-    cfg
-}
-
 #[test]
 fn the_writer_publishes_its_own_drift_and_void_after() {
     let t = TestName::new("bound-settings");
     // Ties a minute apart: none but the test's own publishes a word.
-    let mut cfg = quiet(&t);
+    let mut cfg = t.quiet_cfg();
     cfg.bound = BoundConfig {
         drift_ppm: 123,
         void_after: std::time::Duration::from_secs(2),
@@ -200,7 +190,7 @@ fn a_word_sampled_after_the_stamp_widens_it_back_to_the_stamp() {
 #[test]
 fn an_unsynchronized_clock_a_frozen_segment_and_a_torn_word_give_errors() {
     let t = TestName::new("boundunsync");
-    let base = SharedBase::open(&quiet(&t)).unwrap();
+    let base = SharedBase::open(&t.quiet_cfg()).unwrap();
     let now = crate::clock::source::read_ordered(base.source());
     base.publish_bound(
         Learned {
@@ -302,7 +292,7 @@ fn a_tie_replaces_a_word_a_dead_writer_left_half_written() {
 #[test]
 fn commit_wait_returns_once_the_earliest_is_past() {
     let t = TestName::new("boundwait");
-    let base = SharedBase::open(&quiet(&t)).unwrap();
+    let base = SharedBase::open(&t.quiet_cfg()).unwrap();
     let now = crate::clock::source::read_ordered(base.source());
     base.publish_bound(synchronized(200_000), 0, now);
     let b = base.now_bounded().unwrap();
