@@ -495,9 +495,7 @@ impl SharedBase {
     /// them was disrupted. The bracket is one read of the clock after the
     /// stamp and that reading less the counter's ticks from the stamp's
     /// first counter read to a read after the clock's (a second read of the
-    /// clock cost 22 ns on the Intel guest, the counter 8; 2026-11-28), the
-    /// counter read only when the interval ends before the clock's reading
-    /// (an interval that reaches it meets every start the bracket can have): it
+    /// clock cost 22 ns on the Intel guest, the counter 8; 2026-11-28): it
     /// holds the clock's reading at the stamp unless the counter ran slower
     /// than its calibrated rate, which only narrows it (more refusals, never
     /// a wrong interval). A reader preempted in between only widens it.
@@ -506,6 +504,18 @@ impl SharedBase {
         loop {
             let stamp = self.stamp_for_bound();
             let after = (self.calendar)();
+            // Read at once, not only when an interval ends before `after`:
+            // whatever runs before this read widens the bracket. Read after
+            // the word (whose wait for a writer can last 5 ms), it let a line
+            // the counter had set 5 ms back give an interval that missed the
+            // clock (the disruption test, tried and undone on 2026-11-28).
+            let since = self.ticks().wrapping_sub(stamp.first_counter);
+            // A read behind the stamp's (another CPU's counter): no ticks.
+            let before = after.saturating_sub(if (since as i64) > 0 {
+                self.ticks_ns(since)
+            } else {
+                0
+            });
             let Some(p) = self.published() else {
                 return Err(self.no_bound(None));
             };
@@ -524,14 +534,8 @@ impl SharedBase {
                         latest: stamp.ns.saturating_add(half),
                         status,
                     };
-                    // The bracket's start is needed only for an interval
-                    // that ends before the clock's reading: the counter is
-                    // read for it then, not on every stamp.
-                    if b.earliest > after
-                        || (b.latest < after
-                            && b.latest < self.bracket_start(after, stamp.first_counter))
-                    {
-                        return Err(self.disagrees(&b, stamp.first_counter, after));
+                    if b.earliest > after || b.latest < before {
+                        return Err(self.disagrees(&b, before, after));
                     }
                     Ok(b)
                 }
@@ -569,25 +573,10 @@ impl SharedBase {
         }
     }
 
-    /// The calendar clock's reading `after` less the counter's ticks from
-    /// `first_counter` (the stamp's first counter read) to now: no later than
-    /// the clock's reading at the stamp.
-    #[inline(always)]
-    fn bracket_start(&self, after: u64, first_counter: u64) -> u64 {
-        let since = self.ticks().wrapping_sub(first_counter);
-        // A read behind the stamp's (another CPU's counter): no ticks.
-        after.saturating_sub(if (since as i64) > 0 {
-            self.ticks_ns(since)
-        } else {
-            0
-        })
-    }
-
-    /// Why no interval: the stamp's interval `b` (whose first counter read
-    /// was `first_counter`) excludes the calendar clock, read at `after`.
+    /// Why no interval: the stamp's interval `b` excludes the calendar
+    /// clock, read at `before` and `after` around it.
     #[cold]
-    fn disagrees(&self, b: &Bounded, first_counter: u64, after: u64) -> Error {
-        let before = self.bracket_start(after, first_counter);
+    fn disagrees(&self, b: &Bounded, before: u64, after: u64) -> Error {
         let (by, side) = if b.earliest > after {
             (b.earliest - after, "ahead of")
         } else {
