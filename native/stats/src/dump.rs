@@ -21,6 +21,7 @@
 //! written as integers.
 
 use crate::incremental::Statistics;
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Number, Value};
 use std::collections::BTreeMap;
 
@@ -202,8 +203,31 @@ impl Dump {
         )
     }
 
-    /// The JSON dump text.
+    /// The JSON dump text: [`to_json_value`](Dump::to_json_value)'s text,
+    /// written a metric at a time.
     pub fn to_json(&self) -> String {
-        self.to_json_value().to_string()
+        json_text(&DumpJson(self))
     }
+}
+
+/// A dump written as JSON a metric's tree at a time: the whole dump's tree of
+/// 6,000 metrics took about 100 MiB (a `Map` and a `String` per statistic),
+/// where its text takes a few MB and one metric's tree a few KiB.
+pub(crate) struct DumpJson<'a>(pub &'a Dump);
+
+impl Serialize for DumpJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(self.0.metrics.len()))?;
+        for (name, metric) in &self.0.metrics {
+            map.serialize_entry(name, &metric.to_json())?;
+        }
+        map.end()
+    }
+}
+
+/// `value` as one line of JSON text.
+pub(crate) fn json_text(value: &impl Serialize) -> String {
+    // What is written here has string keys and numbers that are finite or
+    // null, which always serialize.
+    serde_json::to_string(value).expect("hrts's JSON documents always serialize")
 }

@@ -97,22 +97,43 @@ struct Shared {
 }
 
 impl Shared {
+    fn cache(&self, format: Format) -> &Cache {
+        match format {
+            Format::Json => &self.json,
+            Format::OpenMetrics => &self.openmetrics,
+            _ => &self.prometheus,
+        }
+    }
+
+    /// The latest rendering of `format` and whether it is younger than the
+    /// refresh interval.
+    fn latest(&self, cache: &Cache) -> Option<(bool, Bytes)> {
+        let c = cache.latest.lock().unwrap_or_else(|p| p.into_inner());
+        c.as_ref()
+            .map(|c| (c.at.elapsed() < self.limits.refresh, c.body.clone()))
+    }
+
+    /// Without waiting: the latest rendering if it is fresh, or if another
+    /// request is rendering anew meanwhile; `None` if this request is the
+    /// one to render ([`body`](Shared::body)).
+    fn ready(&self, format: Format) -> Option<Bytes> {
+        let cache = self.cache(format);
+        match self.latest(cache)? {
+            (true, body) => Some(body),
+            (false, stale) => match cache.rendering.try_lock() {
+                Err(std::sync::TryLockError::WouldBlock) => Some(stale),
+                _ => None,
+            },
+        }
+    }
+
     /// The rendering of `format`: the latest if it is younger than the
     /// refresh interval; else this request renders anew, while the others
     /// that come meanwhile take the previous one (only the first request of
     /// all waits for another's rendering).
     fn body(&self, format: Format) -> Result<Bytes, CliError> {
-        let cache = match format {
-            Format::Json => &self.json,
-            Format::OpenMetrics => &self.openmetrics,
-            _ => &self.prometheus,
-        };
-        let latest = || {
-            let c = cache.latest.lock().unwrap_or_else(|p| p.into_inner());
-            c.as_ref()
-                .map(|c| (c.at.elapsed() < self.limits.refresh, c.body.clone()))
-        };
-        let _turn = match latest() {
+        let cache = self.cache(format);
+        let _turn = match self.latest(cache) {
             Some((true, body)) => return Ok(body),
             Some((false, stale)) => match cache.rendering.try_lock() {
                 Ok(turn) => turn,
@@ -122,7 +143,7 @@ impl Shared {
             None => cache.rendering.lock().unwrap_or_else(|p| p.into_inner()),
         };
         // Another request may have rendered while this one waited.
-        if let Some((true, body)) = latest() {
+        if let Some((true, body)) = self.latest(cache) {
             return Ok(body);
         }
         let snap = take(&self.name)?.unwrap_or_else(|| empty(&self.name));
@@ -328,9 +349,17 @@ async fn answer(
             .insert(ALLOW, HeaderValue::from_static("GET, HEAD"));
         return Ok(r);
     }
+    // Nearly every request takes a rendering already made, right here.
     // Rendering reads the segment and formats thousands of metrics: off the
-    // runtime's one thread, so other connections go on meanwhile.
-    let rendered = tokio::task::spawn_blocking(move || shared.body(format)).await;
+    // runtime's threads, so other connections go on meanwhile. Only renderings
+    // go to the blocking pool, so it keeps a thread or two, and with them few
+    // malloc arenas: a thread for every answer had each arena keep a
+    // rendering's worth of freed memory, and the server grew by 50 MB under
+    // load.
+    let rendered = match shared.ready(format) {
+        Some(body) => Ok(Ok(body)),
+        None => tokio::task::spawn_blocking(move || shared.body(format)).await,
+    };
     Ok(match rendered {
         Ok(Ok(body)) => {
             let mut r = Response::new(Full::new(body));

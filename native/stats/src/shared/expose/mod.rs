@@ -70,6 +70,7 @@ mod tests {
             snap.to_json_value()["damaged"],
             json!({"process_slots": [4], "cells": [17, 230]})
         );
+        assert_eq!(snap.to_json(), snap.to_json_value().to_string());
         let table = snap.to_table();
         assert!(
             table.contains("DAMAGED, left out: 1 process slots [4] and 2 metric cells [17, 230]"),
