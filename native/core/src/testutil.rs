@@ -56,6 +56,23 @@ impl Drop for TestName {
     }
 }
 
+/// How far the time `stamp` returns is from the system clock: 0 if it lies
+/// between the clock's readings just before and just after it, else its
+/// distance to the nearer one (negative: behind). A test preempted between a
+/// stamp and a single reading of the clock would take the preemption for an
+/// error of the line (24 ms under Wine at nice 19 beside the cargo stage,
+/// 2026-11-29).
+pub fn off_clock(stamp: impl FnOnce() -> u64) -> i64 {
+    let before = crate::os::realtime_ns() as i64;
+    let ns = stamp() as i64;
+    let after = crate::os::realtime_ns() as i64;
+    if ns < before {
+        ns - before
+    } else {
+        (ns - after).max(0)
+    }
+}
+
 /// splitmix64: deterministic, so a failing randomised test reproduces exactly
 /// (shared with the other crates' tests).
 pub use hrts_test_support::Rng;

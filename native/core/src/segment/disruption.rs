@@ -406,8 +406,10 @@ mod tests {
         let watch = Watch::default();
         let check = || watch.check(read, 50_000, |t| t);
         // Rounds long enough for this machine's reads to measure a rate within
-        // a quarter of the drift bound (12.5 ppm): 20 ms on hardware, seconds
-        // under qemu-user, where each read of the clock is a system call.
+        // a quarter of the drift bound (12.5 ppm), and for the 5 % below to
+        // stand out of a read preempted for milliseconds: 100 ms on hardware,
+        // seconds under qemu-user, where each read of the clock is a system
+        // call. (At 20 ms, under Wine beside the other tests, it was missed.)
         let bracket = (0..5)
             .map(|_| {
                 let t0 = crate::os::monotonic_raw_ns();
@@ -419,14 +421,21 @@ mod tests {
             .max()
             .unwrap();
         let round = std::time::Duration::from_nanos(
-            (bracket * 4 * 80_000).clamp(20_000_000, 5_000_000_000),
+            (bracket * 4 * 80_000).clamp(100_000_000, 5_000_000_000),
         );
         let wait = || std::thread::sleep(round);
         assert_eq!(check(), None);
-        for _ in 0..2 {
+        // Until a round has measured the rate to judge by: a round whose reads
+        // were preempted measures nothing, and the next one measures again.
+        let measured = || matches!(*watch.0.lock().unwrap(), Some((_, Some(_))));
+        for _ in 0..20 {
             wait();
             assert_eq!(check(), None);
+            if measured() {
+                break;
+            }
         }
+        assert!(measured(), "20 rounds of {round:?} measured no rate");
         // 5 % fast from now on: one disruption, then the fast rate is the
         // reference.
         anchor.set((read(), crate::os::monotonic_raw_ns(), 50_000));

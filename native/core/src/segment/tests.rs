@@ -8,7 +8,7 @@ use crate::clock::source;
 use crate::error::ErrorKind;
 #[cfg(not(windows))]
 use crate::storage::STATE_INITIALISING;
-use crate::testutil::{Rng, TestName};
+use crate::testutil::{off_clock, Rng, TestName};
 #[cfg(not(windows))]
 use std::io::Write;
 #[cfg(not(windows))]
@@ -108,17 +108,17 @@ fn later_calendar_changes_do_not_move_the_timeline_until_reset() {
     let gen = base.base_info().generation;
     const HOUR: u64 = 3_600_000_000_000;
     offset.store(HOUR, SeqCst);
-    let off = base.now_ns() as i64 - crate::os::realtime_ns() as i64;
+    let off = off_clock(|| base.now_ns());
     assert!(
         off.abs() < 10_000_000,
         "timeline moved with the calendar: {off} ns"
     );
     let info = base.set_base_info().unwrap();
     assert_eq!(info.generation, gen + 1);
-    let off = base.now_ns() as i64 - crate::os::realtime_ns() as i64;
+    let off = off_clock(|| base.now_ns() - HOUR);
     assert!(
-        (off - HOUR as i64).abs() < 10_000_000,
-        "reset ignored the calendar: {off} ns"
+        off.abs() < 10_000_000,
+        "reset ignored the calendar: {off} ns from an hour ahead"
     );
 }
 
@@ -709,7 +709,7 @@ fn a_page_of_a_newer_minor_version_is_opened_and_its_new_fields_left_alone() {
         (LAYOUT_VERSION, LAYOUT_MINOR + 1)
     );
     reader.validate().unwrap();
-    let off = reader.now_ns() as i64 - crate::os::realtime_ns() as i64;
+    let off = off_clock(|| reader.now_ns());
     assert!(off.abs() < 1_000_000, "{off} ns off");
     assert!(reader.next_unique().unwrap() < reader.next_unique().unwrap());
     reader.force_move();
@@ -898,7 +898,7 @@ fn a_frozen_segment_re_pairs_when_the_last_process_has_gone() {
         1,
         "someone is attached: no re-pair"
     );
-    assert!(b.now_ns().abs_diff(crate::os::realtime_ns()) < 10_000_000);
+    assert!(off_clock(|| b.now_ns()).abs() < 10_000_000);
     drop(a);
     drop(b);
     let c = SharedBase::open(&cfg).unwrap();
@@ -908,10 +908,10 @@ fn a_frozen_segment_re_pairs_when_the_last_process_has_gone() {
         2,
         "the next one after all left re-pairs"
     );
-    let off = c.now_ns() as i64 - crate::os::realtime_ns() as i64;
+    let off = off_clock(|| c.now_ns() - HOUR);
     assert!(
-        (off - HOUR as i64).abs() < 10_000_000,
-        "re-paired with the calendar: {off}"
+        off.abs() < 10_000_000,
+        "re-paired with the calendar: {off} ns from an hour ahead"
     );
     assert_eq!(c.info().calibrations, 1, "the calibration is kept");
     // A tracking segment never re-pairs that way.
@@ -974,7 +974,7 @@ fn damaged_lines_are_refused_at_attach_and_repaired_by_the_next_tie_or_move() {
             attached.force_move();
             attached.validate().unwrap();
             assert_eq!(attached.info().tracking.repairs, 1, "{mode:?} {what}");
-            let off = attached.now_ns() as i64 - crate::os::realtime_ns() as i64;
+            let off = off_clock(|| attached.now_ns());
             assert!(
                 off.abs() < 1_000_000,
                 "{mode:?} {what}: {off} ns off after repair"
@@ -1047,16 +1047,7 @@ fn random_damage_never_gives_a_fresh_open_a_wrong_time() {
             page[at].store(v, SeqCst);
             match SharedBase::open(&cfg) {
                 Ok(b) => {
-                    // Bracketed by the clock: a thread descheduled between the
-                    // two reads (qemu on a busy host) is not a wrong time.
-                    let before = crate::os::realtime_ns() as i64;
-                    let ns = b.now_ns() as i64;
-                    let after = crate::os::realtime_ns() as i64;
-                    let off = if ns < before {
-                        ns - before
-                    } else {
-                        (ns - after).max(0)
-                    };
+                    let off = off_clock(|| b.now_ns());
                     assert!(
                         off.abs() < 1_000_000,
                         "{mode:?} round {round}: word {at} := {v:#x} gave a time {off} ns off"
@@ -1226,13 +1217,10 @@ fn an_attached_reader_never_stamps_from_a_damaged_line() {
                 // A millisecond's worth of slope, or half a second of time.
                 let delta = if word == "mult" { 1 << 22 } else { 1 << 29 };
                 target.fetch_add(delta, SeqCst);
-                let before = crate::os::realtime_ns() as i64;
-                let stamp = reader.now_ns() as i64;
-                let after = crate::os::realtime_ns() as i64;
+                let off = off_clock(|| reader.now_ns());
                 assert!(
-                    stamp > before - 1_000_000 && stamp < after + 1_000_000,
-                    "{mode:?}, role held {held}: {word} damaged gave a stamp {} ns off",
-                    stamp - before
+                    off.abs() < 1_000_000,
+                    "{mode:?}, role held {held}: {word} damaged gave a stamp {off} ns off"
                 );
                 if held {
                     assert!(holder.release_writer_role_for_test());
@@ -1247,8 +1235,7 @@ fn an_attached_reader_never_stamps_from_a_damaged_line() {
             for slot in &h.slots {
                 slot.quick.store(0, SeqCst);
             }
-            let stamp = reader.now_ns() as i64;
-            let off = stamp - crate::os::realtime_ns() as i64;
+            let off = off_clock(|| reader.now_ns());
             assert!(
                 off.abs() < 1_000_000,
                 "{mode:?}: a minor-0 line gave a stamp {off} ns off"
