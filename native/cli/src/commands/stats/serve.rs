@@ -40,7 +40,7 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::Poll;
 use std::time::{Duration, Instant};
 
@@ -96,6 +96,18 @@ struct Shared {
     json: Cache,
 }
 
+/// What a request does about one format's rendering.
+enum Turn<'a> {
+    /// Answers with this one: fresh, or the previous one while another
+    /// request renders anew.
+    Take(Bytes),
+    /// Renders anew, holding the format's turn.
+    Render(MutexGuard<'a, ()>),
+    /// No rendering yet: waits for the turn (another request may be making
+    /// the first one).
+    Wait,
+}
+
 impl Shared {
     fn cache(&self, format: Format) -> &Cache {
         match format {
@@ -113,34 +125,39 @@ impl Shared {
             .map(|c| (c.at.elapsed() < self.limits.refresh, c.body.clone()))
     }
 
-    /// Without waiting: the latest rendering if it is fresh, or if another
-    /// request is rendering anew meanwhile; `None` if this request is the
-    /// one to render ([`body`](Shared::body)).
-    fn ready(&self, format: Format) -> Option<Bytes> {
-        let cache = self.cache(format);
-        match self.latest(cache)? {
-            (true, body) => Some(body),
-            (false, stale) => match cache.rendering.try_lock() {
-                Err(std::sync::TryLockError::WouldBlock) => Some(stale),
-                _ => None,
+    /// The latest rendering if it is younger than the refresh interval;
+    /// else this request renders anew, while the others that come meanwhile
+    /// take the previous one (only the first request of all waits for
+    /// another's rendering).
+    fn turn<'a>(&self, cache: &'a Cache) -> Turn<'a> {
+        match self.latest(cache) {
+            Some((true, body)) => Turn::Take(body),
+            Some((false, stale)) => match cache.rendering.try_lock() {
+                Ok(turn) => Turn::Render(turn),
+                Err(std::sync::TryLockError::Poisoned(p)) => Turn::Render(p.into_inner()),
+                Err(std::sync::TryLockError::WouldBlock) => Turn::Take(stale),
             },
+            None => Turn::Wait,
         }
     }
 
-    /// The rendering of `format`: the latest if it is younger than the
-    /// refresh interval; else this request renders anew, while the others
-    /// that come meanwhile take the previous one (only the first request of
-    /// all waits for another's rendering).
+    /// Without waiting: the rendering of `format` this request takes; `None`
+    /// if this request is the one to render ([`body`](Shared::body)).
+    fn ready(&self, format: Format) -> Option<Bytes> {
+        match self.turn(self.cache(format)) {
+            Turn::Take(body) => Some(body),
+            Turn::Render(_) | Turn::Wait => None,
+        }
+    }
+
+    /// The rendering of `format` (as [`turn`](Shared::turn) says), rendered
+    /// here if it is this request's turn.
     fn body(&self, format: Format) -> Result<Bytes, CliError> {
         let cache = self.cache(format);
-        let _turn = match self.latest(cache) {
-            Some((true, body)) => return Ok(body),
-            Some((false, stale)) => match cache.rendering.try_lock() {
-                Ok(turn) => turn,
-                Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
-                Err(std::sync::TryLockError::WouldBlock) => return Ok(stale),
-            },
-            None => cache.rendering.lock().unwrap_or_else(|p| p.into_inner()),
+        let _turn = match self.turn(cache) {
+            Turn::Take(body) => return Ok(body),
+            Turn::Render(turn) => turn,
+            Turn::Wait => cache.rendering.lock().unwrap_or_else(|p| p.into_inner()),
         };
         // Another request may have rendered while this one waited.
         if let Some((true, body)) = self.latest(cache) {

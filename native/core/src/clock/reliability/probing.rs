@@ -115,23 +115,16 @@ pub fn evaluate_cop(id: SourceId, hz: u64, cfg: &ReliabilityConfig) -> Result<Re
     // others keep busy may run only tens of milliseconds after `go` (under
     // Wine at nice 19 beside the cargo stage, a 30 ms budget ran out before
     // any probe). That wait is start-up too, bounded as the pinning is.
-    let mut start = crate::os::monotonic_ns();
-    let first_probe_by = start + 1_000_000_000;
-    let mut probing = false;
+    let first_probe_by = crate::os::monotonic_ns() + 1_000_000_000;
+    while seq.load(Ordering::Relaxed) == 0 && crate::os::monotonic_ns() < first_probe_by {
+        std::thread::sleep(Duration::from_micros(100));
+    }
+    let start = crate::os::monotonic_ns();
     let budget = u64::try_from(cfg.budget.as_nanos()).unwrap_or(u64::MAX);
-    loop {
-        let (n, now) = (seq.load(Ordering::Relaxed), crate::os::monotonic_ns());
-        if !probing && (n > 0 || now >= first_probe_by) {
-            (probing, start) = (true, now);
-        }
-        if n >= max || (probing && now.saturating_sub(start) >= budget) {
-            break;
-        }
-        std::thread::sleep(if probing {
-            Duration::from_micros(500).min(cfg.budget)
-        } else {
-            Duration::from_micros(100)
-        });
+    while crate::os::monotonic_ns().saturating_sub(start) < budget
+        && seq.load(Ordering::Relaxed) < max
+    {
+        std::thread::sleep(Duration::from_micros(500).min(cfg.budget));
     }
     stop.store(true, Ordering::Release);
     let mut probes = Vec::new();
