@@ -104,6 +104,11 @@ pub struct ReliabilityConfig {
     /// sequence with fewer is reported, with `significant` false and a note.
     /// Default 16; 0 or 1 accepts any sequence that bounds every pair.
     pub min_handovers: u64,
+    /// CAS-ordered probes: how long the probe threads may take to pin
+    /// themselves, and then to send the first probe (each at most; the budget
+    /// starts with that probe). Threads pinned to CPUs that others keep busy
+    /// may run only that late. Default 1 s.
+    pub startup: Duration,
 }
 
 impl Default for ReliabilityConfig {
@@ -112,6 +117,7 @@ impl Default for ReliabilityConfig {
             budget: Duration::from_millis(50),
             max_probes: 200_000,
             min_handovers: DEFAULT_MIN_HANDOVERS,
+            startup: Duration::from_secs(1),
         }
     }
 }
